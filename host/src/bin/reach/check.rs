@@ -1,0 +1,55 @@
+//! `reach policy check`: validate the table against the installed skills.
+
+use crate::args::Cli;
+use crate::context;
+use agent_reach::registry::Status;
+use serde_json::json;
+use std::process::ExitCode;
+
+pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
+    // A syntax or validation error in the table is reported by `load` itself (exit 2).
+    let ctx = context::load(cli).await?;
+    let origin = ctx.policy.origin().display().to_string();
+    let mut errors: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
+
+    for name in ctx.policy.listed_skills() {
+        let line = ctx.policy.skill_line(name).map(|l| format!(":{l}")).unwrap_or_default();
+        let Some(skill) = ctx.registry.active(name) else {
+            warnings.push(format!("{origin}{line}: [skills.{name}] names a skill that is not installed in {}", ctx.registry.dir().display()));
+            continue;
+        };
+        for (tool, line) in ctx.policy.tool_overrides(name) {
+            if skill.manifest.tool(tool).is_none() {
+                let tools: Vec<&str> = skill.manifest.tools.iter().map(|t| t.name.as_str()).collect();
+                errors.push(format!("{origin}:{line}: [skills.{name}.tools.{tool}]: skill {name} has no tool `{tool}`; its tools: {}", tools.join(", ")));
+            }
+        }
+        let grants = ctx.policy.grants(name);
+        for folder in grants.read.iter().chain(&grants.write) {
+            if !folder.exists {
+                warnings.push(format!("{origin}{line}: skills.{name}: folder {:?} ({}) does not exist; the skill will run without it", folder.declared, folder.path.display()));
+            }
+        }
+    }
+    for e in ctx.registry.entries() {
+        if e.status == Status::Broken {
+            warnings.push(format!("{}: broken skill: {}", e.path.display(), e.reason.as_deref().unwrap_or("")));
+        }
+    }
+
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&json!({"policy": origin, "ok": errors.is_empty(), "errors": errors, "warnings": warnings}))?);
+    } else {
+        for e in &errors {
+            println!("error: {e}");
+        }
+        for w in &warnings {
+            println!("warning: {w}");
+        }
+        let listed = ctx.policy.listed_skills().len();
+        let verdict = if errors.is_empty() { "OK" } else { "FAILED" };
+        println!("{origin}: {verdict} ({listed} skills listed, {} errors, {} warnings)", errors.len(), warnings.len());
+    }
+    Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
+}

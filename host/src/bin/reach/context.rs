@@ -1,0 +1,64 @@
+//! Shared start-up: logging, the runtime, the policy and the registry.
+
+use crate::args::{Cli, LogFormat};
+use agent_reach::policy::Policy;
+use agent_reach::registry::Registry;
+use agent_reach::runtime::{Runtime, RuntimeConfig};
+use anyhow::Context as _;
+use std::io::IsTerminal;
+use tracing_subscriber::EnvFilter;
+
+/// Set up tracing on stderr.
+pub fn init_logging(cli: &Cli) {
+    let default = match cli.verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_env("REACH_LOG").unwrap_or_else(|_| EnvFilter::new(default));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Json => builder.json().init(),
+        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
+    }
+}
+
+/// Everything a command needs.
+pub struct Context {
+    pub runtime: Runtime,
+    pub policy: Policy,
+    pub registry: Registry,
+}
+
+/// Load the policy (the built-in one when the default file is absent).
+pub fn load_policy(cli: &Cli) -> anyhow::Result<Policy> {
+    let explicit = std::env::var_os("REACH_POLICY").is_some() || cli.policy != std::path::Path::new("./reach.toml");
+    if !cli.policy.exists() && !explicit {
+        tracing::warn!(
+            "no ./reach.toml; using the built-in policy: no folders, no network, no environment, every tool needs confirmation"
+        );
+        return Ok(Policy::builtin());
+    }
+    Ok(Policy::load(&cli.policy)?)
+}
+
+/// Start the runtime, read the policy and scan the skills folder.
+pub async fn load(cli: &Cli) -> anyhow::Result<Context> {
+    let policy = load_policy(cli)?;
+    let config = RuntimeConfig {
+        cache_dir: if cli.no_cache { None } else { cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir) },
+        ..RuntimeConfig::default()
+    };
+    let runtime = Runtime::new(config)?;
+    let tty = std::io::stderr().is_terminal();
+    let registry = Registry::scan_with_progress(&runtime, &cli.skills, |path| {
+        if tty {
+            eprintln!("compiling {} (first load; cached for next time)…", path.display());
+        }
+        tracing::info!(path = %path.display(), "compiling skill");
+    })
+    .await
+    .with_context(|| "could not load skills")?;
+    Ok(Context { runtime, policy, registry })
+}

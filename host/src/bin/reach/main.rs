@@ -1,0 +1,43 @@
+//! `reach`: the Agent Reach command line.
+//!
+//! Exit codes: 0 success; 1 a tool call failed (JSON error on stdout);
+//! 2 usage or configuration error (message on stderr).
+
+mod args;
+mod call;
+mod check;
+mod context;
+mod new_skill;
+mod skills;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = args::Cli::parse();
+    context::init_logging(&cli);
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("error: could not start the async runtime: {err}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
+    match &cli.command {
+        args::Command::Skills { command: args::SkillsCommand::List { json } } => skills::list(&cli, *json).await,
+        args::Command::Skills { command: args::SkillsCommand::Inspect { name, json } } => skills::inspect(&cli, name, *json).await,
+        args::Command::Call(call) => call::run(&cli, call).await,
+        args::Command::Policy { command: args::PolicyCommand::Check { json } } => check::run(&cli, *json).await,
+        args::Command::Skill { command: args::SkillCommand::New { name, dir } } => new_skill::run(name, dir.as_deref()),
+    }
+}

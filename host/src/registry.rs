@@ -1,0 +1,264 @@
+//! The skills folder: find `*.wasm` files, load and describe each, validate
+//! the manifests, and pick one active version per skill name.
+//!
+//! Rules: a broken file is reported with its path and reason and the others
+//! still load; for two versions of one name the newest semver is active and
+//! the others are *superseded* (never offered); the same name and version
+//! twice keeps the first file (by path) and reports the other as broken.
+
+mod manifest;
+
+pub use manifest::{Example, Manifest, ToolSpec};
+
+use crate::error::{ErrorCode, ToolFailure};
+use crate::runtime::{LoadSource, LoadedSkill, Runtime};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Errors reading the skills folder itself (a single bad skill is not an error).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistryError {
+    /// The folder could not be read.
+    #[error("skills folder {path}: {source} (create it, or point --skills / REACH_SKILLS at the folder with your .wasm files)")]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Where a skill file stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Loaded and offered.
+    Active,
+    /// Loaded, but a newer version of the same skill is active.
+    Superseded,
+    /// Could not be loaded; see the reason.
+    Broken,
+}
+
+/// One `.wasm` file in the skills folder.
+#[derive(Clone)]
+pub struct SkillEntry {
+    /// The file.
+    pub path: PathBuf,
+    /// Active, superseded or broken.
+    pub status: Status,
+    /// The validated manifest (absent when broken before `describe` succeeded).
+    pub manifest: Option<Manifest>,
+    /// Why it is broken or superseded.
+    pub reason: Option<String>,
+    /// Whether it was compiled now or loaded from the cache.
+    pub source: Option<LoadSource>,
+    loaded: Option<LoadedSkill>,
+}
+
+impl SkillEntry {
+    /// The loaded component (not for broken entries).
+    pub fn loaded(&self) -> Option<&LoadedSkill> {
+        self.loaded.as_ref()
+    }
+}
+
+/// An active skill: its manifest and component.
+pub struct ActiveSkill<'a> {
+    /// The validated manifest.
+    pub manifest: &'a Manifest,
+    loaded: &'a LoadedSkill,
+}
+
+impl ActiveSkill<'_> {
+    /// The component, to pass to [`Runtime::call`].
+    pub fn loaded(&self) -> &LoadedSkill {
+        self.loaded
+    }
+}
+
+/// Every skill file found in a folder, in path order.
+pub struct Registry {
+    dir: PathBuf,
+    entries: Vec<SkillEntry>,
+}
+
+impl Registry {
+    /// Load every `*.wasm` in `dir` (not recursive).
+    pub async fn scan(runtime: &Runtime, dir: &Path) -> Result<Registry, RegistryError> {
+        Self::scan_with_progress(runtime, dir, |_| {}).await
+    }
+
+    /// Like [`Registry::scan`], calling `on_compile(path)` before each
+    /// (slow, first-time) compilation so a terminal can show progress.
+    pub async fn scan_with_progress(
+        runtime: &Runtime,
+        dir: &Path,
+        mut on_compile: impl FnMut(&Path),
+    ) -> Result<Registry, RegistryError> {
+        let folder_err = |source| RegistryError::Folder { path: dir.to_owned(), source };
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map_err(folder_err)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
+            .collect();
+        paths.sort();
+        let mut entries = Vec::with_capacity(paths.len());
+        for path in paths {
+            entries.push(load_one(runtime, &path, &mut on_compile).await);
+        }
+        pick_versions(&mut entries);
+        for e in &entries {
+            match (&e.status, &e.manifest) {
+                (Status::Broken, _) => tracing::warn!(path = %e.path.display(), reason = e.reason.as_deref().unwrap_or(""), "skill is broken"),
+                (status, Some(m)) => tracing::debug!(skill = %m.name, version = %m.version, ?status, path = %e.path.display(), "skill loaded"),
+                _ => {}
+            }
+        }
+        Ok(Registry { dir: dir.to_owned(), entries })
+    }
+
+    /// The folder that was scanned.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// All entries, in path order.
+    pub fn entries(&self) -> &[SkillEntry] {
+        &self.entries
+    }
+
+    /// The active skill with this name.
+    pub fn active(&self, name: &str) -> Option<ActiveSkill<'_>> {
+        self.entries.iter().find_map(|e| match (&e.status, &e.manifest, &e.loaded) {
+            (Status::Active, Some(m), Some(l)) if m.name == name => Some(ActiveSkill { manifest: m, loaded: l }),
+            _ => None,
+        })
+    }
+
+    /// Every active skill, sorted by name.
+    pub fn active_skills(&self) -> Vec<ActiveSkill<'_>> {
+        let mut all: Vec<ActiveSkill<'_>> = self
+            .entries
+            .iter()
+            .filter_map(|e| match (&e.status, &e.manifest, &e.loaded) {
+                (Status::Active, Some(m), Some(l)) => Some(ActiveSkill { manifest: m, loaded: l }),
+                _ => None,
+            })
+            .collect();
+        all.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
+        all
+    }
+
+    /// Find `skill.tool`; the error lists what exists (and why a broken
+    /// skill of that name is unavailable).
+    pub fn tool(&self, skill: &str, tool: &str) -> Result<(ActiveSkill<'_>, &ToolSpec), ToolFailure> {
+        let Some(active) = self.active(skill) else {
+            let broken = self.entries.iter().find(|e| {
+                e.status == Status::Broken
+                    && e.path.file_stem().is_some_and(|s| s.to_string_lossy() == skill)
+            });
+            let message = match broken {
+                Some(e) => format!(
+                    "skill `{skill}` failed to load from {}: {}",
+                    e.path.display(),
+                    e.reason.as_deref().unwrap_or("unknown reason")
+                ),
+                None => {
+                    let names: Vec<String> = self.active_skills().iter().map(|s| s.manifest.name.clone()).collect();
+                    format!(
+                        "no skill named `{skill}` in {}; available: {}",
+                        self.dir.display(),
+                        if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+                    )
+                }
+            };
+            return Err(ToolFailure::new(ErrorCode::NoSuchTool, message));
+        };
+        match active.manifest.tool(tool) {
+            Some(spec) => Ok((active, spec)),
+            None => {
+                let names: Vec<&str> = active.manifest.tools.iter().map(|t| t.name.as_str()).collect();
+                Err(ToolFailure::new(
+                    ErrorCode::NoSuchTool,
+                    format!("skill `{skill}` has no tool `{tool}`; its tools: {}", names.join(", ")),
+                ))
+            }
+        }
+    }
+}
+
+async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&Path)) -> SkillEntry {
+    let broken = |reason: String| SkillEntry {
+        path: path.to_owned(),
+        status: Status::Broken,
+        manifest: None,
+        reason: Some(reason),
+        source: None,
+        loaded: None,
+    };
+    let loaded = match runtime.load(path, || on_compile(path)) {
+        Ok(l) => l,
+        Err(err) => {
+            let text = err.to_string();
+            let reason = text.strip_prefix(&format!("{}: ", path.display())).unwrap_or(&text).to_owned();
+            return broken(reason);
+        }
+    };
+    let hint = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let raw = match runtime.describe(&loaded, &hint).await {
+        Ok(raw) => raw,
+        Err(f) => return broken(format!("describe failed: {} ({})", f.message, f.code)),
+    };
+    match Manifest::from_raw(raw) {
+        Ok(manifest) => SkillEntry {
+            path: path.to_owned(),
+            status: Status::Active,
+            manifest: Some(manifest),
+            reason: None,
+            source: Some(loaded.source()),
+            loaded: Some(loaded),
+        },
+        Err(reason) => broken(format!("invalid manifest: {reason}")),
+    }
+}
+
+/// Keep the newest version of each name active; mark the rest superseded,
+/// and exact duplicates broken.
+fn pick_versions(entries: &mut [SkillEntry]) {
+    let mut best: BTreeMap<String, usize> = BTreeMap::new();
+    for i in 0..entries.len() {
+        let Some(m) = &entries[i].manifest else { continue };
+        match best.get(&m.name).copied() {
+            None => {
+                best.insert(m.name.clone(), i);
+            }
+            Some(j) => {
+                let other = entries[j].manifest.as_ref().map(|m| m.version.clone());
+                if other.as_ref() == Some(&m.version) {
+                    let first = entries[j].path.display().to_string();
+                    entries[i].status = Status::Broken;
+                    entries[i].reason = Some(format!("{} {} is already provided by {first}; remove one of the two files", m.name, m.version));
+                    continue;
+                }
+                if other.is_some_and(|v| m.version > v) {
+                    best.insert(m.name.clone(), i);
+                }
+            }
+        }
+    }
+    for i in 0..entries.len() {
+        if entries[i].status != Status::Active {
+            continue;
+        }
+        let Some(m) = &entries[i].manifest else { continue };
+        let winner = best[&m.name];
+        if winner != i {
+            let newer = entries[winner].manifest.as_ref().map(|w| w.version.to_string()).unwrap_or_default();
+            entries[i].status = Status::Superseded;
+            entries[i].reason = Some(format!("superseded by {} {newer} ({})", m.name, entries[winner].path.display()));
+        }
+    }
+}

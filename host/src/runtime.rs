@@ -1,0 +1,325 @@
+//! The wasmtime embedding: one engine, a compile cache, a linker with WASI
+//! 0.2 and `wasi:http`, and a fresh, sandboxed instance for every call.
+
+mod bindings;
+mod cache;
+mod engine;
+mod net;
+mod sandbox;
+mod state;
+
+pub use cache::LoadSource;
+pub(crate) use bindings::Manifest as RawManifest;
+
+use crate::error::{ErrorCode, ToolFailure};
+use crate::policy::SkillGrants;
+use bindings::{SkillPre, ToolError};
+use state::StoreState;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Engine, Store, Trap};
+
+/// The major.minor of the `agent-reach:skill` contract this host runs.
+pub const CONTRACT: semver::Version = semver::Version::new(0, 1, 0);
+
+/// Time allowed for `describe`, which should only return constants.
+const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Errors setting up the runtime or loading a component.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RuntimeError {
+    /// The engine or linker could not be created.
+    #[error("could not start the WebAssembly engine: {0:#}")]
+    Engine(wasmtime::Error),
+    /// A skill file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A skill file is not a valid component for this host.
+    #[error("{path}: {reason}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and how to fix it.
+        reason: String,
+    },
+}
+
+/// How to build a [`Runtime`].
+#[derive(Clone, Debug)]
+pub struct RuntimeConfig {
+    /// Folder for compiled components; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+    /// Use the pooling instance allocator (falls back automatically when unavailable).
+    pub pooling: bool,
+}
+
+impl Default for RuntimeConfig {
+    /// Cache in the user's cache folder (`~/.cache/agent-reach`), pooling on.
+    fn default() -> Self {
+        RuntimeConfig { cache_dir: dirs::cache_dir().map(|d| d.join("agent-reach")), pooling: true }
+    }
+}
+
+/// The engine, linker and compile cache shared by every call.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<StoreState>,
+    cache: cache::CompileCache,
+    pooled: bool,
+    _ticker: engine::EpochTicker,
+}
+
+/// A compiled skill component, ready to instantiate.
+#[derive(Clone)]
+pub struct LoadedSkill {
+    pre: SkillPre<StoreState>,
+    path: PathBuf,
+    contract: semver::Version,
+    source: LoadSource,
+}
+
+impl LoadedSkill {
+    /// The file it was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The contract version the component was built against.
+    pub fn contract(&self) -> &semver::Version {
+        &self.contract
+    }
+
+    /// Whether it came from the compile cache.
+    pub fn source(&self) -> LoadSource {
+        self.source
+    }
+}
+
+impl Runtime {
+    /// Create the engine (pooling allocator where possible), the linker with
+    /// WASI 0.2 and `wasi:http`, and the epoch thread that enforces timeouts.
+    pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
+        let (engine, pooled) = engine::build(config.pooling).map_err(RuntimeError::Engine)?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
+        let cache = cache::CompileCache::new(&engine, config.cache_dir);
+        let ticker = engine::EpochTicker::start(&engine);
+        Ok(Runtime { engine, linker, cache, pooled, _ticker: ticker })
+    }
+
+    /// Whether the pooling allocator is in use.
+    pub fn is_pooled(&self) -> bool {
+        self.pooled
+    }
+
+    /// Load a `.wasm` component: from the compile cache when possible,
+    /// otherwise compile it (calling `on_compile` first, for progress output).
+    pub fn load(&self, path: &Path, on_compile: impl FnOnce()) -> Result<LoadedSkill, RuntimeError> {
+        let invalid = |reason: String| RuntimeError::Invalid { path: path.to_owned(), reason };
+        let wasm = std::fs::read(path).map_err(|source| RuntimeError::Read { path: path.to_owned(), source })?;
+        if wasm.get(..4) != Some(b"\0asm") {
+            return Err(invalid("not a WebAssembly file (wrong magic bytes); build skills with `--target wasm32-wasip2`".into()));
+        }
+        // Core modules (version 1) share the magic; only components (layer 1) are skills.
+        if wasm.get(6..8) != Some(&[1, 0]) {
+            return Err(invalid(
+                "a core WebAssembly module, not a component; build with `--target wasm32-wasip2` (not wasm32-wasip1/unknown)".into(),
+            ));
+        }
+        let (component, source) = self
+            .cache
+            .load(&self.engine, &wasm, on_compile)
+            .map_err(|e| invalid(format!("does not compile: {e:#}")))?;
+        let contract = contract_version(&self.engine, &component).map_err(invalid)?;
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| invalid(format!("imports something this host does not provide: {e:#}")))?;
+        let pre = SkillPre::new(pre).map_err(|e| invalid(format!("does not match the agent-reach:skill contract: {e:#}")))?;
+        Ok(LoadedSkill { pre, path: path.to_owned(), contract, source })
+    }
+
+    /// Call `describe` in a sandbox with nothing granted.
+    pub(crate) async fn describe(&self, skill: &LoadedSkill, name_hint: &str) -> Result<bindings::Manifest, ToolFailure> {
+        let mut grants = SkillGrants::none(name_hint);
+        grants.limits.timeout = DESCRIBE_TIMEOUT;
+        self.run(skill, &grants, |store, instance| {
+            Box::pin(async move { instance.agent_reach_skill_guest().call_describe(store).await.map(Ok) })
+        })
+        .await
+    }
+
+    /// Run one tool call in a fresh instance with exactly `grants`, within its limits.
+    ///
+    /// The arguments are passed as they are: validate them against the
+    /// tool's schema first (the registry does). Every failure — a tool error,
+    /// a trap, a timeout, running out of memory, too much output — comes back
+    /// as a [`ToolFailure`]; this never panics because of the guest.
+    pub async fn call(&self, skill: &LoadedSkill, grants: &SkillGrants, tool: &str, arguments: &str) -> Result<String, ToolFailure> {
+        let started = Instant::now();
+        let tool_owned = tool.to_owned();
+        let args = arguments.to_owned();
+        let result = self
+            .run(skill, grants, move |store, instance| {
+                Box::pin(async move { instance.agent_reach_skill_guest().call_call(store, &tool_owned, &args).await })
+            })
+            .await;
+        let result = result.and_then(|out| {
+            if out.len() > grants.limits.max_output_bytes {
+                Err(ToolFailure::new(
+                    ErrorCode::OutputTooLarge,
+                    format!(
+                        "{}.{tool}: the result is {} bytes; the limit is {} bytes (max_output_kb = {})",
+                        grants.skill,
+                        out.len(),
+                        grants.limits.max_output_bytes,
+                        grants.limits.max_output_bytes / 1024
+                    ),
+                ))
+            } else {
+                Ok(out)
+            }
+        });
+        match &result {
+            Ok(out) => tracing::info!(skill = %grants.skill, tool, bytes = out.len(), elapsed_us = started.elapsed().as_micros() as u64, "call succeeded"),
+            Err(f) => tracing::info!(skill = %grants.skill, tool, code = %f.code, error = %f.message, elapsed_us = started.elapsed().as_micros() as u64, "call failed"),
+        }
+        result
+    }
+
+    async fn run<T, F>(&self, skill: &LoadedSkill, grants: &SkillGrants, body: F) -> Result<T, ToolFailure>
+    where
+        F: for<'a> FnOnce(
+            &'a mut Store<StoreState>,
+            bindings::Skill,
+        ) -> std::pin::Pin<Box<dyn Future<Output = wasmtime::Result<Result<T, ToolError>>> + Send + 'a>>,
+    {
+        let name = grants.skill.as_str();
+        let sandbox = sandbox::build(grants);
+        let (stdout, stderr) = (sandbox.stdout, sandbox.stderr);
+        let denials = sandbox.state.net.denials.clone();
+        let mut store = Store::new(&self.engine, sandbox.state);
+        store.limiter(|s| &mut s.memory);
+        store.set_epoch_deadline(engine::ticks_for(grants.limits.timeout));
+        store.epoch_deadline_trap();
+
+        let timeout = grants.limits.timeout;
+        let outcome = {
+            let store = &mut store;
+            let pre = &skill.pre;
+            // The epoch deadline stops guest code; this outer timeout also
+            // covers time spent blocked in the host (sleeps, slow servers).
+            tokio::time::timeout(timeout + engine::EPOCH_TICK * 4, async move {
+                let instance = pre.instantiate_async(&mut *store).await?;
+                body(store, instance).await
+            })
+            .await
+        };
+
+        let stderr_text = stderr.text();
+        if !stderr_text.is_empty() {
+            tracing::debug!(skill = name, stderr = %stderr_text, "skill stderr");
+        }
+        let stdout_text = stdout.text();
+        if !stdout_text.is_empty() {
+            tracing::debug!(skill = name, stdout = %stdout_text, "skill stdout");
+        }
+
+        let limit_ms = timeout.as_millis();
+        match outcome {
+            Err(_elapsed) => Err(ToolFailure::new(
+                ErrorCode::Timeout,
+                format!("{name}: stopped after the wall-time limit of {limit_ms} ms (timeout_ms)"),
+            )),
+            Ok(Ok(Ok(value))) => Ok(value),
+            Ok(Ok(Err(err))) => Err(tool_error(name, err, &denials)),
+            Ok(Err(trap)) => Err(classify_trap(name, &trap, store.data().memory.hit, grants, limit_ms, &stderr_text)),
+        }
+    }
+}
+
+/// Map a skill's own error, adding what the host refused during the call.
+fn tool_error(skill: &str, err: ToolError, denials: &std::sync::Mutex<Vec<String>>) -> ToolFailure {
+    use bindings::ErrorCode as E;
+    let code = match err.code {
+        E::InvalidArguments => ErrorCode::InvalidArgs,
+        E::NotFound => ErrorCode::NotFound,
+        E::Denied => ErrorCode::Denied,
+        E::Failed => ErrorCode::Failed,
+    };
+    let mut message = truncate(&err.message, 4096);
+    if !message.starts_with(&format!("{skill}:")) {
+        message = format!("{skill}: {message}");
+    }
+    let denials = denials.lock().unwrap_or_else(|e| e.into_inner());
+    if !denials.is_empty() {
+        message.push_str(&format!(" [host: {}]", denials.join("; ")));
+    }
+    ToolFailure::new(code, message)
+}
+
+fn classify_trap(skill: &str, err: &wasmtime::Error, memory_hit: bool, grants: &SkillGrants, limit_ms: u128, stderr: &str) -> ToolFailure {
+    let trap = err.downcast_ref::<Trap>();
+    if trap == Some(&Trap::Interrupt) {
+        return ToolFailure::new(ErrorCode::Timeout, format!("{skill}: stopped after the time limit of {limit_ms} ms (timeout_ms)"));
+    }
+    if memory_hit {
+        return ToolFailure::new(
+            ErrorCode::OutOfMemory,
+            format!(
+                "{skill}: tried to use more than its memory limit of {} MiB (memory_mb)",
+                grants.limits.memory_bytes >> 20
+            ),
+        );
+    }
+    // A Rust panic prints its message to stderr before aborting: show it.
+    let panic_line = stderr.lines().find(|l| l.contains("panicked at")).map(|l| {
+        let rest: Vec<&str> = stderr.lines().skip_while(|x| *x != l).skip(1).take(3).collect();
+        format!("{l} {}", rest.join(" "))
+    });
+    let what = match (panic_line, trap) {
+        (Some(p), _) => format!("panicked: {}", truncate(p.trim(), 1024)),
+        (None, Some(t)) => format!("crashed: {t}"),
+        (None, None) => format!("crashed: {}", truncate(&format!("{err:#}"), 1024)),
+    };
+    ToolFailure::new(ErrorCode::Trap, format!("{skill}: {what}"))
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// The contract version from the component's `agent-reach:skill/guest@X` export.
+fn contract_version(engine: &Engine, component: &Component) -> Result<semver::Version, String> {
+    let ty = component.component_type();
+    let names: Vec<String> = ty.exports(engine).map(|(name, _)| name.to_owned()).collect();
+    let Some(version) = names.iter().find_map(|n| n.strip_prefix("agent-reach:skill/guest@")) else {
+        return Err(format!(
+            "not an Agent Reach skill: it does not export `agent-reach:skill/guest` (it exports: {}); build it with agent-reach-sdk",
+            if names.is_empty() { "nothing".to_owned() } else { names.join(", ") }
+        ));
+    };
+    let version = semver::Version::parse(version).map_err(|e| format!("export `{version}` has an invalid version: {e}"))?;
+    if version.major != CONTRACT.major || version.minor != CONTRACT.minor {
+        return Err(format!(
+            "built against contract agent-reach:skill@{version}; this host runs {}.{}.x — rebuild the skill with a matching agent-reach-sdk",
+            CONTRACT.major, CONTRACT.minor
+        ));
+    }
+    Ok(version)
+}

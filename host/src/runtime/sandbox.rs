@@ -1,0 +1,83 @@
+//! Turn a skill's resolved grants into a WASI context: the only place where
+//! folders, environment variables and sockets are handed to a guest.
+//!
+//! Defaults (everything not listed here is denied): no preopened folders, no
+//! environment variables, no arguments, stdin closed, stdout/stderr captured
+//! into bounded buffers, no TCP/UDP sockets and no name lookups (the network
+//! is reachable only through `wasi:http`, see `net`), host clocks and a
+//! fresh random seed per call.
+
+use super::net::NetGuard;
+use super::state::{Capture, MemoryGuard, StoreState};
+use crate::policy::SkillGrants;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+use wasmtime_wasi_http::WasiHttpCtx;
+
+/// How much of a skill's stdout and stderr is kept for logs and crash reports.
+const STDIO_CAP: usize = 64 * 1024;
+
+/// The store state for one call, plus handles to what it captures.
+pub(crate) struct Sandbox {
+    pub(crate) state: StoreState,
+    pub(crate) stdout: Capture,
+    pub(crate) stderr: Capture,
+}
+
+/// Build the sandbox for one call of `grants.skill`.
+pub(crate) fn build(grants: &SkillGrants) -> Sandbox {
+    let skill = grants.skill.as_str();
+    let mut wasi = WasiCtxBuilder::new();
+    let stdout = Capture::new(STDIO_CAP);
+    let stderr = Capture::new(STDIO_CAP);
+    wasi.stdout(stdout.clone()).stderr(stderr.clone());
+    // Sockets stay closed: outgoing HTTP goes through the checked wasi:http hook only.
+    wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+    if let Ok(cwd) = std::env::current_dir() {
+        // Lets skills resolve paths relative to the host's working directory;
+        // the path itself grants nothing.
+        wasi.initial_cwd(cwd.to_string_lossy());
+    }
+
+    // Each folder is preopened at its absolute host path, so the same path
+    // means the same file inside and outside. cap-std confines every access
+    // to the opened folder: `..` and symlinks cannot leave it.
+    let folders = grants
+        .read
+        .iter()
+        .map(|g| (g, FsPerms::ReadOnly, "read"))
+        .chain(grants.write.iter().map(|g| (g, FsPerms::ReadWrite, "write")));
+    for (grant, perms, kind) in folders {
+        let guest = grant.path.to_string_lossy();
+        match wasi.preopened_dir(&grant.path, &guest, perms) {
+            Ok(_) => tracing::debug!(skill, capability = "files", access = kind, path = %guest, "granted"),
+            Err(err) => tracing::warn!(
+                skill, capability = "files", access = kind, path = %guest, error = %err,
+                "granted folder could not be opened; the skill runs without it"
+            ),
+        }
+    }
+
+    for name in &grants.env {
+        match std::env::var(name) {
+            Ok(value) => {
+                // The value is never logged: it may be a secret.
+                tracing::debug!(skill, capability = "env", name, "granted");
+                wasi.env(name, value);
+            }
+            Err(_) => tracing::warn!(skill, capability = "env", name, "granted variable is not set on the host"),
+        }
+    }
+
+    Sandbox {
+        state: StoreState {
+            wasi: wasi.build(),
+            http: WasiHttpCtx::new(),
+            table: ResourceTable::new(),
+            net: NetGuard::new(skill, grants.net.clone()),
+            memory: MemoryGuard::new(grants.limits.memory_bytes),
+        },
+        stdout,
+        stderr,
+    }
+}
