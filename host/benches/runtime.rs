@@ -1,1 +1,195 @@
-fn main() {}
+//! Per-call cost of a sandboxed tool call against spawning a native process,
+//! start-up with 20 skills on a warm compile cache, and host RSS.
+//!
+//! Needs the test skills: `just bench` builds them first.
+//! At the end it prints the ratios quoted in the README, measured in this run.
+
+use agent_reach::policy::Policy;
+use agent_reach::registry::Registry;
+use agent_reach::runtime::{Runtime, RuntimeConfig};
+use agent_reach::{AlwaysConfirm, Host};
+use criterion::{Criterion, criterion_group};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn wasm(name: &str) -> Vec<u8> {
+    let path = root().join("target/wasm32-wasip2/release").join(format!("{name}.wasm"));
+    std::fs::read(&path).unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", path.display()))
+}
+
+/// The echo skill renamed in place (see tests/skills/echo).
+fn echo_named(name: &str) -> Vec<u8> {
+    let bytes = wasm("test_skill_echo");
+    let from = b"@@name=echo____________@@version=1.0.0   @@";
+    let to = format!("@@name={name:_<16}@@version={:<8}@@", "1.0.0");
+    let at = bytes.windows(from.len()).position(|w| w == from).expect("stamp");
+    let mut out = bytes;
+    out[at..at + from.len()].copy_from_slice(to.as_bytes());
+    out
+}
+
+/// A JSON object of about 1 KB.
+fn payload() -> String {
+    let items: Vec<String> = (0..20).map(|i| format!("\"key{i:02}\": \"{}\"", "v".repeat(38))).collect();
+    let json = format!("{{{}}}", items.join(", "));
+    assert!((1000..1100).contains(&json.len()), "{}", json.len());
+    json
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    host: Host,
+    rt: tokio::runtime::Runtime,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    std::fs::create_dir_all(&skills).unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    std::fs::write(skills.join("echo.wasm"), echo_named("echo")).unwrap();
+    // Policy applied: a granted folder, so each call preopens it.
+    let policy = Policy::parse(
+        "[skills.echo]\nlevel = \"auto\"\nread = [\"./data\"]\n",
+        Path::new("bench.toml"),
+        dir.path(),
+    )
+    .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let config = RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
+    let host = rt.block_on(Host::load(config, policy, &skills)).unwrap();
+    Setup { _dir: dir, host, rt }
+}
+
+fn sandboxed_call(s: &Setup, args: &str) {
+    let out = s.rt.block_on(s.host.invoke("echo", "echo", args, &AlwaysConfirm)).unwrap();
+    assert!(out.len() > 900);
+}
+
+fn native_spawn(args: &str) {
+    let mut child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(args.as_bytes()).unwrap();
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.wait().unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v.is_object());
+}
+
+fn twenty_skills() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..20 {
+        std::fs::write(dir.path().join(format!("bench{i:02}.wasm")), echo_named(&format!("bench{i:02}"))).unwrap();
+    }
+    dir
+}
+
+fn startup(dir: &Path, rt: &tokio::runtime::Runtime) -> usize {
+    let config = RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
+    let runtime = Runtime::new(config).unwrap();
+    let registry = rt.block_on(Registry::scan(&runtime, dir)).unwrap();
+    registry.active_skills().len()
+}
+
+fn benches(c: &mut Criterion) {
+    let s = setup();
+    let args = payload();
+    let mut group = c.benchmark_group("tool_call_1kb_json");
+    group.bench_function("sandboxed_fresh_instance", |b| b.iter(|| sandboxed_call(&s, &args)));
+    group.bench_function("native_process_spawn", |b| b.iter(|| native_spawn(&args)));
+    group.finish();
+
+    let skills = twenty_skills();
+    assert_eq!(startup(skills.path(), &s.rt), 20, "warm the cache");
+    let mut group = c.benchmark_group("startup");
+    group.sample_size(20);
+    group.bench_function("20_skills_warm_cache", |b| b.iter(|| startup(skills.path(), &s.rt)));
+    group.finish();
+}
+
+fn median(mut f: impl FnMut(), n: usize) -> Duration {
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[n / 2]
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// One-run summary: the ratios the README quotes.
+fn summary() {
+    let s = setup();
+    let args = payload();
+    for _ in 0..200 {
+        sandboxed_call(&s, &args);
+    }
+    let call = median(|| sandboxed_call(&s, &args), 2000);
+    let spawn = median(|| native_spawn(&args), 300);
+    let skills = twenty_skills();
+    startup(skills.path(), &s.rt);
+    let start = median(|| drop(startup(skills.path(), &s.rt)), 30);
+    println!();
+    println!("summary (medians, this run):");
+    println!("  sandboxed call, fresh instance, 1 KB JSON: {call:?}");
+    println!("  native process spawn (cat), 1 KB JSON:     {spawn:?}");
+    println!("  ratio: the sandboxed call costs 1/{:.0} of a process spawn", spawn.as_secs_f64() / call.as_secs_f64());
+    println!("  start-up to skills listed, 20 skills, warm cache: {start:?}");
+    println!("  calls per second, one thread: {:.0}", 1.0 / call.as_secs_f64());
+}
+
+/// Host RSS with 20 skills loaded and idle, measured in this process before
+/// criterion allocates anything. The compile cache is warmed by a child
+/// `reach` process first, so compiling does not inflate the figure.
+fn rss_report() {
+    let skills = twenty_skills();
+    let cache = root().join("target/bench-compile-cache");
+    let status = Command::new(env!("CARGO_BIN_EXE_reach"))
+        .arg("--skills")
+        .arg(skills.path())
+        .arg("--cache-dir")
+        .arg(&cache)
+        .args(["skills", "list"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let before = rss_kib();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let config = RuntimeConfig { cache_dir: Some(cache), pooling: true };
+    let runtime = Runtime::new(config).unwrap();
+    let registry = rt.block_on(Registry::scan(&runtime, skills.path())).unwrap();
+    assert_eq!(registry.active_skills().len(), 20);
+    let after = rss_kib();
+    println!(
+        "host RSS: {:.1} MiB before loading, {:.1} MiB with 20 skills loaded (idle)",
+        before as f64 / 1024.0,
+        after as f64 / 1024.0
+    );
+}
+
+criterion_group!(group, benches);
+
+fn main() {
+    rss_report();
+    group();
+    Criterion::default().configure_from_args().final_summary();
+    summary();
+}

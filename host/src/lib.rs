@@ -23,8 +23,10 @@
 //! ```
 
 pub mod error;
+mod host;
 pub mod policy;
 pub mod registry;
 pub mod runtime;
 
 pub use error::{ErrorCode, ToolFailure};
+pub use host::{AlwaysConfirm, Confirmer, Host, HostError, NeverConfirm};

@@ -1,6 +1,7 @@
 //! Shared start-up: logging, the runtime, the policy and the registry.
 
 use crate::args::{Cli, LogFormat};
+use agent_reach::Host;
 use agent_reach::policy::Policy;
 use agent_reach::registry::Registry;
 use agent_reach::runtime::{Runtime, RuntimeConfig};
@@ -24,12 +25,6 @@ pub fn init_logging(cli: &Cli) {
     }
 }
 
-/// Everything a command needs.
-pub struct Context {
-    pub runtime: Runtime,
-    pub policy: Policy,
-    pub registry: Registry,
-}
 
 /// Load the policy (the built-in one when the default file is absent).
 pub fn load_policy(cli: &Cli) -> anyhow::Result<Policy> {
@@ -44,7 +39,7 @@ pub fn load_policy(cli: &Cli) -> anyhow::Result<Policy> {
 }
 
 /// Start the runtime, read the policy and scan the skills folder.
-pub async fn load(cli: &Cli) -> anyhow::Result<Context> {
+pub async fn load(cli: &Cli) -> anyhow::Result<Host> {
     let policy = load_policy(cli)?;
     let config = RuntimeConfig {
         cache_dir: if cli.no_cache { None } else { cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir) },
@@ -60,5 +55,5 @@ pub async fn load(cli: &Cli) -> anyhow::Result<Context> {
     })
     .await
     .with_context(|| "could not load skills")?;
-    Ok(Context { runtime, policy, registry })
+    Ok(Host { runtime, policy, registry })
 }

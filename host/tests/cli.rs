@@ -1,0 +1,143 @@
+//! The `reach` binary as an operator or a script uses it: exit codes, JSON
+//! output, configuration errors that point at the line to fix.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn wasm(crate_name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let path = target.join("wasm32-wasip2/release").join(format!("{crate_name}.wasm"));
+    assert!(path.exists(), "{} is missing: run `just test-skills` first", path.display());
+    path
+}
+
+struct Env {
+    dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new(policy: &str) -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("skills")).unwrap();
+        std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+        std::fs::create_dir_all(dir.path().join("notes")).unwrap();
+        std::fs::write(dir.path().join("docs/a.txt"), "alpha\nbeta\n").unwrap();
+        std::fs::copy(wasm("skill_files"), dir.path().join("skills/files.wasm")).unwrap();
+        std::fs::write(dir.path().join("reach.toml"), policy).unwrap();
+        Env { dir }
+    }
+
+    fn reach(&self, args: &[&str]) -> Output {
+        let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
+        Command::new(env!("CARGO_BIN_EXE_reach"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env_remove("REACH_POLICY")
+            .env_remove("REACH_SKILLS")
+            .env("REACH_CACHE_DIR", cache)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run reach")
+    }
+}
+
+const POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn call_prints_the_result_and_exits_0() {
+    let env = Env::new(POLICY);
+    let out = env.reach(&["call", "files.read", r#"{"path": "docs/a.txt"}"#]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["content"], "alpha\nbeta\n");
+}
+
+#[test]
+fn a_tool_error_is_one_json_object_and_exit_1() {
+    let env = Env::new(POLICY);
+    let out = env.reach(&["call", "files.read", r#"{"path": "/etc/passwd"}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("one JSON object");
+    assert_eq!(json["status"], "error");
+    assert_eq!(json["error_code"], "DENIED");
+    assert!(json["error"].as_str().unwrap().contains("/etc/passwd"));
+
+    let out = env.reach(&["call", "files.read", r#"{"path": 1}"#]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("INVALID_ARGS"));
+    let out = env.reach(&["call", "files.nope", "{}"]);
+    assert!(stdout(&out).contains("NO_SUCH_TOOL"));
+}
+
+#[test]
+fn confirm_level_refuses_without_a_terminal_unless_yes() {
+    let env = Env::new(POLICY);
+    let args = r#"{"path": "notes/x.md", "content": "hi"}"#;
+    let out = env.reach(&["call", "files.write", args]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("DENIED") && stdout(&out).contains("--yes"), "{}", stdout(&out));
+    assert!(!env.dir.path().join("notes/x.md").exists());
+    let out = env.reach(&["call", "files.write", args, "--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(std::fs::read_to_string(env.dir.path().join("notes/x.md")).unwrap(), "hi");
+}
+
+#[test]
+fn skills_list_json_is_stable() {
+    let env = Env::new(POLICY);
+    std::fs::write(env.dir.path().join("skills/broken.wasm"), "nope").unwrap();
+    let out = env.reach(&["skills", "list", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let skills = json["skills"].as_array().unwrap();
+    let files = skills.iter().find(|s| s["name"] == "files").unwrap();
+    assert_eq!(files["status"], "active");
+    assert_eq!(files["tools"], serde_json::json!(["list", "read", "write", "search"]));
+    let broken = skills.iter().find(|s| s["status"] == "broken").unwrap();
+    assert!(broken["reason"].as_str().unwrap().contains("not a WebAssembly file"));
+}
+
+#[test]
+fn inspect_shows_what_the_policy_grants() {
+    let env = Env::new(POLICY);
+    let out = env.reach(&["skills", "inspect", "files", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["grants"]["level"], "auto");
+    assert_eq!(json["grants"]["tool_levels"]["write"], "confirm");
+    assert!(json["grants"]["write"][0]["path"].as_str().unwrap().ends_with("/notes"));
+    assert_eq!(json["manifest"]["name"], "files");
+}
+
+#[test]
+fn a_bad_policy_exits_2_naming_the_file_and_line() {
+    let env = Env::new("[skills.files]\nlevel = \"auto\"\nnet = [\"*.\"]\n");
+    let out = env.reach(&["skills", "list"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("reach.toml:3"), "{err}");
+    assert!(err.contains("net"), "{err}");
+}
+
+#[test]
+fn policy_check_flags_overrides_for_tools_that_do_not_exist() {
+    let env = Env::new("[skills.files]\nlevel = \"auto\"\n[skills.files.tools.delete]\nlevel = \"deny\"\n");
+    let out = env.reach(&["policy", "check"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(stdout(&out).contains("has no tool `delete`"), "{}", stdout(&out));
+    let env = Env::new(POLICY);
+    let out = env.reach(&["policy", "check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let env = Env::new(POLICY);
+    let out = env.reach(&["call", "no-dot-here", "{}"]);
+    assert_eq!(out.status.code(), Some(2));
+}

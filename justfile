@@ -1,0 +1,37 @@
+# Agent Reach — the front door. `just --list` shows every recipe.
+
+wasm_target := "wasm32-wasip2"
+release := "target/" + wasm_target + "/release"
+
+# Build the bundled skills, list them, and call one under the sample reach.toml.
+demo: skills
+    cargo run -q -p agent-reach --bin reach -- skills list
+    cargo run -q -p agent-reach --bin reach -- call files.search '{"path": "wit", "pattern": "record"}'
+    cargo run -q -p agent-reach --bin reach -- call files.write '{"path": "notes/hello.md", "content": "# Hello from a sandboxed skill\n"}' --yes
+    cargo run -q -p agent-reach --bin reach -- call files.write '{"path": "README.md", "content": "overwritten?"}' --yes || true
+
+# Build the bundled skills into ./skills.
+skills:
+    cargo build --release --target {{wasm_target}} -p skill-files
+    mkdir -p skills
+    cp {{release}}/skill_files.wasm skills/files.wasm
+
+# Build every skill component the tests run (bundled and test-only).
+test-skills:
+    cargo build --release --target {{wasm_target}} -p skill-files -p test-skill-echo -p test-skill-misbehave -p test-skill-probe
+
+# Run all tests: real components in the real sandbox.
+test: test-skills
+    cargo test
+
+# Lints for host and guests.
+lint:
+    cargo clippy --all-targets -- -D warnings
+    cargo clippy --release --target {{wasm_target}} -p agent-reach-sdk -p skill-files -p test-skill-echo -p test-skill-misbehave -p test-skill-probe -- -D warnings
+
+# Benchmarks (figures quoted in the README).
+bench: test-skills
+    cargo bench -p agent-reach --bench runtime
+
+# What CI runs.
+ci: test
