@@ -145,7 +145,7 @@ fn summary() {
     let spawn = median(|| native_spawn(&args), 300);
     let skills = twenty_skills();
     startup(skills.path(), &s.rt);
-    let start = median(|| drop(startup(skills.path(), &s.rt)), 30);
+    let start = median(|| { startup(skills.path(), &s.rt); }, 30);
     println!();
     println!("summary (medians, this run):");
     println!("  sandboxed call, fresh instance, 1 KB JSON: {call:?}");

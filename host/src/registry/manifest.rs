@@ -94,7 +94,7 @@ impl Manifest {
                 if let Err(f) = spec.validate(&raw.name, &arguments) {
                     return Err(format!("{at}: example {:?} does not match the schema: {}", ex.description, f.message));
                 }
-                examples.push(Example { description: ex.description, arguments, result: ex.result });
+                examples.push(Example { description: ex.description, arguments, result: ex.output });
             }
             tools.push(ToolSpec { examples, ..spec });
         }

@@ -1,0 +1,287 @@
+//! The operator's permission table, `reach.toml`: what each skill may touch.
+//!
+//! Deny by default. A skill the table does not list runs at the default
+//! level with the default limits and gets **no** folders, **no** network
+//! and **no** environment variables. A listed skill gets exactly what its
+//! table says, nothing inherited from anywhere but `[defaults]`.
+//!
+//! ```toml
+//! [defaults]                 # every key optional
+//! level = "confirm"          # auto | confirm | deny (or L2 | L1 | L0), any case
+//! memory_mb = 64             # 1..=4096
+//! timeout_ms = 10000         # 1..=3600000
+//! max_output_kb = 256        # 1..=1048576
+//!
+//! [skills.files]             # skill names: [a-z][a-z0-9_-]*
+//! level = "auto"
+//! read  = ["./docs", "/var/log/app"]   # read-only inside the skill
+//! write = ["./notes"]                  # read-write (a folder in both is writable)
+//! net   = ["api.example.com", "*.example.org:*", "[::1]:8080"]
+//! env   = ["LANG"]                     # host variables passed through
+//! memory_mb = 128                      # overrides [defaults] for this skill
+//!
+//! [skills.files.tools.write]
+//! level = "confirm"                    # per-tool override; `level` only
+//! ```
+//!
+//! Relative folders are relative to **the directory containing the policy
+//! file**, not the working directory, so a table means the same thing
+//! wherever `reach` is started. `..` is resolved in the text first; then, if
+//! the folder exists, symlinks are resolved so the grant names the real
+//! folder. A folder that does not exist yet is kept with
+//! [`FolderGrant::exists`] false. Host patterns are described on
+//! [`HostPattern`].
+//!
+//! Loading is two steps: strict parsing (unknown keys are errors, so a typo
+//! cannot silently drop a permission), then resolution into [`SkillGrants`]
+//! with absolute paths and compiled patterns. Every error names the file,
+//! line, column and key:
+//! `reach.toml:7:9: skills.files.net[0]: "*." is not a valid host pattern: …`.
+//!
+//! ```
+//! use std::path::Path;
+//! use agent_reach::policy::{Level, Policy};
+//!
+//! let text = r#"
+//! [skills.web]
+//! level = "auto"
+//! net = ["api.example.com", "*.wikipedia.org"]
+//!
+//! [skills.web.tools.post]
+//! level = "deny"
+//! "#;
+//! let policy = Policy::parse(text, Path::new("reach.toml"), Path::new("/srv/agent"))?;
+//! let web = policy.grants("web");
+//! assert_eq!(web.level_for("get"), Level::Auto);
+//! assert_eq!(web.level_for("post"), Level::Deny);
+//! assert!(web.net.allows("https", "en.wikipedia.org", 443).is_some());
+//! assert!(web.net.allows("https", "wikipedia.org", 443).is_none());
+//!
+//! let stranger = policy.grants("stranger");
+//! assert!(!stranger.listed && stranger.net.is_empty() && stranger.read.is_empty());
+//! # Ok::<(), agent_reach::policy::PolicyError>(())
+//! ```
+
+mod address;
+mod error;
+mod folders;
+mod hosts;
+mod level;
+mod raw;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use address::is_internal_address;
+pub use error::PolicyError;
+pub use folders::FolderGrant;
+pub use hosts::{HostPattern, NetAllowlist};
+pub use level::{Level, LevelParseError};
+
+use error::Source;
+use raw::{ListedSkill, RawPolicy};
+
+/// How [`Policy::builtin`] names itself in messages.
+const BUILTIN_ORIGIN: &str = "<built-in>";
+
+/// A loaded, checked permission table.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    origin: PathBuf,
+    default_level: Level,
+    default_limits: Limits,
+    /// In file order.
+    skills: Vec<ListedSkill>,
+}
+
+impl Policy {
+    /// Load and resolve a policy file; relative folders in it are relative to
+    /// the file's directory. Errors name the file, line, column and key.
+    pub fn load(path: &Path) -> Result<Policy, PolicyError> {
+        let io = |source| PolicyError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let text = std::fs::read_to_string(path).map_err(io)?;
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let base_dir = std::path::absolute(dir).map_err(io)?;
+        Policy::parse(&text, path, &base_dir)
+    }
+
+    /// Parse policy text. `origin` names it in messages; `base_dir` anchors
+    /// relative folders (itself taken relative to the working directory if
+    /// it is not absolute).
+    pub fn parse(text: &str, origin: &Path, base_dir: &Path) -> Result<Policy, PolicyError> {
+        let base_dir = std::path::absolute(base_dir).map_err(|source| PolicyError::Io {
+            path: base_dir.to_owned(),
+            source,
+        })?;
+        let src = Source { text, origin };
+        let resolved = RawPolicy::parse(&src)?.resolve(&src, &base_dir)?;
+        tracing::debug!(
+            origin = %origin.display(),
+            skills = resolved.skills.len(),
+            "loaded permission table"
+        );
+        Ok(Policy {
+            origin: origin.to_owned(),
+            default_level: resolved.level,
+            default_limits: resolved.limits,
+            skills: resolved.skills,
+        })
+    }
+
+    /// The policy used when there is no file: every skill at `confirm`, with
+    /// the built-in limits and nothing granted. Named `<built-in>`.
+    pub fn builtin() -> Policy {
+        Policy {
+            origin: PathBuf::from(BUILTIN_ORIGIN),
+            default_level: Level::Confirm,
+            default_limits: Limits::default(),
+            skills: Vec::new(),
+        }
+    }
+
+    /// Where this policy came from: the file path, or `<built-in>`.
+    pub fn origin(&self) -> &Path {
+        &self.origin
+    }
+
+    /// The level for skills the table does not list.
+    pub fn default_level(&self) -> Level {
+        self.default_level
+    }
+
+    /// The limits for skills the table does not list.
+    pub fn default_limits(&self) -> Limits {
+        self.default_limits
+    }
+
+    /// Resolved grants for one skill; an unlisted skill gets the default level
+    /// and limits and nothing else.
+    pub fn grants(&self, skill: &str) -> SkillGrants {
+        match self.listed(skill) {
+            Some(listed) => listed.grants.clone(),
+            None => SkillGrants {
+                level: self.default_level,
+                limits: self.default_limits,
+                ..SkillGrants::none(skill)
+            },
+        }
+    }
+
+    /// Names of the skills the table mentions, in file order.
+    pub fn listed_skills(&self) -> Vec<&str> {
+        self.skills
+            .iter()
+            .map(|s| s.grants.skill.as_str())
+            .collect()
+    }
+
+    /// Tools of `skill` with a per-tool override, with the line of each, in
+    /// file order, so `policy check` can point at overrides for tools the
+    /// skill does not have. Empty for unlisted skills.
+    pub fn tool_overrides(&self, skill: &str) -> Vec<(&str, usize)> {
+        self.listed(skill)
+            .map(|s| {
+                s.tool_lines
+                    .iter()
+                    .map(|(tool, line)| (tool.as_str(), *line))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The line of the `[skills.NAME]` table, for messages.
+    pub fn skill_line(&self, skill: &str) -> Option<usize> {
+        self.listed(skill).map(|s| s.line)
+    }
+
+    fn listed(&self, skill: &str) -> Option<&ListedSkill> {
+        self.skills.iter().find(|s| s.grants.skill == skill)
+    }
+}
+
+/// Everything one skill is allowed, resolved from the table.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SkillGrants {
+    /// The skill's name.
+    pub skill: String,
+    /// Level for tools without their own override.
+    pub level: Level,
+    /// Per-tool overrides of `level`.
+    pub tool_levels: BTreeMap<String, Level>,
+    /// Read-only folders; folders also in `write` are only there.
+    pub read: Vec<FolderGrant>,
+    /// Read-write folders.
+    pub write: Vec<FolderGrant>,
+    /// Hosts the skill may reach; empty means no network at all.
+    pub net: NetAllowlist,
+    /// Names of host environment variables passed in.
+    pub env: Vec<String>,
+    /// Resource limits for each call.
+    pub limits: Limits,
+    /// False when the table does not mention the skill.
+    pub listed: bool,
+}
+
+impl SkillGrants {
+    /// The level that applies to `tool`: its override, else the skill's level.
+    pub fn level_for(&self, tool: &str) -> Level {
+        self.tool_levels.get(tool).copied().unwrap_or(self.level)
+    }
+
+    /// Nothing granted: level `deny`, built-in limits, no folders, network or
+    /// environment, not listed. What `describe` assumes without a table.
+    pub fn none(skill: &str) -> SkillGrants {
+        SkillGrants {
+            skill: skill.to_owned(),
+            level: Level::Deny,
+            tool_levels: BTreeMap::new(),
+            read: Vec::new(),
+            write: Vec::new(),
+            net: NetAllowlist::default(),
+            env: Vec::new(),
+            limits: Limits::default(),
+            listed: false,
+        }
+    }
+}
+
+/// Per-call resource limits.
+///
+/// Built-in values, used when neither the skill nor `[defaults]` sets them:
+/// 64 MiB of memory, 10 s, 256 KiB of output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Limits {
+    /// Most linear memory the component may grow to, in bytes.
+    pub memory_bytes: u64,
+    /// Wall-clock time for one call.
+    #[serde(rename = "timeout_ms", serialize_with = "serialize_millis")]
+    pub timeout: Duration,
+    /// Most bytes of output a call may return.
+    pub max_output_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            memory_bytes: 64 * 1024 * 1024,
+            timeout: Duration::from_millis(10_000),
+            max_output_bytes: 256 * 1024,
+        }
+    }
+}
+
+fn serialize_millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+// The whole-file tests (parsing, inheritance, every error's exact text)
+// live beside this file; each matcher keeps its own table in its module.
+#[cfg(test)]
+mod tests;

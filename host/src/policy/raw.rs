@@ -1,0 +1,404 @@
+//! The file as written, and the step that turns it into grants.
+//!
+//! Step one is serde with `deny_unknown_fields`, so a misspelt key is an
+//! error instead of a silently missing permission. Step two checks every
+//! value, keeping spans so each error points at its line.
+
+use std::collections::BTreeMap;
+use std::ops::{Range, RangeInclusive};
+use std::path::Path;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::error::{PolicyError, Source, toml_key};
+use super::folders::{resolve_folder, split_read_write};
+use super::{HostPattern, Level, Limits, NetAllowlist, SkillGrants};
+
+/// Allowed `memory_mb`: a skill needs at least a page, and 4 GiB is the most
+/// a 32-bit wasm memory can address.
+const MEMORY_MB: RangeInclusive<i64> = 1..=4096;
+/// Allowed `timeout_ms`: up to an hour.
+const TIMEOUT_MS: RangeInclusive<i64> = 1..=3_600_000;
+/// Allowed `max_output_kb`: up to 1 GiB.
+const MAX_OUTPUT_KB: RangeInclusive<i64> = 1..=1_048_576;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPolicy {
+    #[serde(default)]
+    defaults: RawDefaults,
+    #[serde(default)]
+    skills: BTreeMap<Spanned<String>, Spanned<RawSkill>>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table of default settings")]
+struct RawDefaults {
+    level: Option<Spanned<String>>,
+    memory_mb: Option<Spanned<i64>>,
+    timeout_ms: Option<Spanned<i64>>,
+    max_output_kb: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table of grants for one skill")]
+struct RawSkill {
+    level: Option<Spanned<String>>,
+    #[serde(default)]
+    read: Vec<Spanned<String>>,
+    #[serde(default)]
+    write: Vec<Spanned<String>>,
+    #[serde(default)]
+    net: Vec<Spanned<String>>,
+    #[serde(default)]
+    env: Vec<Spanned<String>>,
+    memory_mb: Option<Spanned<i64>>,
+    timeout_ms: Option<Spanned<i64>>,
+    max_output_kb: Option<Spanned<i64>>,
+    #[serde(default)]
+    tools: BTreeMap<Spanned<String>, Spanned<RawTool>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table with `level`")]
+struct RawTool {
+    level: Spanned<String>,
+}
+
+/// One `[skills.NAME]` table after checking.
+#[derive(Clone, Debug)]
+pub(super) struct ListedSkill {
+    pub(super) grants: SkillGrants,
+    /// Line of the skill's name in its table header.
+    pub(super) line: usize,
+    /// Tools with an override, and the line of each, in file order.
+    pub(super) tool_lines: Vec<(String, usize)>,
+}
+
+/// The whole file after checking.
+pub(super) struct Resolved {
+    pub(super) level: Level,
+    pub(super) limits: Limits,
+    pub(super) skills: Vec<ListedSkill>,
+}
+
+impl RawPolicy {
+    /// Parse the text strictly; the first error wins.
+    pub(super) fn parse(src: &Source<'_>) -> Result<RawPolicy, PolicyError> {
+        toml::from_str(src.text).map_err(|e| src.syntax(&e))
+    }
+
+    /// Check every value and resolve folders against `base_dir` (absolute).
+    pub(super) fn resolve(
+        self,
+        src: &Source<'_>,
+        base_dir: &Path,
+    ) -> Result<Resolved, PolicyError> {
+        let d = self.defaults;
+        let level = resolve_level(src, "defaults.level", d.level.as_ref(), Level::Confirm)?;
+        let limits = resolve_limits(
+            src,
+            "defaults",
+            Limits::default(),
+            [&d.memory_mb, &d.timeout_ms, &d.max_output_kb],
+        )?;
+
+        // File order, so errors and listings follow the file top to bottom.
+        let mut skills: Vec<_> = self.skills.into_iter().collect();
+        skills.sort_by_key(|(name, _)| name.span().start);
+        let skills = skills
+            .into_iter()
+            .map(|(name, raw)| resolve_skill(src, base_dir, &name, raw.into_inner(), level, limits))
+            .collect::<Result<_, _>>()?;
+        Ok(Resolved {
+            level,
+            limits,
+            skills,
+        })
+    }
+}
+
+fn resolve_skill(
+    src: &Source<'_>,
+    base_dir: &Path,
+    name: &Spanned<String>,
+    raw: RawSkill,
+    default_level: Level,
+    default_limits: Limits,
+) -> Result<ListedSkill, PolicyError> {
+    if !is_skill_name(name.get_ref()) {
+        return Err(src.invalid(
+            &name.span(),
+            format!("skills.{}", toml_key(name.get_ref())),
+            format!(
+                r#"{:?} is not a valid skill name; use lowercase letters, digits, "_" and "-", starting with a letter"#,
+                name.get_ref()
+            ),
+        ));
+    }
+    let prefix = format!("skills.{}", name.get_ref());
+    let level = resolve_level(
+        src,
+        &format!("{prefix}.level"),
+        raw.level.as_ref(),
+        default_level,
+    )?;
+
+    let folders = |list: &[Spanned<String>], field: &str| {
+        list.iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                resolve_folder(entry.get_ref(), base_dir).map_err(|why| {
+                    src.invalid(&entry.span(), format!("{prefix}.{field}[{i}]"), why)
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let (read, write) =
+        split_read_write(folders(&raw.read, "read")?, folders(&raw.write, "write")?);
+
+    let net = raw
+        .net
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            HostPattern::parse(entry.get_ref())
+                .map_err(|why| src.invalid(&entry.span(), format!("{prefix}.net[{i}]"), why))
+        })
+        .collect::<Result<NetAllowlist, _>>()?;
+
+    let mut env: Vec<String> = Vec::new();
+    for (i, entry) in raw.env.iter().enumerate() {
+        let var = entry.get_ref();
+        if !is_env_name(var) {
+            return Err(src.invalid(
+                &entry.span(),
+                format!("{prefix}.env[{i}]"),
+                format!(
+                    r#"{var:?} is not an environment variable name; use letters, digits and "_", not starting with a digit"#
+                ),
+            ));
+        }
+        if !env.contains(var) {
+            env.push(var.clone());
+        }
+    }
+
+    let limits = resolve_limits(
+        src,
+        &prefix,
+        default_limits,
+        [&raw.memory_mb, &raw.timeout_ms, &raw.max_output_kb],
+    )?;
+
+    let mut tools: Vec<_> = raw.tools.into_iter().collect();
+    tools.sort_by_key(|(tool, _)| tool.span().start);
+    let mut tool_levels = BTreeMap::new();
+    let mut tool_lines = Vec::new();
+    for (tool, over) in tools {
+        let tool_key = format!("{prefix}.tools.{}", toml_key(tool.get_ref()));
+        if !is_tool_name(tool.get_ref()) {
+            return Err(src.invalid(
+                &tool.span(),
+                tool_key,
+                format!(
+                    r#"{:?} is not a valid tool name; use letters, digits, "_" and "-", starting with a letter"#,
+                    tool.get_ref()
+                ),
+            ));
+        }
+        let over = over.into_inner();
+        let tool_level =
+            resolve_level(src, &format!("{tool_key}.level"), Some(&over.level), level)?;
+        tool_lines.push((tool.get_ref().clone(), src.line(&tool.span())));
+        tool_levels.insert(tool.into_inner(), tool_level);
+    }
+
+    Ok(ListedSkill {
+        grants: SkillGrants {
+            skill: name.get_ref().clone(),
+            level,
+            tool_levels,
+            read,
+            write,
+            net,
+            env,
+            limits,
+            listed: true,
+        },
+        line: src.line(&name.span()),
+        tool_lines,
+    })
+}
+
+fn resolve_level(
+    src: &Source<'_>,
+    key: &str,
+    value: Option<&Spanned<String>>,
+    inherited: Level,
+) -> Result<Level, PolicyError> {
+    match value {
+        None => Ok(inherited),
+        Some(text) => text
+            .get_ref()
+            .parse()
+            .map_err(|e: super::LevelParseError| src.invalid(&text.span(), key, e.to_string())),
+    }
+}
+
+/// Override `inherited` with whichever of `[memory_mb, timeout_ms,
+/// max_output_kb]` are set, after checking their ranges.
+fn resolve_limits(
+    src: &Source<'_>,
+    prefix: &str,
+    inherited: Limits,
+    [memory_mb, timeout_ms, max_output_kb]: [&Option<Spanned<i64>>; 3],
+) -> Result<Limits, PolicyError> {
+    let check = |name: &str, value: &Option<Spanned<i64>>, range: RangeInclusive<i64>| {
+        let Some(value) = value else { return Ok(None) };
+        let n = *value.get_ref();
+        match u64::try_from(n) {
+            Ok(ok) if range.contains(&n) => Ok(Some(ok)),
+            _ => Err(out_of_range(
+                src,
+                &value.span(),
+                &format!("{prefix}.{name}"),
+                n,
+                &range,
+            )),
+        }
+    };
+    let mut limits = inherited;
+    if let Some(mb) = check("memory_mb", memory_mb, MEMORY_MB)? {
+        limits.memory_bytes = mb * 1024 * 1024;
+    }
+    if let Some(ms) = check("timeout_ms", timeout_ms, TIMEOUT_MS)? {
+        limits.timeout = std::time::Duration::from_millis(ms);
+    }
+    if let Some(kb) = check("max_output_kb", max_output_kb, MAX_OUTPUT_KB)? {
+        // At most 1 GiB, which fits usize on every target we build for.
+        limits.max_output_bytes = usize::try_from(kb * 1024).unwrap_or(usize::MAX);
+    }
+    Ok(limits)
+}
+
+fn out_of_range(
+    src: &Source<'_>,
+    span: &Range<usize>,
+    key: &str,
+    n: i64,
+    range: &RangeInclusive<i64>,
+) -> PolicyError {
+    src.invalid(
+        span,
+        key,
+        format!(
+            "{n} is out of range; use {} to {}",
+            range.start(),
+            range.end()
+        ),
+    )
+}
+
+/// `[a-z][a-z0-9_-]*`: skill names are also folder names and CLI arguments.
+pub(super) fn is_skill_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+        && bytes.all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
+/// `[A-Za-z][A-Za-z0-9_-]*`: covers WIT's kebab-case and the usual
+/// snake_case and camelCase tool names, and nothing that needs quoting.
+pub(super) fn is_tool_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// `[A-Za-z_][A-Za-z0-9_]*`, the portable shell variable name. Anything
+/// else (`=`, NUL) could not be passed through as a single variable.
+pub(super) fn is_env_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (name, skill?, tool?, env?)
+    const NAMES: &[(&str, bool, bool, bool)] = &[
+        ("files", true, true, true),
+        ("web-fetch", true, true, false),
+        ("web_fetch", true, true, true),
+        ("a", true, true, true),
+        ("a1", true, true, true),
+        ("x-1_y", true, true, false),
+        ("Files", false, true, true),
+        ("readFile", false, true, true),
+        ("HOME", false, true, true),
+        ("PATH", false, true, true),
+        ("_private", false, false, true),
+        ("_", false, false, true),
+        ("API_KEY_2", false, true, true),
+        ("1files", false, false, false),
+        ("9", false, false, false),
+        ("-files", false, false, false),
+        ("", false, false, false),
+        ("files.read", false, false, false),
+        ("files read", false, false, false),
+        ("files/read", false, false, false),
+        ("fïles", false, false, false),
+        ("A=B", false, false, false),
+        ("A\0B", false, false, false),
+        ("MY-VAR", false, true, false),
+        ("files ", false, false, false),
+    ];
+
+    #[test]
+    fn name_rules_table() {
+        for &(name, skill, tool, env) in NAMES {
+            assert_eq!(is_skill_name(name), skill, "skill name {name:?}");
+            assert_eq!(is_tool_name(name), tool, "tool name {name:?}");
+            assert_eq!(is_env_name(name), env, "env name {name:?}");
+        }
+    }
+
+    /// (value, in memory_mb range?, in timeout_ms range?, in max_output_kb range?)
+    const RANGES: &[(i64, bool, bool, bool)] = &[
+        (-1, false, false, false),
+        (0, false, false, false),
+        (1, true, true, true),
+        (4096, true, true, true),
+        (4097, false, true, true),
+        (1_048_576, false, true, true),
+        (1_048_577, false, true, false),
+        (3_600_000, false, true, false),
+        (3_600_001, false, false, false),
+        (i64::MAX, false, false, false),
+        (i64::MIN, false, false, false),
+    ];
+
+    #[test]
+    fn limit_ranges_table() {
+        for &(n, mem, timeout, output) in RANGES {
+            let text = format!("[defaults]\nmemory_mb = {n}\n");
+            let limits_of = |text: &str| {
+                let src = Source {
+                    text,
+                    origin: Path::new("t.toml"),
+                };
+                RawPolicy::parse(&src)?.resolve(&src, Path::new("/"))
+            };
+            assert_eq!(limits_of(&text).is_ok(), mem, "memory_mb = {n}");
+            let text = format!("[defaults]\ntimeout_ms = {n}\n");
+            assert_eq!(limits_of(&text).is_ok(), timeout, "timeout_ms = {n}");
+            let text = format!("[defaults]\nmax_output_kb = {n}\n");
+            assert_eq!(limits_of(&text).is_ok(), output, "max_output_kb = {n}");
+        }
+    }
+}

@@ -1,0 +1,361 @@
+//! Whole-file behaviour of [`Policy`]: what a table grants, and the exact
+//! text of every kind of error an operator can see.
+
+use super::*;
+
+/// Parse `text` as `reach.toml` with folders relative to `base`.
+fn parse_in(base: &Path, text: &str) -> Result<Policy, PolicyError> {
+    Policy::parse(text, Path::new("reach.toml"), base)
+}
+
+/// The error text for `text`, with folders relative to `/`.
+fn error(text: &str) -> String {
+    parse_in(Path::new("/"), text)
+        .expect_err("should be refused")
+        .to_string()
+}
+
+fn tempdir() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let real = std::fs::canonicalize(dir.path()).expect("canonicalize");
+    (dir, real)
+}
+
+const FULL: &str = r#"
+[defaults]
+level = "deny"
+memory_mb = 32
+timeout_ms = 2000
+
+[skills.files]
+level = "auto"
+read  = ["./docs", "./notes", "docs/", "/definitely/absent/../missing"]
+write = ["./notes"]
+net   = ["API.example.com", "*.example.org:*", "[::1]:8080", "api.example.com."]
+env   = ["LANG", "HOME", "LANG"]
+timeout_ms = 5000
+
+[skills.files.tools.write]
+level = "confirm"
+
+[skills.files.tools.delete]
+level = "L0"
+
+[skills.clock]
+"#;
+
+#[test]
+fn a_full_table_resolves_to_absolute_deduplicated_grants() {
+    let (_dir, base) = tempdir();
+    std::fs::create_dir(base.join("docs")).expect("mkdir");
+    std::fs::create_dir(base.join("notes")).expect("mkdir");
+    let policy = parse_in(&base, FULL).expect("valid table");
+    let files = policy.grants("files");
+
+    assert!(files.listed);
+    assert_eq!(files.level, Level::Auto);
+    let read: Vec<_> = files
+        .read
+        .iter()
+        .map(|g| (g.path.clone(), g.exists))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            (base.join("docs"), true),
+            (PathBuf::from("/definitely/missing"), false)
+        ],
+        "docs once, notes only writable, missing folder kept"
+    );
+    assert_eq!(files.read[0].declared, "./docs");
+    let write: Vec<_> = files.write.iter().map(|g| g.path.clone()).collect();
+    assert_eq!(write, [base.join("notes")]);
+    assert_eq!(
+        files.net.to_string(),
+        "api.example.com, *.example.org:*, [::1]:8080"
+    );
+    assert_eq!(files.env, ["LANG", "HOME"]);
+
+    // Limits inherit key by key: memory from [defaults], timeout overridden,
+    // output from the built-in value.
+    assert_eq!(files.limits.memory_bytes, 32 * 1024 * 1024);
+    assert_eq!(files.limits.timeout, Duration::from_millis(5000));
+    assert_eq!(files.limits.max_output_bytes, 256 * 1024);
+
+    assert_eq!(files.level_for("write"), Level::Confirm);
+    assert_eq!(files.level_for("delete"), Level::Deny);
+    assert_eq!(files.level_for("list"), Level::Auto);
+}
+
+#[test]
+fn a_listed_skill_without_keys_gets_defaults_and_nothing_else() {
+    let (_dir, base) = tempdir();
+    let policy = parse_in(&base, FULL).expect("valid table");
+    let clock = policy.grants("clock");
+    assert!(clock.listed);
+    assert_eq!(clock.level, Level::Deny, "level from [defaults]");
+    assert_eq!(clock.limits.timeout, Duration::from_millis(2000));
+    assert!(clock.read.is_empty() && clock.write.is_empty());
+    assert!(clock.net.is_empty() && clock.env.is_empty() && clock.tool_levels.is_empty());
+}
+
+#[test]
+fn an_unlisted_skill_gets_no_folders_network_or_environment() {
+    let (_dir, base) = tempdir();
+    let policy = parse_in(&base, FULL).expect("valid table");
+    let stranger = policy.grants("stranger");
+    assert!(!stranger.listed);
+    assert_eq!(stranger.skill, "stranger");
+    assert_eq!(stranger.level, Level::Deny);
+    assert_eq!(stranger.limits.memory_bytes, 32 * 1024 * 1024);
+    assert!(stranger.read.is_empty() && stranger.write.is_empty());
+    assert!(stranger.net.is_empty() && stranger.env.is_empty());
+    assert!(
+        stranger
+            .net
+            .allows("https", "api.example.com", 443)
+            .is_none()
+    );
+    assert_eq!(policy.skill_line("stranger"), None);
+    assert!(policy.tool_overrides("stranger").is_empty());
+}
+
+#[test]
+fn listing_follows_the_file_and_reports_lines() {
+    let (_dir, base) = tempdir();
+    let policy = parse_in(&base, FULL).expect("valid table");
+    assert_eq!(policy.listed_skills(), ["files", "clock"]);
+    assert_eq!(policy.skill_line("files"), Some(7));
+    assert_eq!(policy.skill_line("clock"), Some(21));
+    assert_eq!(
+        policy.tool_overrides("files"),
+        [("write", 15), ("delete", 18)]
+    );
+    assert_eq!(policy.origin(), Path::new("reach.toml"));
+}
+
+#[test]
+fn level_aliases_in_any_case() {
+    let text = r#"
+[defaults]
+level = "L2"
+[skills.a]
+level = "l0"
+[skills.b]
+level = "Confirm"
+[skills.b.tools.t]
+level = "AUTO"
+"#;
+    let policy = parse_in(Path::new("/"), text).expect("valid");
+    assert_eq!(policy.default_level(), Level::Auto);
+    assert_eq!(policy.grants("a").level, Level::Deny);
+    assert_eq!(policy.grants("b").level, Level::Confirm);
+    assert_eq!(policy.grants("b").level_for("t"), Level::Auto);
+    assert_eq!(policy.grants("c").level, Level::Auto);
+}
+
+#[test]
+fn an_empty_file_and_the_builtin_policy_grant_nothing() {
+    let empty = parse_in(Path::new("/"), "").expect("empty is valid");
+    let builtin = Policy::builtin();
+    assert_eq!(builtin.origin(), Path::new("<built-in>"));
+    for policy in [&empty, &builtin] {
+        let grants = policy.grants("files");
+        assert_eq!(
+            grants,
+            SkillGrants {
+                level: Level::Confirm,
+                ..SkillGrants::none("files")
+            }
+        );
+        assert_eq!(grants.limits, Limits::default());
+        assert!(policy.listed_skills().is_empty());
+    }
+    let limits = Limits::default();
+    assert_eq!(limits.memory_bytes, 64 * 1024 * 1024);
+    assert_eq!(limits.timeout, Duration::from_secs(10));
+    assert_eq!(limits.max_output_bytes, 256 * 1024);
+}
+
+#[test]
+fn none_grants_nothing_at_deny() {
+    let none = SkillGrants::none("files");
+    assert_eq!(none.level, Level::Deny);
+    assert_eq!(none.level_for("anything"), Level::Deny);
+    assert!(!none.listed && none.net.is_empty() && none.read.is_empty() && none.env.is_empty());
+}
+
+#[test]
+fn load_resolves_folders_against_the_files_directory() {
+    let (_dir, base) = tempdir();
+    std::fs::create_dir_all(base.join("conf/data")).expect("mkdir");
+    let file = base.join("conf/reach.toml");
+    std::fs::write(
+        &file,
+        "[skills.files]\nread = [\"data\", \"../elsewhere\"]\n",
+    )
+    .expect("write");
+    let policy = Policy::load(&file).expect("load");
+    assert_eq!(policy.origin(), file);
+    let read = policy.grants("files").read;
+    assert_eq!(read[0].path, base.join("conf/data"));
+    assert!(read[0].exists);
+    assert_eq!(read[1].path, base.join("elsewhere"));
+    assert!(!read[1].exists);
+}
+
+#[test]
+fn load_of_a_missing_file_is_an_io_error() {
+    let (_dir, base) = tempdir();
+    let missing = base.join("reach.toml");
+    let err = Policy::load(&missing).expect_err("missing");
+    assert!(matches!(&err, PolicyError::Io { path, .. } if *path == missing));
+}
+
+#[test]
+fn grants_serialize_with_canonical_patterns_and_milliseconds() {
+    let policy = parse_in(Path::new("/"), FULL).expect("valid");
+    let value = toml::Value::try_from(policy.grants("files")).expect("serialize");
+    assert_eq!(value["level"].as_str(), Some("auto"));
+    assert_eq!(value["limits"]["timeout_ms"].as_integer(), Some(5000));
+    assert_eq!(value["net"][0].as_str(), Some("api.example.com"));
+    assert_eq!(value["tool_levels"]["delete"].as_str(), Some("deny"));
+    assert_eq!(value["write"][0]["path"].as_str(), Some("/notes"));
+}
+
+#[test]
+fn errors_from_the_parser_name_line_column_and_key() {
+    insta::assert_snapshot!(
+        error("[skills.files]\nlevel = \"auto\"\nlevle = \"auto\"\n"),
+        @"reach.toml:3:1: unknown field `levle`, expected one of `level`, `read`, `write`, `net`, `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`"
+    );
+    insta::assert_snapshot!(
+        error("[defaults]\nmemory = 64\n"),
+        @"reach.toml:2:1: unknown field `memory`, expected one of `level`, `memory_mb`, `timeout_ms`, `max_output_kb`"
+    );
+    insta::assert_snapshot!(
+        error("[skill.files]\nlevel = \"auto\"\n"),
+        @"reach.toml:1:2: unknown field `skill`, expected `defaults` or `skills`"
+    );
+    insta::assert_snapshot!(
+        error("[skills.files.tools.write]\nlevel = \"auto\"\nread = []\n"),
+        @"reach.toml:3:1: unknown field `read`, expected `level`"
+    );
+    insta::assert_snapshot!(
+        error("[skills.files.tools.write]\n"),
+        @"reach.toml:1:1: missing field `level`"
+    );
+    insta::assert_snapshot!(
+        error("[skills.files.tools]\nwrite = \"auto\"\n"),
+        @r#"reach.toml:2:9: invalid type: string "auto", expected a table with `level`"#
+    );
+    insta::assert_snapshot!(
+        error("[skills.files]\nlevel = 2\n"),
+        @"reach.toml:2:9: invalid type: integer `2`, expected a string"
+    );
+    insta::assert_snapshot!(
+        error("[skills.files]\nnet = \"example.com\"\n"),
+        @r#"reach.toml:2:7: invalid type: string "example.com", expected a sequence"#
+    );
+    insta::assert_snapshot!(
+        error("[skills.files]\nlevel = auto\n"),
+        @"reach.toml:2:9: string values must be quoted, expected literal string"
+    );
+    insta::assert_snapshot!(
+        error("[skills.files]\n[skills.files]\n"),
+        @"reach.toml:2:9: duplicate key"
+    );
+    insta::assert_snapshot!(
+        error("[defaults]\nmemory_mb = 99999999999999999999\n"),
+        @"reach.toml:2:13: invalid type: integer `99999999999999999999` as i128, expected i64"
+    );
+    insta::assert_snapshot!(
+        error("skills = [\"files\"]\n"),
+        @"reach.toml:1:10: invalid type: sequence, expected a map"
+    );
+}
+
+#[test]
+fn errors_for_values_name_line_column_and_key() {
+    insta::assert_snapshot!(
+        error("\n[skills.files]\n\nlevel = \"yes\"\n"),
+        @r#"reach.toml:4:9: skills.files.level: "yes" is not a level; use auto, confirm or deny (or L2, L1, L0)"#
+    );
+    insta::assert_snapshot!(
+        error("[defaults]\nlevel = \"L3\"\n"),
+        @r#"reach.toml:2:9: defaults.level: "L3" is not a level; use auto, confirm or deny (or L2, L1, L0)"#
+    );
+    insta::assert_snapshot!(
+        error("[skills.files.tools.write]\nlevel = \"ask\"\n"),
+        @r#"reach.toml:2:9: skills.files.tools.write.level: "ask" is not a level; use auto, confirm or deny (or L2, L1, L0)"#
+    );
+    insta::assert_snapshot!(
+        error("[skills.files]\nlevel = \"auto\"\nread = []\nwrite = []\nenv = []\nnet = [\"*.\"]\n"),
+        @r#"reach.toml:6:8: skills.files.net[0]: "*." is not a valid host pattern: a wildcard needs a domain after "*."; use "host", "host:port" or "*.domain""#
+    );
+    insta::assert_snapshot!(
+        error("[skills.web]\nnet = [\"example.com\", \"https://example.com/\"]\n"),
+        @r#"reach.toml:2:23: skills.web.net[1]: "https://example.com/" is not a valid host pattern: write the host without a scheme such as "https://"; use "host", "host:port" or "*.domain""#
+    );
+    insta::assert_snapshot!(
+        error("[skills.Files]\n"),
+        @r#"reach.toml:1:9: skills.Files: "Files" is not a valid skill name; use lowercase letters, digits, "_" and "-", starting with a letter"#
+    );
+    insta::assert_snapshot!(
+        error("[skills.\"web fetch\"]\n"),
+        @r#"reach.toml:1:9: skills."web fetch": "web fetch" is not a valid skill name; use lowercase letters, digits, "_" and "-", starting with a letter"#
+    );
+    insta::assert_snapshot!(
+        error("[skills.files.tools.\"x y\"]\nlevel = \"auto\"\n"),
+        @r#"reach.toml:1:21: skills.files.tools."x y": "x y" is not a valid tool name; use letters, digits, "_" and "-", starting with a letter"#
+    );
+    insta::assert_snapshot!(
+        error("[skills.files]\nenv = [\"HOME\", \"API-KEY\"]\n"),
+        @r#"reach.toml:2:16: skills.files.env[1]: "API-KEY" is not an environment variable name; use letters, digits and "_", not starting with a digit"#
+    );
+    insta::assert_snapshot!(
+        error("[skills.files]\nmemory_mb = 0\n"),
+        @"reach.toml:2:13: skills.files.memory_mb: 0 is out of range; use 1 to 4096"
+    );
+    insta::assert_snapshot!(
+        error("[defaults]\ntimeout_ms = 3600001\n"),
+        @"reach.toml:2:14: defaults.timeout_ms: 3600001 is out of range; use 1 to 3600000"
+    );
+    insta::assert_snapshot!(
+        error("[skills.files]\nmax_output_kb = -5\n"),
+        @"reach.toml:2:17: skills.files.max_output_kb: -5 is out of range; use 1 to 1048576"
+    );
+    insta::assert_snapshot!(
+        error("[skills.files]\nwrite = [\"~/notes\"]\n"),
+        @r#"reach.toml:2:10: skills.files.write[0]: "~/notes": "~" is not expanded; write the full path"#
+    );
+}
+
+#[test]
+fn a_file_granted_as_a_folder_is_refused() {
+    let (_dir, base) = tempdir();
+    std::fs::write(base.join("notes.txt"), "x").expect("write");
+    let err = parse_in(&base, "[skills.files]\nread = [\"./notes.txt\"]\n").expect_err("file");
+    insta::assert_snapshot!(
+        err,
+        @r#"reach.toml:2:9: skills.files.read[0]: "./notes.txt" is a file, not a folder"#
+    );
+    let PolicyError::Invalid {
+        line, column, key, ..
+    } = err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!((line, column, key.as_str()), (2, 9, "skills.files.read[0]"));
+}
+
+#[test]
+fn the_first_error_in_file_order_is_reported() {
+    // `zeta` sorts after `alpha` but comes first in the file.
+    let text = "[skills.zeta]\nlevel = \"bad\"\n[skills.alpha]\nlevel = \"worse\"\n";
+    assert!(
+        error(text).starts_with("reach.toml:2:9: skills.zeta.level"),
+        "{}",
+        error(text)
+    );
+}
