@@ -59,10 +59,10 @@ impl CompileCache {
         }
         on_compile();
         let component = Component::new(engine, wasm)?;
-        if let Some(path) = entry {
-            if let Err(err) = store(&component, &path) {
-                tracing::warn!(path = %path.display(), error = %err, "could not write the compile cache; next start compiles again");
-            }
+        if let Some(path) = entry
+            && let Err(err) = store(&component, &path)
+        {
+            tracing::warn!(path = %path.display(), error = %err, "could not write the compile cache; next start compiles again");
         }
         Ok((component, LoadSource::Compiled))
     }
