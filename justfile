@@ -1,7 +1,7 @@
 # Agent Reach — the front door. `just --list` shows every recipe.
 
 wasm_target := "wasm32-wasip2"
-release := "target/" + wasm_target + "/release"
+release := env_var_or_default("CARGO_TARGET_DIR", "target") + "/" + wasm_target + "/release"
 
 # Build the bundled skills, list them, and call one under the sample reach.toml.
 demo: skills
