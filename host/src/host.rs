@@ -93,6 +93,8 @@ impl Host {
             }
             Level::Auto => {}
         }
-        self.runtime.call(active.loaded(), &grants, tool, &value.to_string()).await
+        // The text was just validated as this value: pass it on unchanged
+        // rather than paying to serialise it again.
+        self.runtime.call(active.loaded(), &grants, tool, arguments).await
     }
 }
