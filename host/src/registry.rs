@@ -63,6 +63,13 @@ impl SkillEntry {
     pub fn loaded(&self) -> Option<&LoadedSkill> {
         self.loaded.as_ref()
     }
+
+    fn as_active(&self) -> Option<ActiveSkill<'_>> {
+        match (&self.status, &self.manifest, &self.loaded) {
+            (Status::Active, Some(manifest), Some(loaded)) => Some(ActiveSkill { manifest, loaded }),
+            _ => None,
+        }
+    }
 }
 
 /// An active skill: its manifest and component.
@@ -132,22 +139,12 @@ impl Registry {
 
     /// The active skill with this name.
     pub fn active(&self, name: &str) -> Option<ActiveSkill<'_>> {
-        self.entries.iter().find_map(|e| match (&e.status, &e.manifest, &e.loaded) {
-            (Status::Active, Some(m), Some(l)) if m.name == name => Some(ActiveSkill { manifest: m, loaded: l }),
-            _ => None,
-        })
+        self.entries.iter().filter_map(SkillEntry::as_active).find(|s| s.manifest.name == name)
     }
 
     /// Every active skill, sorted by name.
     pub fn active_skills(&self) -> Vec<ActiveSkill<'_>> {
-        let mut all: Vec<ActiveSkill<'_>> = self
-            .entries
-            .iter()
-            .filter_map(|e| match (&e.status, &e.manifest, &e.loaded) {
-                (Status::Active, Some(m), Some(l)) => Some(ActiveSkill { manifest: m, loaded: l }),
-                _ => None,
-            })
-            .collect();
+        let mut all: Vec<ActiveSkill<'_>> = self.entries.iter().filter_map(SkillEntry::as_active).collect();
         all.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
         all
     }
