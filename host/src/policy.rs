@@ -63,6 +63,7 @@
 //! ```
 
 mod address;
+mod credentials;
 mod error;
 mod folders;
 mod hosts;
@@ -74,6 +75,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use address::is_internal_address;
+pub use credentials::{Credential, Injection, Secret, SecretSource};
 pub use error::PolicyError;
 pub use folders::FolderGrant;
 pub use hosts::{HostPattern, NetAllowlist};
@@ -223,6 +225,9 @@ pub struct SkillGrants {
     pub net: NetAllowlist,
     /// Names of host environment variables passed in.
     pub env: Vec<String>,
+    /// Secrets the host adds to requests to given hosts; the skill never
+    /// sees their values.
+    pub credentials: Vec<Credential>,
     /// Resource limits for each call.
     pub limits: Limits,
     /// False when the table does not mention the skill.
@@ -246,6 +251,7 @@ impl SkillGrants {
             write: Vec::new(),
             net: NetAllowlist::default(),
             env: Vec::new(),
+            credentials: Vec::new(),
             limits: Limits::default(),
             listed: false,
         }

@@ -4,7 +4,9 @@
 mod bindings;
 mod cache;
 mod engine;
+mod folders;
 mod net;
+mod redact;
 mod sandbox;
 mod state;
 
@@ -72,6 +74,7 @@ pub struct Runtime {
     engine: Engine,
     linker: Linker<StoreState>,
     cache: cache::CompileCache,
+    folders: folders::FolderCache,
     pooled: bool,
     _ticker: engine::EpochTicker,
 }
@@ -110,9 +113,10 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
+        folders::add_to_linker(&mut linker).map_err(RuntimeError::Engine)?;
         let cache = cache::CompileCache::new(&engine, config.cache_dir);
         let ticker = engine::EpochTicker::start(&engine);
-        Ok(Runtime { engine, linker, cache, pooled, _ticker: ticker })
+        Ok(Runtime { engine, linker, cache, folders: folders::FolderCache::default(), pooled, _ticker: ticker })
     }
 
     /// Whether the pooling allocator is in use.
@@ -188,6 +192,18 @@ impl Runtime {
                 Ok(out)
             }
         });
+        // A server may have echoed a credential in a way the response
+        // filter could not see (e.g. compressed); mask it before it reaches
+        // the model or the log.
+        let result = if grants.credentials.is_empty() {
+            result
+        } else {
+            let redactor = net::credential_redactor(&grants.credentials);
+            match result {
+                Ok(out) => Ok(redactor.text(&out).into_owned()),
+                Err(f) => Err(ToolFailure::new(f.code, redactor.text(&f.message).into_owned())),
+            }
+        };
         match &result {
             Ok(out) => tracing::info!(skill = %grants.skill, tool, bytes = out.len(), elapsed_us = started.elapsed().as_micros() as u64, "call succeeded"),
             Err(f) => tracing::info!(skill = %grants.skill, tool, code = %f.code, error = %f.message, elapsed_us = started.elapsed().as_micros() as u64, "call failed"),
@@ -203,7 +219,7 @@ impl Runtime {
         ) -> std::pin::Pin<Box<dyn Future<Output = wasmtime::Result<Result<T, ToolError>>> + Send + 'a>>,
     {
         let name = grants.skill.as_str();
-        let sandbox = sandbox::build(grants);
+        let sandbox = sandbox::build(grants, &self.folders);
         let (stdout, stderr) = (sandbox.stdout, sandbox.stderr);
         let denials = sandbox.state.net.denials.clone();
         let mut store = Store::new(&self.engine, sandbox.state);

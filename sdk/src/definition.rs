@@ -31,14 +31,18 @@ impl Reply for &str {
 
 impl Reply for serde_json::Value {
     fn into_reply(self) -> Result<String, ToolError> {
-        Ok(self.to_string())
+        // `to_string` would go through `Display` and the formatter, which is
+        // several times slower than writing the bytes directly.
+        serde_json::to_string(&self).map_err(|e| ToolError::failed(format!("could not encode the result: {e}")))
     }
 }
 
 struct ToolDef {
     name: String,
     description: String,
-    parameters: String,
+    /// Derived only when the manifest is asked for: the host instantiates a
+    /// fresh skill for every call, so work done in `define` is paid per call.
+    parameters: fn() -> String,
     examples: Vec<wit::Example>,
     handler: Handler,
 }
@@ -85,7 +89,6 @@ impl Definition {
         R: Reply,
         F: Fn(A) -> Result<R, ToolError> + 'static,
     {
-        let schema = schemars::schema_for!(A);
         let tool_name = name.to_owned();
         let handler: Handler = Box::new(move |json: &str| {
             let args = decode::<A>(&tool_name, json)?;
@@ -94,7 +97,7 @@ impl Definition {
         self.tools.push(ToolDef {
             name: name.to_owned(),
             description: description.to_owned(),
-            parameters: serde_json::to_string(&schema).unwrap_or_else(|_| "{}".to_owned()),
+            parameters: schema_json::<A>,
             examples: Vec::new(),
             handler,
         });
@@ -128,7 +131,7 @@ impl Definition {
                 .map(|t| wit::Tool {
                     name: t.name.clone(),
                     description: t.description.clone(),
-                    parameters: t.parameters.clone(),
+                    parameters: (t.parameters)(),
                     examples: t.examples.clone(),
                 })
                 .collect(),
@@ -153,11 +156,24 @@ impl Definition {
 /// Decode arguments, naming the JSON path that failed so the model can fix
 /// exactly that field.
 fn decode<A: DeserializeOwned>(tool: &str, json: &str) -> Result<A, ToolError> {
+    // The fast path first: tracking the path costs a few microseconds per
+    // call, and only a failure needs it — so decode again to find where.
+    if let Ok(args) = serde_json::from_str(json) {
+        return Ok(args);
+    }
     let mut de = serde_json::Deserializer::from_str(json);
-    serde_path_to_error::deserialize(&mut de).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner();
-        let at = if path == "." { String::new() } else { format!(" at `{path}`") };
-        ToolError::invalid_arguments(format!("{tool}: invalid arguments{at}: {inner}"))
-    })
+    match serde_path_to_error::deserialize::<_, A>(&mut de) {
+        Ok(args) => Ok(args),
+        Err(err) => {
+            let path = err.path().to_string();
+            let inner = err.into_inner();
+            let at = if path == "." { String::new() } else { format!(" at `{path}`") };
+            Err(ToolError::invalid_arguments(format!("{tool}: invalid arguments{at}: {inner}")))
+        }
+    }
+}
+
+/// The JSON Schema of `A`'s parameters, as text.
+fn schema_json<A: JsonSchema>() -> String {
+    serde_json::to_string(&schemars::schema_for!(A)).unwrap_or_else(|_| "{}".to_owned())
 }

@@ -301,3 +301,32 @@ fn map_error(url: &url::Url, code: ErrorCode) -> HttpError {
         other => HttpError::Failed(format!("{url}: {other:?}")),
     }
 }
+
+/// The environment variable in which the host lists, comma-separated, the
+/// hosts (`host` or `host:port`) it adds a credential to.
+const CREDENTIALS_ENV: &str = "AGENT_REACH_CREDENTIALS";
+
+/// Whether the operator bound a credential to `host` (`"api.example.com"`,
+/// or `"127.0.0.1:8080"`), which the host then adds to requests there.
+///
+/// This is all a skill can learn about a credential: the host holds the
+/// value, adds it at egress and masks it in responses. Use it to say "no API
+/// key is configured for …" instead of sending a request that gets a 401.
+pub fn credential_configured(host: &str) -> bool {
+    let Ok(list) = std::env::var(CREDENTIALS_ENV) else { return false };
+    let (name, port) = split_port(host);
+    list.split(',').any(|entry| {
+        let (entry_name, entry_port) = split_port(entry.trim());
+        entry_name.eq_ignore_ascii_case(name) && (entry_port.is_none() || entry_port == port)
+    })
+}
+
+/// `host:port` → (host, Some(port)); IPv6 literals keep their brackets.
+fn split_port(text: &str) -> (&str, Option<&str>) {
+    match text.rsplit_once(':') {
+        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && (!host.contains(':') || host.ends_with(']')) => {
+            (host, Some(port))
+        }
+        _ => (text, None),
+    }
+}

@@ -2,6 +2,8 @@
 //! built from source, a throw-away workspace with a skills folder and a
 //! permission table, and a small HTTP server on 127.0.0.1.
 
+pub mod recorder;
+
 use agent_reach::policy::Policy;
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::{AlwaysConfirm, Host, ToolFailure};

@@ -146,3 +146,21 @@ async fn relative_paths_resolve_against_the_hosts_working_directory() {
     let cwd = std::env::current_dir().unwrap();
     assert!(err.message.contains(&cwd.join("Cargo.toml").display().to_string()), "{err}");
 }
+
+#[tokio::test]
+async fn a_granted_folder_deleted_and_made_again_is_the_one_written() {
+    // The host keeps granted folders open between calls; it must notice
+    // that the path now names another folder, or writes would vanish into
+    // the deleted one.
+    let ws = setup();
+    let host = ws.host(&policy(&ws)).await;
+    let path = ws.path("notes/a.txt");
+    let path = path.to_str().unwrap();
+    call(&host, "probe.write", json!({"path": path, "content": "first"})).await.expect("first write");
+    std::fs::remove_dir_all(ws.path("notes")).unwrap();
+    let err = call(&host, "probe.write", json!({"path": path, "content": "lost?"})).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Failed, "no folder, no write: {err}");
+    ws.mkdir("notes");
+    call(&host, "probe.write", json!({"path": path, "content": "second"})).await.expect("second write");
+    assert_eq!(std::fs::read_to_string(ws.path("notes/a.txt")).unwrap(), "second");
+}

@@ -13,6 +13,7 @@ use toml::Spanned;
 
 use super::error::{PolicyError, Source, toml_key};
 use super::folders::{resolve_folder, split_read_write};
+use super::credentials::{Credential, Injection, SecretSource};
 use super::{HostPattern, Level, Limits, NetAllowlist, SkillGrants};
 
 /// Allowed `memory_mb`: a skill needs at least a page, and 4 GiB is the most
@@ -58,6 +59,25 @@ struct RawSkill {
     max_output_kb: Option<Spanned<i64>>,
     #[serde(default)]
     tools: BTreeMap<Spanned<String>, Spanned<RawTool>>,
+    #[serde(default)]
+    credentials: Vec<Spanned<RawCredential>>,
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a credential table with `host`, `env` or `file`, `header` or `query`, and optionally `prefix` and `allow_http`"
+)]
+struct RawCredential {
+    host: Spanned<String>,
+    env: Option<Spanned<String>>,
+    file: Option<Spanned<String>>,
+    header: Option<Spanned<String>>,
+    query: Option<Spanned<String>>,
+    #[serde(default)]
+    prefix: Option<Spanned<String>>,
+    #[serde(default)]
+    allow_http: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]
@@ -180,8 +200,39 @@ fn resolve_skill(
                 ),
             ));
         }
+        if var.starts_with("AGENT_REACH_") {
+            return Err(src.invalid(
+                &entry.span(),
+                format!("{prefix}.env[{i}]"),
+                format!("{var} is reserved: the host sets AGENT_REACH_* variables itself"),
+            ));
+        }
         if !env.contains(var) {
             env.push(var.clone());
+        }
+    }
+
+    let credentials = raw
+        .credentials
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| resolve_credential(src, &format!("{prefix}.credentials[{i}]"), entry, &net))
+        .collect::<Result<Vec<_>, _>>()?;
+    // A variable that feeds a credential must not also be handed to the
+    // skill, or the skill would hold the secret after all.
+    for (cred, entry) in credentials.iter().zip(&raw.credentials) {
+        if let SecretSource::Env(var) = &cred.source
+            && let Some(i) = raw.env.iter().position(|e| e.get_ref() == var)
+        {
+            return Err(src.invalid(
+                &raw.env[i].span(),
+                format!("{prefix}.env[{i}]"),
+                format!(
+                    "{var} is the secret of the credential for {} (line {}); a skill must never see it — remove it from `env`",
+                    cred.target(),
+                    src.line(&entry.span())
+                ),
+            ));
         }
     }
 
@@ -224,12 +275,64 @@ fn resolve_skill(
             write,
             net,
             env,
+            credentials,
             limits,
             listed: true,
         },
         line: src.line(&name.span()),
         tool_lines,
     })
+}
+
+/// Check one credential: exactly one source and one injection, and a host
+/// the skill's `net` list lets it reach (otherwise the entry could never apply).
+fn resolve_credential(
+    src: &Source<'_>,
+    key: &str,
+    entry: &Spanned<RawCredential>,
+    net: &NetAllowlist,
+) -> Result<Credential, PolicyError> {
+    let raw = entry.get_ref();
+    let source = match (&raw.env, &raw.file) {
+        (Some(env), None) => SecretSource::Env(env.get_ref().clone()),
+        (None, Some(file)) => SecretSource::File(file.get_ref().into()),
+        _ => {
+            return Err(src.invalid(
+                &entry.span(),
+                key,
+                "set exactly one of `env` (a host variable name) or `file` (an absolute path) for the secret",
+            ));
+        }
+    };
+    let prefix = raw.prefix.as_ref().map(|p| p.get_ref().clone()).unwrap_or_default();
+    let inject = match (&raw.header, &raw.query) {
+        (Some(name), None) => Injection::Header { name: name.get_ref().clone(), prefix },
+        (None, Some(name)) => Injection::Query { name: name.get_ref().clone(), prefix },
+        _ => {
+            return Err(src.invalid(
+                &entry.span(),
+                key,
+                "set exactly one of `header` (e.g. \"Authorization\") or `query` (e.g. \"api_key\") to say how the secret is sent",
+            ));
+        }
+    };
+    let allow_http = raw.allow_http.as_ref().is_some_and(|a| *a.get_ref());
+    let credential = Credential::new(raw.host.get_ref(), source, inject, allow_http)
+        .map_err(|why| src.invalid(&raw.host.span(), format!("{key}.host"), why))?;
+    let https = net.allows("https", &credential.target_host(), credential.port.unwrap_or(443)).is_some();
+    let http = allow_http && net.allows("http", &credential.target_host(), credential.port.unwrap_or(80)).is_some();
+    if !https && !http {
+        return Err(src.invalid(
+            &raw.host.span(),
+            format!("{key}.host"),
+            format!(
+                "the skill's `net` list does not allow {}, so this credential could never be sent; add \"{}\" to `net`",
+                credential.target(),
+                credential.target()
+            ),
+        ));
+    }
+    Ok(credential)
 }
 
 fn resolve_level(

@@ -227,7 +227,7 @@ fn grants_serialize_with_canonical_patterns_and_milliseconds() {
 fn errors_from_the_parser_name_line_column_and_key() {
     insta::assert_snapshot!(
         error("[skills.files]\nlevel = \"auto\"\nlevle = \"auto\"\n"),
-        @"reach.toml:3:1: unknown field `levle`, expected one of `level`, `read`, `write`, `net`, `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`"
+        @"reach.toml:3:1: unknown field `levle`, expected one of `level`, `read`, `write`, `net`, `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`, `credentials`"
     );
     insta::assert_snapshot!(
         error("[defaults]\nmemory = 64\n"),
@@ -358,4 +358,75 @@ fn the_first_error_in_file_order_is_reported() {
         "{}",
         error(text)
     );
+}
+
+const CREDENTIAL: &str = r#"
+[skills.api]
+net = ["api.example.com", "127.0.0.1:8080"]
+env = ["LANG"]
+
+[[skills.api.credentials]]
+host   = "api.example.com"
+env    = "EXAMPLE_TOKEN"
+header = "Authorization"
+prefix = "Bearer "
+
+[[skills.api.credentials]]
+host   = "127.0.0.1:8080"
+file   = "/run/secrets/test"
+query  = "api_key"
+allow_http = true
+"#;
+
+#[test]
+fn credentials_resolve_with_their_source_and_injection() {
+    let policy = parse_in(Path::new("/"), CREDENTIAL).expect("valid table");
+    let api = policy.grants("api");
+    assert_eq!(api.credentials.len(), 2);
+    let first = &api.credentials[0];
+    assert_eq!(first.source, SecretSource::Env("EXAMPLE_TOKEN".into()));
+    assert_eq!(first.inject, Injection::Header { name: "authorization".into(), prefix: "Bearer ".into() });
+    assert!(first.matches_host("api.example.com", 443) && !first.allows_scheme("http"));
+    let second = &api.credentials[1];
+    assert_eq!(second.inject, Injection::Query { name: "api_key".into(), prefix: String::new() });
+    assert!(second.allows_scheme("http") && second.matches_host("127.0.0.1", 8080));
+    assert!(policy.grants("other").credentials.is_empty());
+}
+
+#[test]
+fn credential_errors_name_the_entry_and_the_fix() {
+    let with = |extra: &str| format!("[skills.api]\nnet = [\"api.example.com\"]\n\n[[skills.api.credentials]]\n{extra}\n");
+    let cases = [
+        (with("host = \"api.example.com\"\nheader = \"Authorization\""), "reach.toml:4:1: skills.api.credentials[0]: set exactly one of `env`"),
+        (
+            with("host = \"api.example.com\"\nenv = \"T\"\nfile = \"/t\"\nheader = \"Authorization\""),
+            "set exactly one of `env`",
+        ),
+        (with("host = \"api.example.com\"\nenv = \"T\""), "set exactly one of `header`"),
+        (
+            with("host = \"other.example.com\"\nenv = \"T\"\nheader = \"X-Key\""),
+            "reach.toml:5:8: skills.api.credentials[0].host: the skill's `net` list does not allow other.example.com",
+        ),
+        (
+            with("host = \"api.example.com\"\nenv = \"T\"\nheader = \"X-Key\"\nallow_http = true"),
+            "allow_http is only for loopback test hosts",
+        ),
+        (with("host = \"api.example.com\"\nenv = \"T\"\nheader = \"X-Key\"\ncolour = 1"), "unknown field `colour`"),
+    ];
+    for (text, want) in cases {
+        let got = error(&text);
+        assert!(got.contains(want), "want {want:?} in {got:?}\nfor\n{text}");
+    }
+}
+
+#[test]
+fn a_credential_variable_cannot_also_be_passed_to_the_skill() {
+    let text = "[skills.api]\nnet = [\"api.example.com\"]\nenv = [\"LANG\", \"TOKEN\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nenv = \"TOKEN\"\nheader = \"Authorization\"\n";
+    let got = error(text);
+    assert!(
+        got.starts_with("reach.toml:3:16: skills.api.env[1]: TOKEN is the secret of the credential for api.example.com (line 5)"),
+        "{got}"
+    );
+    let got = error("[skills.api]\nenv = [\"AGENT_REACH_CREDENTIALS\"]\n");
+    assert!(got.contains("reserved"), "{got}");
 }

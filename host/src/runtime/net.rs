@@ -6,12 +6,16 @@
 //!    private, link-local, cloud metadata…) unless the table names that
 //!    address explicitly — the SSRF guard,
 //! 3. connects to exactly the address it checked, so a DNS answer cannot
-//!    change between the check and the connection.
+//!    change between the check and the connection,
+//! 4. adds the credential the table binds to that host (https only, unless
+//!    `allow_http` for a loopback test host) and masks its value in the
+//!    response, so the skill never holds it.
 //!
 //! Redirects are not followed here: the guest sees the 3xx and, if it
 //! follows it, sends a new request that is checked again from step 1.
 
-use crate::policy::{NetAllowlist, is_internal_address};
+use super::redact::{RedactingBody, Redactor};
+use crate::policy::{Credential, Injection, NetAllowlist, Secret, is_internal_address};
 use http::uri::Scheme;
 use http_body_util::BodyExt;
 use std::net::{IpAddr, SocketAddr};
@@ -30,14 +34,15 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) struct NetGuard {
     skill: Arc<str>,
     allow: Arc<NetAllowlist>,
+    credentials: Arc<[Credential]>,
     /// Refusals during this call, appended to a `denied` error so the model
     /// and the operator see exactly what was refused and what is allowed.
     pub(crate) denials: Arc<Mutex<Vec<String>>>,
 }
 
 impl NetGuard {
-    pub(crate) fn new(skill: &str, allow: NetAllowlist) -> Self {
-        NetGuard { skill: skill.into(), allow: Arc::new(allow), denials: Arc::default() }
+    pub(crate) fn new(skill: &str, allow: NetAllowlist, credentials: &[Credential]) -> Self {
+        NetGuard { skill: skill.into(), allow: Arc::new(allow), credentials: credentials.into(), denials: Arc::default() }
     }
 }
 
@@ -60,7 +65,9 @@ impl WasiHttpHooks for NetGuard {
         let skill = self.skill.clone();
         let allow = self.allow.clone();
         let denials = self.denials.clone();
+        let credentials = self.credentials.clone();
         Box::new(async move {
+            let mut request = request;
             let uri = request.uri().clone();
             let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTPS);
             let https = scheme == Scheme::HTTPS;
@@ -92,9 +99,107 @@ impl WasiHttpHooks for NetGuard {
                 );
                 return Err(Error::DestinationIpProhibited);
             }
-            send(request, addr, https, &host, options).await
+
+            let redactor = match credentials.iter().find(|c| c.matches_host(&host, port)) {
+                None => None,
+                Some(cred) if !cred.allows_scheme(scheme.as_str()) => {
+                    tracing::warn!(
+                        skill = &*skill, capability = "credential", host = %cred.target(),
+                        "not sent over {scheme}: credentials travel over https only (allow_http = true is for loopback test hosts)"
+                    );
+                    None
+                }
+                Some(cred) => {
+                    let secret = cred.secret().map_err(|why| {
+                        deny(&skill, &denials, format!("{target}: {why}"));
+                        Error::HttpRequestDenied
+                    })?;
+                    let sent = inject(&mut request, cred, &secret)?;
+                    // The value itself is never logged; only that it was added.
+                    tracing::info!(skill = &*skill, capability = "credential", host = %cred.target(), "added at egress: {target}");
+                    Some(Arc::new(Redactor::new(secret_forms(secret.expose(), &sent))))
+                }
+            };
+            let (response, io) = send(request, addr, https, &host, options).await?;
+            match redactor {
+                Some(redactor) => Ok((mask_response(response, redactor), io)),
+                None => Ok((response, io)),
+            }
         })
     }
+}
+
+/// Add the credential to the request; returns the exact text sent (prefix
+/// and value), which is masked in the response along with the bare value.
+fn inject(request: &mut http::Request<WasiBody>, cred: &Credential, secret: &Secret) -> Result<String, Error> {
+    match &cred.inject {
+        Injection::Header { name, prefix } => {
+            let text = format!("{prefix}{}", secret.expose());
+            let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| Error::HttpRequestDenied)?;
+            let mut value = http::HeaderValue::from_str(&text).map_err(|_| Error::HttpRequestDenied)?;
+            value.set_sensitive(true);
+            // Replaces whatever the skill put under that name.
+            request.headers_mut().insert(name, value);
+            Ok(text)
+        }
+        Injection::Query { name, prefix } => {
+            let text = format!("{prefix}{}", secret.expose());
+            let uri = request.uri();
+            let path = uri.path();
+            let query = match uri.query() {
+                Some(q) if !q.is_empty() => format!("{q}&{name}={}", percent_encode(&text)),
+                _ => format!("{name}={}", percent_encode(&text)),
+            };
+            let mut parts = uri.clone().into_parts();
+            parts.path_and_query = Some(format!("{path}?{query}").parse().map_err(|_| Error::HttpRequestUriInvalid)?);
+            *request.uri_mut() = http::Uri::from_parts(parts).map_err(|_| Error::HttpRequestUriInvalid)?;
+            Ok(text)
+        }
+    }
+}
+
+/// The ways a secret can appear: bare, as sent (with its prefix), and
+/// percent-encoded as in a query string.
+pub(crate) fn secret_forms(bare: &str, sent: &str) -> [String; 3] {
+    [bare.to_owned(), sent.to_owned(), percent_encode(sent)]
+}
+
+/// The masks for every credential of a skill whose value can be read now:
+/// applied to results and errors before they reach the model or a log.
+pub(crate) fn credential_redactor(credentials: &[Credential]) -> Redactor {
+    Redactor::new(credentials.iter().filter_map(|c| c.secret().ok().map(|s| (c, s))).flat_map(|(c, s)| {
+        let prefix = match &c.inject {
+            Injection::Header { prefix, .. } | Injection::Query { prefix, .. } => prefix,
+        };
+        secret_forms(s.expose(), &format!("{prefix}{}", s.expose()))
+    }))
+}
+
+/// RFC 3986 percent-encoding of everything but unreserved characters.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 3);
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Mask the credential in the response's headers and body. The length may
+/// change, so `Content-Length` goes.
+fn mask_response(response: http::Response<WasiBody>, redactor: Arc<Redactor>) -> http::Response<WasiBody> {
+    let (mut parts, body) = response.into_parts();
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    for value in parts.headers.values_mut() {
+        let masked = value.to_str().ok().map(|text| redactor.text(text).into_owned());
+        if let Some(masked) = masked.filter(|m| m.as_bytes() != value.as_bytes()) {
+            *value = http::HeaderValue::from_str(&masked).unwrap_or_else(|_| http::HeaderValue::from_static("[REDACTED]"));
+        }
+    }
+    http::Response::from_parts(parts, RedactingBody::new(body, redactor).boxed_unsync())
 }
 
 /// Resolve `host` to one address (IP literals need no lookup).

@@ -7,12 +7,16 @@
 //! is reachable only through `wasi:http`, see `net`), host clocks and a
 //! fresh random seed per call.
 
+use super::folders::FolderCache;
 use super::net::NetGuard;
 use super::state::{Capture, MemoryGuard, StoreState};
 use crate::policy::SkillGrants;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 use wasmtime_wasi_http::WasiHttpCtx;
+
+/// The variable that lists the hosts with a host-held credential.
+pub(crate) const CREDENTIALS_ENV: &str = "AGENT_REACH_CREDENTIALS";
 
 /// How much of a skill's stdout and stderr is kept for logs and crash reports.
 const STDIO_CAP: usize = 64 * 1024;
@@ -32,7 +36,7 @@ fn host_cwd() -> Option<&'static str> {
 }
 
 /// Build the sandbox for one call of `grants.skill`.
-pub(crate) fn build(grants: &SkillGrants) -> Sandbox {
+pub(crate) fn build(grants: &SkillGrants, cache: &FolderCache) -> Sandbox {
     let skill = grants.skill.as_str();
     let mut wasi = WasiCtxBuilder::new();
     let stdout = Capture::new(STDIO_CAP);
@@ -47,8 +51,9 @@ pub(crate) fn build(grants: &SkillGrants) -> Sandbox {
     }
 
     // Each folder is preopened at its absolute host path, so the same path
-    // means the same file inside and outside. cap-std confines every access
-    // to the opened folder: `..` and symlinks cannot leave it.
+    // means the same file inside and outside. wasmtime-wasi confines every
+    // access to the opened folder: `..` and symlinks cannot leave it.
+    let mut preopens = Vec::with_capacity(grants.read.len() + grants.write.len());
     let folders = grants
         .read
         .iter()
@@ -56,8 +61,11 @@ pub(crate) fn build(grants: &SkillGrants) -> Sandbox {
         .chain(grants.write.iter().map(|g| (g, FsPerms::ReadWrite, "write")));
     for (grant, perms, kind) in folders {
         let guest = grant.path.to_string_lossy();
-        match wasi.preopened_dir(&grant.path, &guest, perms) {
-            Ok(_) => tracing::debug!(skill, capability = "files", access = kind, path = %guest, "granted"),
+        match cache.get(&grant.path, perms) {
+            Ok(dir) => {
+                tracing::debug!(skill, capability = "files", access = kind, path = %guest, "granted");
+                preopens.push((dir, guest.into_owned()));
+            }
             Err(err) => tracing::warn!(
                 skill, capability = "files", access = kind, path = %guest, error = %err,
                 "granted folder could not be opened; the skill runs without it"
@@ -76,12 +84,20 @@ pub(crate) fn build(grants: &SkillGrants) -> Sandbox {
         }
     }
 
+    if !grants.credentials.is_empty() {
+        // Where a credential will be added, never what it is: lets a skill
+        // say "no API key is configured" instead of failing with a 401.
+        let hosts: Vec<String> = grants.credentials.iter().map(|c| c.target()).collect();
+        wasi.env(CREDENTIALS_ENV, hosts.join(","));
+    }
+
     Sandbox {
         state: StoreState {
             wasi: wasi.build(),
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
-            net: NetGuard::new(skill, grants.net.clone()),
+            folders: preopens,
+            net: NetGuard::new(skill, grants.net.clone(), &grants.credentials),
             memory: MemoryGuard::new(grants.limits.memory_bytes),
         },
         stdout,

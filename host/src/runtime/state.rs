@@ -17,6 +17,8 @@ pub(crate) struct StoreState {
     pub(crate) wasi: WasiCtx,
     pub(crate) http: WasiHttpCtx,
     pub(crate) table: ResourceTable,
+    /// Granted folders and the path the guest sees each at.
+    pub(crate) folders: Vec<(wasmtime_wasi::filesystem::Dir, String)>,
     pub(crate) net: NetGuard,
     pub(crate) memory: MemoryGuard,
 }
