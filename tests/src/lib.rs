@@ -2,6 +2,7 @@
 //! built from source, a throw-away workspace with a skills folder and a
 //! permission table, and a small HTTP server on 127.0.0.1.
 
+pub mod pages;
 pub mod recorder;
 
 use agent_reach::policy::Policy;
