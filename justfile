@@ -12,15 +12,16 @@ demo: skills
 
 # Build the bundled skills into ./skills.
 skills:
-    cargo build --release --target {{wasm_target}} -p skill-files -p skill-web -p skill-http-api
+    cargo build --release --target {{wasm_target}} -p skill-files -p skill-web -p skill-logs -p skill-http-api
     mkdir -p skills
     cp {{release}}/skill_files.wasm skills/files.wasm
     cp {{release}}/skill_web.wasm skills/web.wasm
+    cp {{release}}/skill_logs.wasm skills/logs.wasm
     cp {{release}}/skill_http_api.wasm skills/http_api.wasm
 
 # Build every skill component the tests run (bundled and test-only).
 test-skills:
-    cargo build --release --target {{wasm_target}} -p skill-files -p skill-web -p skill-http-api -p test-skill-echo -p test-skill-misbehave -p test-skill-probe
+    cargo build --release --target {{wasm_target}} -p skill-files -p skill-web -p skill-logs -p skill-http-api -p test-skill-echo -p test-skill-misbehave -p test-skill-probe
 
 # Run all tests: real components in the real sandbox.
 test: test-skills
@@ -29,7 +30,7 @@ test: test-skills
 # Lints for host and guests.
 lint:
     cargo clippy --all-targets -- -D warnings
-    cargo clippy --release --target {{wasm_target}} -p agent-reach-sdk -p skill-files -p skill-web -p skill-http-api -p test-skill-echo -p test-skill-misbehave -p test-skill-probe -- -D warnings
+    cargo clippy --release --target {{wasm_target}} -p agent-reach-sdk -p skill-files -p skill-web -p skill-logs -p skill-http-api -p test-skill-echo -p test-skill-misbehave -p test-skill-probe -- -D warnings
 
 # Benchmarks (figures quoted in the README).
 bench: test-skills
