@@ -4,19 +4,19 @@
 //! Needs the test skills: `just bench` builds them first.
 //! At the end it prints the ratios quoted in the README, measured in this run.
 
+mod common;
+
 use agent_reach::policy::Policy;
 use agent_reach::registry::Registry;
 use agent_reach::runtime::{Runtime, RuntimeConfig};
 use agent_reach::{AlwaysConfirm, Host};
+use common::{median, root};
 use criterion::{Criterion, criterion_group};
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn wasm(name: &str) -> Vec<u8> {
     let path = root().join("target/wasm32-wasip2/release").join(format!("{name}.wasm"));
@@ -113,17 +113,6 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-fn median(mut f: impl FnMut(), n: usize) -> Duration {
-    let mut times: Vec<Duration> = (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[n / 2]
-}
 
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -153,6 +142,26 @@ fn summary() {
     println!("  ratio: the sandboxed call costs 1/{:.0} of a process spawn", spawn.as_secs_f64() / call.as_secs_f64());
     println!("  start-up to skills listed, 20 skills, warm cache: {start:?}");
     println!("  calls per second, one thread: {:.0}", 1.0 / call.as_secs_f64());
+    println!("  calls per second, two threads sharing one host: {:.0}", two_threads(&s, &args));
+}
+
+/// Fresh-instance calls per second from two threads sharing one `Host`,
+/// each driving its own single-threaded tokio runtime (the 2-core target).
+fn two_threads(s: &Setup, args: &str) -> f64 {
+    const PER_THREAD: usize = 20_000;
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                for _ in 0..PER_THREAD {
+                    let out = rt.block_on(s.host.invoke("echo", "echo", args, &AlwaysConfirm)).unwrap();
+                    assert!(out.len() > 900);
+                }
+            });
+        }
+    });
+    (2 * PER_THREAD) as f64 / started.elapsed().as_secs_f64()
 }
 
 /// Host RSS with 20 skills loaded and idle, measured in this process before

@@ -141,3 +141,59 @@ fn usage_errors_exit_2() {
     let out = env.reach(&["call", "no-dot-here", "{}"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Answer one request on 127.0.0.1 with its own head as the body (an
+/// "echo my headers" endpoint), and hand the head to the test.
+fn echo_once() -> (std::net::SocketAddr, std::thread::JoinHandle<String>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
+                break;
+            }
+            head.push_str(&line);
+        }
+        let body = serde_json::json!({ "head": head }).to_string();
+        let response = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+        stream.write_all(response.as_bytes()).unwrap();
+        head
+    });
+    (addr, handle)
+}
+
+#[test]
+fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
+    const SECRET: &str = "tok-from-env-5d41402abc4b2a76";
+    let (addr, server) = echo_once();
+    let policy = format!(
+        "[skills.http_api]\nlevel = \"auto\"\nnet = [\"{addr}\"]\n\n[[skills.http_api.credentials]]\nhost = \"{addr}\"\nenv = \"REACH_TEST_API_TOKEN\"\nheader = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true\n"
+    );
+    let env = Env::new(&policy);
+    std::fs::copy(wasm("skill_http_api"), env.dir.path().join("skills/http_api.wasm")).unwrap();
+    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
+    let out = Command::new(env!("CARGO_BIN_EXE_reach"))
+        .args(["-vvv", "--log-format", "json", "call", "http_api.request"])
+        .arg(serde_json::json!({"method": "GET", "url": format!("http://{addr}/me")}).to_string())
+        .current_dir(env.dir.path())
+        .env("REACH_CACHE_DIR", cache)
+        .env("REACH_TEST_API_TOKEN", SECRET)
+        .env_remove("REACH_POLICY")
+        .env_remove("REACH_SKILLS")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let head = server.join().unwrap();
+    assert!(head.contains(&format!("authorization: Bearer {SECRET}")), "the server got it: {head}");
+    let (stdout, stderr) = (stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned());
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(!stdout.contains(SECRET), "not in the result: {stdout}");
+    assert!(!stderr.contains(SECRET), "not in the logs: {stderr}");
+    assert!(stdout.contains("authorization: [REDACTED]"), "{stdout}");
+    assert!(stderr.contains("added at egress"), "the injection itself is logged: {stderr}");
+}

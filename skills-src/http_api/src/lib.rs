@@ -49,8 +49,9 @@ const REFUSED_QUERY: &[&str] = &["api_key", "apikey", "access_token", "token", "
 const DEFAULT_MAX_BYTES: usize = 32 * 1024;
 const MAX_MAX_BYTES: usize = 1024 * 1024;
 
-/// The HTTP method. Variants carry no doc comments on purpose: schemars then
-/// emits a plain `enum` of names, whose validation error lists them.
+// Variants carry no doc comments on purpose: schemars then emits a plain
+// `enum` of names, whose validation error lists them.
+/// An HTTP method, upper case.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "UPPERCASE")]
 enum Method {

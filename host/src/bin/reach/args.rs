@@ -28,7 +28,8 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
     pub log_format: LogFormat,
 
-    /// More log output (-v info, -vv debug: every grant, -vvv trace). REACH_LOG overrides.
+    /// More log output from Agent Reach (-v info, -vv debug: every grant, -vvv trace;
+    /// dependencies stay at warn, info with -vvv). REACH_LOG overrides, e.g. `REACH_LOG=wasmtime=debug`.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 

@@ -11,11 +11,14 @@ use tracing_subscriber::EnvFilter;
 
 /// Set up tracing on stderr.
 pub fn init_logging(cli: &Cli) {
+    // Verbosity raises our own crates only: a dependency's trace output
+    // (Cranelift dumps whole functions while compiling) runs to gigabytes.
+    // REACH_LOG takes any filter, dependencies included.
     let default = match cli.verbose {
         0 => "warn",
-        1 => "info",
-        2 => "debug",
-        _ => "trace",
+        1 => "warn,agent_reach=info,reach=info",
+        2 => "warn,agent_reach=debug,reach=debug",
+        _ => "info,agent_reach=trace,reach=trace",
     };
     let filter = EnvFilter::try_from_env("REACH_LOG").unwrap_or_else(|_| EnvFilter::new(default));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);

@@ -90,6 +90,10 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
     println!("  writable folders:  {}", folders(&grants.write));
     println!("  network:           {}", if grants.net.is_empty() { "none".to_owned() } else { grants.net.to_string() });
     println!("  environment:       {}", if grants.env.is_empty() { "none".to_owned() } else { grants.env.join(", ") });
+    if !grants.credentials.is_empty() {
+        let described: Vec<String> = grants.credentials.iter().map(describe_credential).collect();
+        println!("  credentials:       {}", described.join("; "));
+    }
     println!(
         "  limits:            {} MiB memory, {} ms, {} KiB output",
         grants.limits.memory_bytes >> 20,
@@ -110,4 +114,20 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
         println!("{text}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `api.example.com: header Authorization from $TOKEN (https only)` — where
+/// the secret comes from, never its value.
+fn describe_credential(c: &agent_reach::policy::Credential) -> String {
+    use agent_reach::policy::{Injection, SecretSource};
+    let how = match &c.inject {
+        Injection::Header { name, .. } => format!("header {name}"),
+        Injection::Query { name, .. } => format!("query parameter {name}"),
+    };
+    let from = match &c.source {
+        SecretSource::Env(var) => format!("${var}"),
+        SecretSource::File(path) => path.display().to_string(),
+    };
+    let scheme = if c.allow_http { "https, or http for this loopback host" } else { "https only" };
+    format!("{}: {how} from {from} ({scheme})", c.target())
 }

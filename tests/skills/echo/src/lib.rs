@@ -10,11 +10,10 @@ use agent_reach_sdk::prelude::*;
 /// `@@name=<16 chars>@@version=<8 chars>@@`, padded with `_`/spaces.
 static STAMP: &str = "@@name=echo____________@@version=1.0.0   @@";
 
-fn field<'a>(stamp: &'a str, key: &str) -> &'a str {
-    let start = stamp.find(key).map_or(0, |i| i + key.len());
-    let rest = &stamp[start..];
-    let end = rest.find("@@").unwrap_or(rest.len());
-    rest[..end].trim_end_matches(['_', ' '])
+/// The padded field at `range` of the stamp. Fixed offsets rather than a
+/// substring search, which cost a measurable share of a benchmarked call.
+fn field(stamp: &str, range: std::ops::Range<usize>) -> &str {
+    stamp.get(range).unwrap_or("").trim_end_matches(['_', ' '])
 }
 
 /// Arguments of `echo`: any JSON object, returned byte for byte. Decoding
@@ -32,7 +31,7 @@ impl Skill for Echo {
         // black_box keeps the stamp one string in the data segment instead of
         // letting the optimiser split it into constants.
         let stamp = std::hint::black_box(STAMP);
-        Definition::new(field(stamp, "@@name="), field(stamp, "@@version="), "Returns its arguments unchanged. Test skill.")
+        Definition::new(field(stamp, 7..23), field(stamp, 33..41), "Returns its arguments unchanged. Test skill.")
             .tool("echo", "Return the arguments object unchanged.", |args: EchoArgs| {
                 Ok(String::from(args.0.get()))
             })
