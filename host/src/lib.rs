@@ -24,6 +24,7 @@
 
 pub mod error;
 mod host;
+pub mod model;
 pub mod policy;
 pub mod registry;
 pub mod runtime;
