@@ -24,6 +24,13 @@ pub trait Confirmer {
     /// Whether a person allows `skill.tool` with these (already validated)
     /// arguments. `Err(reason)` refuses and says why (e.g. no terminal).
     fn confirm(&self, skill: &str, tool: &str, arguments: &serde_json::Value) -> Result<(), String>;
+
+    /// True when a person answers (a terminal, an embedder's dialog). The
+    /// harness stops a run when a person declines; a refusal with no one
+    /// there is only reported to the model, which may try another way.
+    fn person_present(&self) -> bool {
+        false
+    }
 }
 
 /// Confirms everything (`--yes`, or an embedder that confirmed elsewhere).

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod error;
+pub mod harness;
 mod host;
 pub mod model;
 pub mod policy;

@@ -6,7 +6,7 @@ mod cache;
 mod engine;
 mod folders;
 mod net;
-mod redact;
+pub(crate) mod redact;
 mod sandbox;
 mod state;
 
@@ -86,6 +86,7 @@ pub struct LoadedSkill {
     path: PathBuf,
     contract: semver::Version,
     source: LoadSource,
+    digest: String,
 }
 
 impl LoadedSkill {
@@ -102,6 +103,11 @@ impl LoadedSkill {
     /// Whether it came from the compile cache.
     pub fn source(&self) -> LoadSource {
         self.source
+    }
+
+    /// The blake3 hash of the `.wasm` file, hex: which exact build ran.
+    pub fn wasm_hash(&self) -> &str {
+        &self.digest
     }
 }
 
@@ -138,9 +144,10 @@ impl Runtime {
                 "a core WebAssembly module, not a component; build with `--target wasm32-wasip2` (not wasm32-wasip1/unknown)".into(),
             ));
         }
+        let digest = blake3::hash(&wasm).to_hex().to_string();
         let (component, source) = self
             .cache
-            .load(&self.engine, &wasm, on_compile)
+            .load(&self.engine, &wasm, &digest, on_compile)
             .map_err(|e| invalid(format!("does not compile: {e:#}")))?;
         let contract = contract_version(&self.engine, &component).map_err(invalid)?;
         let pre = self
@@ -148,7 +155,7 @@ impl Runtime {
             .instantiate_pre(&component)
             .map_err(|e| invalid(format!("imports something this host does not provide: {e:#}")))?;
         let pre = SkillPre::new(pre).map_err(|e| invalid(format!("does not match the agent-reach:skill contract: {e:#}")))?;
-        Ok(LoadedSkill { pre, path: path.to_owned(), contract, source })
+        Ok(LoadedSkill { pre, path: path.to_owned(), contract, source, digest })
     }
 
     /// Call `describe` in a sandbox with nothing granted.

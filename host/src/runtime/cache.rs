@@ -35,21 +35,22 @@ impl CompileCache {
         CompileCache { dir, engine_key: hasher.finish() }
     }
 
-    fn entry(&self, wasm: &[u8]) -> Option<PathBuf> {
+    fn entry(&self, digest: &str) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
-        let digest = blake3::hash(wasm).to_hex();
         Some(dir.join(format!("{}-{:016x}.cwasm", &digest[..32], self.engine_key)))
     }
 
-    /// Load the compiled form of `wasm`, compiling and storing it on a miss.
-    /// `on_compile` runs before a (slow) compilation, for progress output.
+    /// Load the compiled form of `wasm` (whose blake3 hex digest is
+    /// `digest`), compiling and storing it on a miss. `on_compile` runs
+    /// before a (slow) compilation, for progress output.
     pub(crate) fn load(
         &self,
         engine: &Engine,
         wasm: &[u8],
+        digest: &str,
         on_compile: impl FnOnce(),
     ) -> Result<(Component, LoadSource), wasmtime::Error> {
-        let entry = self.entry(wasm);
+        let entry = self.entry(digest);
         if let Some(path) = entry.as_deref().filter(|p| p.exists()) {
             match deserialize(engine, path) {
                 Ok(component) => return Ok((component, LoadSource::Cache)),

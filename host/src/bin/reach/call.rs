@@ -57,6 +57,10 @@ impl Confirmer for TerminalConfirmer {
             Err(err) => Err(format!("could not ask on the terminal: {err}")),
         }
     }
+
+    fn person_present(&self) -> bool {
+        !self.yes && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+    }
 }
 
 fn ask(skill: &str, tool: &str, arguments: &serde_json::Value) -> std::io::Result<bool> {

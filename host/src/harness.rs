@@ -1,0 +1,405 @@
+//! The harness loop: a task in, checked and sandboxed tool calls, a result
+//! out. Each step asks the model; each tool call it makes goes through the
+//! same checks as `reach call` (known tool, repaired and schema-valid
+//! arguments, the level, a person for `confirm`), runs in its sandbox, and
+//! comes back to the model as a string — an error as a JSON object the
+//! model can act on. The loop never dies on a tool, a parse failure or a
+//! bad argument; it stops when the model answers, or at a limit, with a
+//! report of what was done and what is left.
+
+pub mod audit;
+pub mod repair;
+pub mod toolbox;
+pub mod workbench;
+
+use crate::error::{ErrorCode, ToolFailure};
+use crate::host::{Confirmer, Host};
+use crate::model::{ChatRequest, Message, Model, ToolCall, Usage};
+use crate::policy::Level;
+use audit::AuditLog;
+use serde_json::{Value, json};
+use std::sync::Mutex;
+use std::time::Instant;
+use toolbox::{Target, Toolbox};
+use workbench::Workbench;
+
+/// The fixed part of the system prompt.
+const PREAMBLE: &str = "You are an agent that completes the user's task by calling tools. \
+Call a tool when you need to act or to look something up; the result comes back to you. \
+When the task is done, answer with a short summary of what you did and where the results are, \
+without calling a tool. A tool error is JSON with `error_code`, `error` and `suggestion`: \
+read it and try another way — do not repeat the same call. Never invent file contents or results.";
+
+/// When the conversation has this many tool calls, the prompt carries a
+/// summary of what was already tried, so a long run keeps its bearings.
+const SUMMARY_AFTER: usize = 4;
+
+/// How a run is limited and shaped.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// Most model requests (default 8).
+    pub max_steps: usize,
+    /// Stop once this many tokens (input + output, all requests) are used.
+    pub token_budget: Option<u64>,
+    /// Results up to this many characters are shown whole (default 3000).
+    pub view_chars: usize,
+    /// Results above this many characters go to the workbench (default 8000).
+    pub keep_chars: usize,
+    /// Identical consecutive calls that count as no progress (default 3).
+    pub repeat_limit: usize,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            max_steps: 8,
+            token_budget: None,
+            view_chars: workbench::VIEW_CHARS,
+            keep_chars: workbench::KEEP_CHARS,
+            repeat_limit: 3,
+        }
+    }
+}
+
+/// Why a run stopped.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
+pub enum Stop {
+    /// The model answered without calling a tool.
+    Answered,
+    /// `max_steps` model requests were made.
+    MaxSteps,
+    /// The token budget was used up.
+    TokenBudget,
+    /// The same call with the same arguments, `repeat_limit` times in a row.
+    NoProgress,
+    /// A person declined a call.
+    Declined,
+    /// The model could not be reached or answered nonsense.
+    ModelError(String),
+}
+
+impl Stop {
+    /// True when the task ended on its own terms (the model answered).
+    pub fn is_success(&self) -> bool {
+        matches!(self, Stop::Answered)
+    }
+}
+
+/// One tool call of the run, as the report and the timeline show it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Action {
+    /// Model request it came from (1-based).
+    pub step: usize,
+    /// The name the model used.
+    pub tool: String,
+    /// Arguments after repair (masked).
+    pub arguments: Value,
+    /// `auto`, `confirmed`, `declined`, `denied` or `-` (never reached the level check).
+    pub decision: &'static str,
+    /// `ok`, or the error code.
+    pub outcome: String,
+    /// Result size in bytes.
+    pub result_bytes: usize,
+    /// Wall time of the call.
+    pub duration_ms: u64,
+}
+
+/// What a run did.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct RunReport {
+    /// The run's id (also the audit log's file name).
+    pub run_id: String,
+    /// Why it stopped.
+    pub stop: Stop,
+    /// The model's final answer, when it gave one.
+    pub answer: Option<String>,
+    /// Model requests made.
+    pub steps: usize,
+    /// Tokens used, all requests.
+    pub usage: Usage,
+    /// Every tool call, in order.
+    pub actions: Vec<Action>,
+    /// The audit log, if written.
+    pub audit_log: Option<std::path::PathBuf>,
+}
+
+impl RunReport {
+    /// A few lines for a person: what was done, why it stopped, what is left.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let ok = self.actions.iter().filter(|a| a.outcome == "ok").count();
+        out.push_str(&format!(
+            "{} step(s), {} tool call(s) ({ok} ok, {} failed), {} tokens{}.\n",
+            self.steps,
+            self.actions.len(),
+            self.actions.len() - ok,
+            self.usage.total(),
+            if self.usage.estimated { " (estimated)" } else { "" }
+        ));
+        for a in &self.actions {
+            out.push_str(&format!("  step {}: {} → {} ({} ms)\n", a.step, a.tool, a.outcome, a.duration_ms));
+        }
+        let left = match &self.stop {
+            Stop::Answered => "Done: the model answered.".to_owned(),
+            Stop::MaxSteps => format!("Stopped after {} steps (max_steps) before the model finished; the task may be incomplete.", self.steps),
+            Stop::TokenBudget => "Stopped: the token budget is used up; the task may be incomplete.".to_owned(),
+            Stop::NoProgress => "Stopped: the model repeated the same call without progress; the task is not done.".to_owned(),
+            Stop::Declined => "Stopped: a person declined a call; the task is not done.".to_owned(),
+            Stop::ModelError(e) => format!("Stopped: the model failed: {e}"),
+        };
+        out.push_str(&left);
+        out
+    }
+}
+
+/// A run in progress: the host, the model, who confirms, the audit log.
+pub struct Harness<'a> {
+    host: &'a Host,
+    model: &'a dyn Model,
+    confirmer: &'a dyn Confirmer,
+    config: RunConfig,
+    audit: AuditLog,
+    toolbox: Toolbox,
+    workbench: Workbench,
+}
+
+/// Progress of a run, for a terminal.
+pub trait Progress {
+    /// Called before each model request.
+    fn model_request(&self, _step: usize) {}
+    /// Called before each tool call.
+    fn tool_started(&self, _step: usize, _tool: &str) {}
+    /// Called after each tool call.
+    fn tool_finished(&self, _step: usize, _tool: &str, _outcome: &str, _ms: u64) {}
+}
+
+/// Reports nothing.
+pub struct Quiet;
+impl Progress for Quiet {}
+
+impl<'a> Harness<'a> {
+    /// A harness over `host`'s skills and policy, asking `model`, with
+    /// `confirmer` deciding `confirm`-level calls and `audit` recording.
+    pub fn new(host: &'a Host, model: &'a dyn Model, confirmer: &'a dyn Confirmer, config: RunConfig, audit: AuditLog) -> Self {
+        Harness { host, model, confirmer, config, audit, toolbox: Toolbox::from_host(host), workbench: Workbench::default() }
+    }
+
+    /// The tools offered to the model.
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.toolbox
+    }
+
+    /// Run `task` to a stop.
+    pub async fn run(&mut self, run_id: &str, task: &str, progress: &dyn Progress) -> RunReport {
+        let mut conversation = vec![Message::user(task)];
+        let mut usage = Usage::default();
+        let mut actions: Vec<Action> = Vec::new();
+        let mut recent: Vec<(String, String)> = Vec::new();
+        let offered: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name.as_str()).collect();
+        self.audit.record("run_started", json!({"task": task, "model": self.model.name(), "tools": offered}));
+        let mut steps = 0;
+        let mut answer = None;
+        let stop = 'run: loop {
+            if steps >= self.config.max_steps {
+                break Stop::MaxSteps;
+            }
+            steps += 1;
+            progress.model_request(steps);
+            let mut messages = vec![Message::system(system_prompt(task, &actions))];
+            messages.extend(conversation.iter().cloned());
+            let started = Instant::now();
+            let response = self.model.chat(ChatRequest { messages: &messages, tools: self.toolbox.specs() }).await;
+            let latency_ms = started.elapsed().as_millis() as u64;
+            let response = match response {
+                Ok(r) => r,
+                Err(err) => {
+                    self.audit.record("model_request", json!({"step": steps, "model": self.model.name(), "messages": messages.len(), "latency_ms": latency_ms, "error": err.to_string()}));
+                    break Stop::ModelError(err.to_string());
+                }
+            };
+            usage.input_tokens += response.usage.input_tokens;
+            usage.output_tokens += response.usage.output_tokens;
+            usage.estimated |= response.usage.estimated;
+            self.audit.record(
+                "model_request",
+                json!({"step": steps, "model": response.model, "messages": messages.len(), "usage": response.usage,
+                       "latency_ms": latency_ms, "tool_calls": response.message.tool_calls.len(), "text_chars": response.message.content.chars().count()}),
+            );
+            let mut message = response.message;
+            if message.tool_calls.is_empty() {
+                // Small models write the call as JSON in the text.
+                if let Some(call) = repair::call_in_text(&message.content, &|n| self.toolbox.target(n).is_some()) {
+                    message.tool_calls.push(ToolCall {
+                        id: format!("text-call-{steps}"),
+                        name: call.name,
+                        arguments: Value::Object(call.arguments).to_string(),
+                    });
+                    message.content.clear();
+                }
+            }
+            if message.tool_calls.is_empty() {
+                answer = Some(self.audit.mask(&message.content));
+                conversation.push(message);
+                break Stop::Answered;
+            }
+            let calls = message.tool_calls.clone();
+            conversation.push(message);
+            for call in calls {
+                progress.tool_started(steps, &call.name);
+                let started = Instant::now();
+                let (outcome, decision, arguments) = self.execute(&call).await;
+                let duration_ms = started.elapsed().as_millis() as u64;
+                let (text, code) = match &outcome {
+                    Ok(text) => (text.clone(), "ok".to_owned()),
+                    Err(f) => (f.to_json().to_string(), f.code.to_string()),
+                };
+                progress.tool_finished(steps, &call.name, &code, duration_ms);
+                let masked = self.audit.mask(&text);
+                let action = Action {
+                    step: steps,
+                    tool: call.name.clone(),
+                    arguments: serde_json::from_str(&self.audit.mask(&arguments.to_string())).unwrap_or(Value::Null),
+                    decision,
+                    outcome: code.clone(),
+                    result_bytes: masked.len(),
+                    duration_ms,
+                };
+                let (skill, version, hash) = self.skill_identity(&call.name);
+                self.audit.record(
+                    "tool_call",
+                    json!({"step": steps, "tool": call.name, "skill": skill, "version": version, "wasm_hash": hash,
+                           "arguments": action.arguments, "decision": decision, "duration_ms": duration_ms,
+                           "outcome": if code == "ok" { "ok" } else { "error" }, "error_code": if code == "ok" { Value::Null } else { json!(code) },
+                           "result_bytes": masked.len(), "result_digest": blake3::hash(masked.as_bytes()).to_hex().to_string()}),
+                );
+                actions.push(action);
+                let shaped = self.workbench.shape(masked, self.config.view_chars, self.config.keep_chars);
+                conversation.push(Message::tool(call.id.clone(), shaped));
+                if decision == "declined" && self.confirmer.person_present() {
+                    break 'run Stop::Declined;
+                }
+                recent.push((call.name.clone(), canonical(&arguments)));
+                let n = self.config.repeat_limit;
+                if recent.len() >= n && recent[recent.len() - n..].iter().all(|c| *c == recent[recent.len() - 1]) {
+                    break 'run Stop::NoProgress;
+                }
+            }
+            if let Some(budget) = self.config.token_budget
+                && usage.total() >= budget
+            {
+                break Stop::TokenBudget;
+            }
+        };
+        let report = RunReport {
+            run_id: run_id.to_owned(),
+            stop,
+            answer,
+            steps,
+            usage,
+            actions,
+            audit_log: (!self.audit.path().as_os_str().is_empty()).then(|| self.audit.path().to_owned()),
+        };
+        self.audit.record(
+            "run_finished",
+            json!({"stop": report.stop, "answer": report.answer, "steps": steps, "usage": usage, "tool_calls": report.actions.len()}),
+        );
+        report
+    }
+
+    /// Run one call: the checks, then the tool. Returns the outcome, the
+    /// level decision and the arguments as understood.
+    async fn execute(&mut self, call: &ToolCall) -> (Result<String, ToolFailure>, &'static str, Value) {
+        let Some(target) = self.toolbox.target(&call.name).cloned() else {
+            let close = self.toolbox.close_names(&call.name);
+            let failure = ToolFailure::new(
+                ErrorCode::NoSuchTool,
+                format!("there is no tool named `{}`; did you mean: {}?", call.name, close.join(", ")),
+            );
+            return (Err(failure), "-", Value::Null);
+        };
+        let arguments = match repair::arguments(&call.arguments) {
+            Ok(map) => Value::Object(map),
+            Err(why) => return (Err(ToolFailure::new(ErrorCode::InvalidArgs, format!("{}: {why}", call.name))), "-", Value::Null),
+        };
+        match target {
+            Target::WorkbenchRead => {
+                let handle = arguments.get("handle").and_then(Value::as_str).unwrap_or("");
+                let offset = arguments.get("offset").and_then(Value::as_u64).unwrap_or(0) as usize;
+                let limit = arguments.get("limit").and_then(Value::as_u64).unwrap_or(workbench::VIEW_CHARS as u64) as usize;
+                let out = self.workbench.read(handle, offset, limit).map_err(|e| ToolFailure::new(ErrorCode::NotFound, e));
+                (out, "auto", arguments)
+            }
+            Target::SkillInstructions => {
+                let skill = arguments.get("skill").and_then(Value::as_str).unwrap_or("");
+                let out = match self.host.registry.active(skill) {
+                    Some(a) => Ok(a.manifest.instructions.clone().unwrap_or_else(|| format!("{skill} has no instructions beyond its tool descriptions."))),
+                    None => Err(ToolFailure::new(ErrorCode::NoSuchTool, format!("no active skill named `{skill}`"))),
+                };
+                (out, "auto", arguments)
+            }
+            Target::Skill { skill, tool } => {
+                let level = self.host.policy.grants(&skill).level_for(&tool);
+                let recorder = Recorder { inner: self.confirmer, answer: Mutex::new(None) };
+                let out = self.host.invoke(&skill, &tool, &arguments.to_string(), &recorder).await;
+                let asked = *recorder.answer.lock().unwrap_or_else(|e| e.into_inner());
+                let decision = match (level, asked) {
+                    (Level::Deny, _) => "denied",
+                    (Level::Confirm, Some(true)) => "confirmed",
+                    (Level::Confirm, Some(false)) => "declined",
+                    (Level::Confirm, None) => "-",
+                    (Level::Auto, _) => "auto",
+                };
+                (out, decision, arguments)
+            }
+        }
+    }
+
+    /// (skill, version, wasm hash) behind an offered name, for the audit log.
+    fn skill_identity(&self, name: &str) -> (Value, Value, Value) {
+        match self.toolbox.target(name) {
+            Some(Target::Skill { skill, .. }) => match self.host.registry.active(skill) {
+                Some(a) => (json!(skill), json!(a.manifest.version.to_string()), json!(a.loaded().wasm_hash())),
+                None => (json!(skill), Value::Null, Value::Null),
+            },
+            _ => (Value::Null, Value::Null, Value::Null),
+        }
+    }
+}
+
+/// Remembers what the person (or policy) answered.
+struct Recorder<'a> {
+    inner: &'a dyn Confirmer,
+    answer: Mutex<Option<bool>>,
+}
+
+impl Confirmer for Recorder<'_> {
+    fn confirm(&self, skill: &str, tool: &str, arguments: &Value) -> Result<(), String> {
+        let result = self.inner.confirm(skill, tool, arguments);
+        *self.answer.lock().unwrap_or_else(|e| e.into_inner()) = Some(result.is_ok());
+        result
+    }
+
+    fn person_present(&self) -> bool {
+        self.inner.person_present()
+    }
+}
+
+/// Arguments in a canonical form (sorted keys), to compare calls.
+fn canonical(arguments: &Value) -> String {
+    // serde_json's map is a BTreeMap here: serialising sorts the keys.
+    arguments.to_string()
+}
+
+/// The system prompt: preamble, the task as the anchor, and on long runs a
+/// summary of what was tried.
+fn system_prompt(task: &str, actions: &[Action]) -> String {
+    let mut prompt = format!("{PREAMBLE}\n\nYour task (stay on it): {task}");
+    if actions.len() >= SUMMARY_AFTER {
+        prompt.push_str("\n\nAlready tried in this run:");
+        for a in actions {
+            prompt.push_str(&format!("\n- step {}: {} {} → {}", a.step, a.tool, a.arguments, a.outcome));
+        }
+    }
+    prompt
+}

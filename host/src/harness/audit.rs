@@ -1,0 +1,105 @@
+//! The run's audit log: one JSON object per line, written and flushed as
+//! things happen, so a crash loses nothing already done. Secrets (values of
+//! environment variables granted to skills, credential values, API keys)
+//! are masked in every line before it is written.
+//!
+//! Events (`event` field): `run_started`, `model_request`, `tool_call`,
+//! `run_finished`; each has `time` (RFC 3339, UTC) and `run_id`.
+
+use crate::runtime::redact::Redactor;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// An open audit log.
+pub struct AuditLog {
+    path: PathBuf,
+    file: Option<std::fs::File>,
+    run_id: String,
+    redactor: Redactor,
+}
+
+impl AuditLog {
+    /// Create `dir/<run_id>.jsonl`, masking `secrets` in everything written.
+    pub fn create(dir: &Path, run_id: &str, secrets: Vec<String>) -> std::io::Result<AuditLog> {
+        std::fs::create_dir_all(dir)?;
+        let path = dir.join(format!("{run_id}.jsonl"));
+        let file = std::fs::OpenOptions::new().create_new(true).append(true).open(&path)?;
+        Ok(AuditLog { path, file: Some(file), run_id: run_id.to_owned(), redactor: Redactor::new(secrets) })
+    }
+
+    /// A log that writes nothing (for embedders that keep their own).
+    pub fn disabled(run_id: &str, secrets: Vec<String>) -> AuditLog {
+        AuditLog { path: PathBuf::new(), file: None, run_id: run_id.to_owned(), redactor: Redactor::new(secrets) }
+    }
+
+    /// Where the log is; empty when disabled.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Mask secrets in `text` (also used for what goes to the model).
+    pub fn mask(&self, text: &str) -> String {
+        self.redactor.text(text).into_owned()
+    }
+
+    /// Append one event. A failed write is logged, not fatal: the run goes on.
+    pub fn record(&mut self, event: &str, fields: Value) {
+        let Some(file) = self.file.as_mut() else { return };
+        let mut line = json!({"event": event, "time": now_rfc3339(), "run_id": self.run_id});
+        if let (Value::Object(line), Value::Object(fields)) = (&mut line, fields) {
+            line.extend(fields);
+        }
+        let text = self.redactor.text(&line.to_string()).into_owned();
+        if let Err(err) = writeln!(file, "{text}").and_then(|()| file.flush()) {
+            tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log");
+        }
+    }
+}
+
+/// Now as `2026-12-01T03:04:05.678Z`.
+pub fn now_rfc3339() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let secs = now.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, now.subsec_millis())
+}
+
+/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian, UTC).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20788), (2026, 12, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn lines_are_flushed_json_with_secrets_masked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = AuditLog::create(dir.path(), "r1", vec!["hunter2-secret".into()]).unwrap();
+        log.record("tool_call", json!({"arguments": {"token": "hunter2-secret"}, "step": 1}));
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["event"], "tool_call");
+        assert_eq!(line["run_id"], "r1");
+        assert_eq!(line["arguments"]["token"], "[REDACTED]");
+        assert!(AuditLog::create(dir.path(), "r1", vec![]).is_err(), "a run id is never reused");
+    }
+}

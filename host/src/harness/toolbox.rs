@@ -1,0 +1,177 @@
+//! The tools offered to the model: every active skill's tools that the
+//! policy does not deny, under names every provider accepts, plus the
+//! harness's built-ins (`workbench__read`, `skills__instructions`).
+
+use crate::Host;
+use crate::model::ToolSpec;
+use crate::policy::Level;
+use serde_json::json;
+use std::collections::HashMap;
+
+/// The built-in that pages through a large result kept in the workbench.
+pub const WORKBENCH_READ: &str = "workbench__read";
+/// The built-in that returns a skill's long-form instructions.
+pub const SKILL_INSTRUCTIONS: &str = "skills__instructions";
+
+/// What an offered name runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `skill.tool` in its sandbox.
+    Skill {
+        /// The skill.
+        skill: String,
+        /// The tool.
+        tool: String,
+    },
+    /// [`WORKBENCH_READ`].
+    WorkbenchRead,
+    /// [`SKILL_INSTRUCTIONS`].
+    SkillInstructions,
+}
+
+/// The offered tools and what each name means.
+#[derive(Clone, Debug, Default)]
+pub struct Toolbox {
+    specs: Vec<ToolSpec>,
+    targets: HashMap<String, Target>,
+}
+
+impl Toolbox {
+    /// Offer every tool of every active skill whose level is not `deny`.
+    pub fn from_host(host: &Host) -> Toolbox {
+        let mut toolbox = Toolbox::default();
+        toolbox.add(
+            WORKBENCH_READ,
+            "Read part of a large tool result kept in the workbench. A result too big to show whole \
+             comes with a handle (e.g. `wb1`) and its size; call this with the handle and an `offset` \
+             (characters, default 0) and `limit` (default 3000, at most 8000) to read the next part.",
+            json!({"type": "object", "properties": {
+                "handle": {"type": "string", "description": "The handle given with the result, e.g. \"wb1\"."},
+                "offset": {"type": "integer", "minimum": 0, "description": "First character to return (default 0)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 8000, "description": "Most characters to return (default 3000)."}
+            }, "required": ["handle"], "additionalProperties": false}),
+            Target::WorkbenchRead,
+        );
+        let mut with_instructions = Vec::new();
+        for active in host.registry.active_skills() {
+            let m = active.manifest;
+            let grants = host.policy.grants(&m.name);
+            if m.instructions.is_some() {
+                with_instructions.push(m.name.clone());
+            }
+            for tool in &m.tools {
+                if grants.level_for(&tool.name) == Level::Deny {
+                    continue;
+                }
+                let name = offered_name(&m.name, &tool.name);
+                let description = format!("[{}] {}", m.name, tool.description);
+                let target = Target::Skill { skill: m.name.clone(), tool: tool.name.clone() };
+                if toolbox.targets.contains_key(&name) {
+                    tracing::warn!(skill = %m.name, tool = %tool.name, "not offered: its name {name} is taken");
+                    continue;
+                }
+                toolbox.add(&name, &description, tool.parameters.clone(), target);
+            }
+        }
+        if !with_instructions.is_empty() {
+            toolbox.add(
+                SKILL_INSTRUCTIONS,
+                &format!(
+                    "Get the detailed instructions of a skill (how to use its tools well, limits, examples) \
+                     before using it for something non-trivial. Skills with instructions: {}.",
+                    with_instructions.join(", ")
+                ),
+                json!({"type": "object", "properties": {
+                    "skill": {"type": "string", "enum": with_instructions, "description": "The skill's name."}
+                }, "required": ["skill"], "additionalProperties": false}),
+                Target::SkillInstructions,
+            );
+        }
+        toolbox
+    }
+
+    fn add(&mut self, name: &str, description: &str, parameters: serde_json::Value, target: Target) {
+        self.specs.push(ToolSpec { name: name.to_owned(), description: description.to_owned(), parameters });
+        self.targets.insert(name.to_owned(), target);
+    }
+
+    /// The specs to send to the model.
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    /// What `name` runs, if it was offered.
+    pub fn target(&self, name: &str) -> Option<&Target> {
+        self.targets.get(name)
+    }
+
+    /// Offered names closest to `name`, best first, for a `NO_SUCH_TOOL` hint.
+    pub fn close_names(&self, name: &str) -> Vec<&str> {
+        let wanted = name.to_ascii_lowercase();
+        let mut scored: Vec<(usize, &str)> = self
+            .specs
+            .iter()
+            .map(|s| {
+                let offered = s.name.to_ascii_lowercase();
+                // Shared words count for more than spelling: `read_file` means `files__read`.
+                let shared = wanted.split(['_', '-', '.']).filter(|w| w.len() >= 3 && offered.contains(*w)).count();
+                (distance(&wanted, &offered).saturating_sub(3 * shared), s.name.as_str())
+            })
+            .collect();
+        scored.sort();
+        let cutoff = (wanted.len() / 2).max(3);
+        let close: Vec<&str> = scored.iter().filter(|(d, _)| *d <= cutoff).take(3).map(|(_, n)| *n).collect();
+        if close.is_empty() { scored.iter().take(3).map(|(_, n)| *n).collect() } else { close }
+    }
+}
+
+/// `skill__tool`, with anything outside `[a-zA-Z0-9_-]` replaced by `_` and
+/// cut to 64 characters — the strictest rule among providers.
+pub fn offered_name(skill: &str, tool: &str) -> String {
+    let name: String = format!("{skill}__{tool}")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .take(64)
+        .collect();
+    name
+}
+
+/// Levenshtein distance, for suggestions; names are short.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_every_provider() {
+        assert_eq!(offered_name("files", "read"), "files__read");
+        assert_eq!(offered_name("http_api", "request"), "http_api__request");
+        assert_eq!(offered_name("my-skill", "do.it"), "my-skill__do_it");
+        assert_eq!(offered_name(&"a".repeat(40), &"b".repeat(40)).len(), 64);
+    }
+
+    #[test]
+    fn close_names_rank_by_edit_distance() {
+        let mut tb = Toolbox::default();
+        for n in ["files__read", "files__write", "files__search", "web__fetch"] {
+            tb.add(n, "", json!({}), Target::WorkbenchRead);
+        }
+        assert_eq!(tb.close_names("files_read")[0], "files__read");
+        assert_eq!(tb.close_names("read_file")[..1], ["files__read"]);
+        assert_eq!(tb.close_names("web_fetch")[0], "web__fetch");
+    }
+}
