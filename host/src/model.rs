@@ -7,6 +7,17 @@
 use std::future::Future;
 use std::pin::Pin;
 
+mod anthropic;
+mod openai;
+mod retry;
+mod tokens;
+mod transport;
+
+pub use anthropic::{ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig};
+pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
+pub use retry::{RetryPolicy, parse_retry_after, retryable_status};
+pub use tokens::{CHARS_PER_TOKEN, estimate_tokens, estimate_usage};
+
 /// Who wrote a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
