@@ -403,3 +403,20 @@ fn system_prompt(task: &str, actions: &[Action]) -> String {
     }
     prompt
 }
+
+/// Every value that must never reach the model or the audit log: the
+/// values of host environment variables granted to the active skills, the
+/// credentials bound to them, and `extra` (e.g. the model's API key).
+pub fn secrets(host: &Host, extra: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = extra.into_iter().filter(|s| !s.is_empty()).collect();
+    for active in host.registry.active_skills() {
+        let grants = host.policy.grants(&active.manifest.name);
+        out.extend(grants.env.iter().filter_map(|name| std::env::var(name).ok()));
+        for credential in &grants.credentials {
+            if let Ok(secret) = credential.secret() {
+                out.push(secret.expose().to_owned());
+            }
+        }
+    }
+    out
+}

@@ -3,6 +3,7 @@
 //! permission table, and a small HTTP server on 127.0.0.1.
 
 pub mod pages;
+pub mod openai;
 pub mod recorder;
 
 use agent_reach::policy::Policy;

@@ -64,6 +64,14 @@ pub enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// Run an agent on a task: the model calls skills, each in its sandbox.
+    Run(RunArgs),
+    /// Past runs and their audit logs.
+    Runs {
+        /// What to do with runs.
+        #[command(subcommand)]
+        command: RunsCommand,
+    },
     /// Create skills.
     Skill {
         /// What to do.
@@ -125,5 +133,67 @@ pub enum SkillCommand {
         /// Parent folder for the new crate [default: current folder].
         #[arg(long)]
         dir: Option<PathBuf>,
+    },
+}
+
+/// `reach run …`
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The task, e.g. "Save https://example.com/post as Markdown in notes/".
+    pub task: String,
+    /// Model name [env: REACH_MODEL; default: the local model's].
+    #[arg(long, env = "REACH_MODEL")]
+    pub model: Option<String>,
+    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8691/v1 [env: OPENAI_BASE_URL].
+    #[arg(long, env = "OPENAI_BASE_URL")]
+    pub base_url: Option<String>,
+    /// Which API to speak.
+    #[arg(long, value_enum, env = "REACH_PROVIDER", default_value_t = Provider::Openai)]
+    pub provider: Provider,
+    /// Most model requests.
+    #[arg(long, default_value_t = 8)]
+    pub max_steps: usize,
+    /// Stop after this many tokens (input + output, all requests).
+    #[arg(long)]
+    pub token_budget: Option<u64>,
+    /// Confirm tools whose level is `confirm` without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Print the report as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Folder for audit logs.
+    #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+    pub runs_dir: PathBuf,
+}
+
+/// The model API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Provider {
+    /// OpenAI Chat Completions and compatible servers (llama.cpp, Ollama, vLLM).
+    Openai,
+    /// Anthropic Messages API (ANTHROPIC_API_KEY).
+    Anthropic,
+}
+
+/// `reach runs …`
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// Every run in the runs folder, newest first.
+    List {
+        /// Folder of audit logs.
+        #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+        runs_dir: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A readable timeline of one run.
+    Show {
+        /// The run id (or a unique prefix).
+        run: String,
+        /// Folder of audit logs.
+        #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+        runs_dir: PathBuf,
     },
 }

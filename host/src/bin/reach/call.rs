@@ -39,8 +39,9 @@ fn fail(failure: &ToolFailure) -> anyhow::Result<ExitCode> {
 }
 
 /// Asks on the terminal, showing the key parameters; `--yes` skips the question.
-struct TerminalConfirmer {
-    yes: bool,
+pub struct TerminalConfirmer {
+    /// Confirm without asking.
+    pub yes: bool,
 }
 
 impl Confirmer for TerminalConfirmer {

@@ -1,13 +1,17 @@
 //! `reach`: the Agent Reach command line.
 //!
-//! Exit codes: 0 success; 1 a tool call failed (JSON error on stdout);
-//! 2 usage or configuration error (message on stderr).
+//! Exit codes: 0 success; 1 a tool call failed (JSON error on stdout) or,
+//! for `run`, the model failed; 2 usage or configuration error (message on
+//! stderr); 3 `run` stopped by a limit or a person declining.
 
 mod args;
 mod call;
 mod check;
 mod context;
+mod model_setup;
 mod new_skill;
+mod run;
+mod runs;
 mod skills;
 
 use clap::Parser;
@@ -39,5 +43,8 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Call(call) => call::run(&cli, call).await,
         args::Command::Policy { command: args::PolicyCommand::Check { json } } => check::run(&cli, *json).await,
         args::Command::Skill { command: args::SkillCommand::New { name, dir } } => new_skill::run(name, dir.as_deref()),
+        args::Command::Run(args) => run::run(&cli, args).await,
+        args::Command::Runs { command: args::RunsCommand::List { runs_dir, json } } => runs::list(runs_dir, *json),
+        args::Command::Runs { command: args::RunsCommand::Show { run, runs_dir } } => runs::show(runs_dir, run),
     }
 }

@@ -1,0 +1,80 @@
+//! `reach run "TASK"`: the agent loop on the command line.
+//!
+//! Exit codes: 0 the model answered; 3 stopped by a limit (steps, tokens,
+//! no progress) or a person declining; 1 the model failed; 2 usage or
+//! configuration error.
+
+use crate::args::{Cli, RunArgs};
+use crate::call::TerminalConfirmer;
+use crate::{context, model_setup};
+use agent_reach::harness::audit::AuditLog;
+use agent_reach::harness::{self, Harness, Progress, RunConfig, Stop};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+
+/// Live progress on stderr when it is a terminal: which step, which tool, how long.
+struct TerminalProgress {
+    on: bool,
+}
+
+impl Progress for TerminalProgress {
+    fn model_request(&self, step: usize) {
+        if self.on {
+            eprintln!("step {step}: asking the model…");
+        }
+    }
+
+    fn tool_started(&self, _step: usize, tool: &str) {
+        if self.on {
+            eprint!("  {tool} … ");
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    fn tool_finished(&self, _step: usize, _tool: &str, outcome: &str, ms: u64) {
+        if self.on {
+            eprintln!("{outcome} ({ms} ms)");
+        }
+    }
+}
+
+/// A run id that sorts by time: `20261201T031500Z-1a2b3c`.
+fn run_id() -> String {
+    let now = harness::audit::now_rfc3339();
+    let stamp: String = now.chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    format!("{stamp}Z-{:06x}", (nanos ^ std::process::id()) & 0xff_ffff)
+}
+
+/// `reach run`.
+pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
+    let (model, api_key) = model_setup::build(args)?;
+    let host = context::load(cli).await?;
+    let id = run_id();
+    let secrets = harness::secrets(&host, api_key);
+    let audit = AuditLog::create(&args.runs_dir, &id, secrets)
+        .map_err(|e| anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display()))?;
+    let log_path = audit.path().to_owned();
+    let confirmer = TerminalConfirmer { yes: args.yes };
+    let config = RunConfig { max_steps: args.max_steps, token_budget: args.token_budget, ..RunConfig::default() };
+    let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit);
+    let progress = TerminalProgress { on: !args.json && std::io::stderr().is_terminal() };
+    if progress.on {
+        eprintln!("run {id}: {} tool(s) offered, model {}", harness.toolbox().specs().len(), model.name());
+    }
+    let report = harness.run(&id, &args.task, &progress).await;
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+    } else {
+        if let Some(answer) = &report.answer {
+            println!("{answer}");
+        }
+        eprintln!("\n{}", report.summary());
+        eprintln!("audit log: {}  (reach runs show {id})", log_path.display());
+    }
+    Ok(match report.stop {
+        Stop::Answered => ExitCode::SUCCESS,
+        Stop::ModelError(_) => ExitCode::from(1),
+        Stop::MaxSteps | Stop::TokenBudget | Stop::NoProgress | Stop::Declined => ExitCode::from(3),
+    })
+}

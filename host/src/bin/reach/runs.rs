@@ -1,0 +1,119 @@
+//! `reach runs list` and `reach runs show`: the audit logs, read back.
+
+use anyhow::{Context, bail};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// One audit log's events.
+fn events(path: &Path) -> anyhow::Result<Vec<Value>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    // A run that crashed may end in a half-written line: keep what parses.
+    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+}
+
+fn logs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect(),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(err) => return Err(err).with_context(|| format!("reading {}", dir.display())),
+    };
+    // Run ids start with the time, so names sort by age.
+    paths.sort();
+    paths.reverse();
+    Ok(paths)
+}
+
+/// `reach runs list`.
+pub fn list(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
+    let mut rows = Vec::new();
+    for path in logs(dir)? {
+        let events = events(&path)?;
+        let find = |name: &str| events.iter().find(|e| e["event"] == name).cloned().unwrap_or(Value::Null);
+        let (start, finish) = (find("run_started"), find("run_finished"));
+        rows.push(serde_json::json!({
+            "run_id": start["run_id"], "started": start["time"], "task": start["task"], "model": start["model"],
+            "stop": finish["stop"]["reason"], "steps": finish["steps"], "tool_calls": finish["tool_calls"],
+            "log": path,
+        }));
+    }
+    if json {
+        println!("{}", serde_json::json!({"runs_dir": dir, "runs": rows}));
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        println!("no runs in {}", dir.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("{:<28} {:<12} {:>5}  TASK", "RUN", "STOP", "STEPS");
+    for r in rows {
+        let task: String = r["task"].as_str().unwrap_or("").chars().take(60).collect();
+        println!(
+            "{:<28} {:<12} {:>5}  {task}",
+            r["run_id"].as_str().unwrap_or("?"),
+            r["stop"].as_str().unwrap_or("(unfinished)"),
+            r["steps"].as_u64().map_or("-".to_owned(), |n| n.to_string())
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `reach runs show RUN`: a readable timeline.
+pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
+    let matches: Vec<PathBuf> = logs(dir)?
+        .into_iter()
+        .filter(|p| p.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.starts_with(run)))
+        .collect();
+    let path = match matches.as_slice() {
+        [one] => one,
+        [] => bail!("no run {run:?} in {} (see `reach runs list`)", dir.display()),
+        _ => bail!("{run:?} matches {} runs; give more of the id", matches.len()),
+    };
+    for e in events(path)? {
+        let time = e["time"].as_str().unwrap_or("").get(11..19).unwrap_or("");
+        let line = match e["event"].as_str().unwrap_or("") {
+            "run_started" => format!("run {} — model {}\n  task: {}", e["run_id"].as_str().unwrap_or("?"), e["model"], e["task"].as_str().unwrap_or("")),
+            "model_request" => match e.get("error") {
+                Some(err) => format!("step {}: model failed after {} ms: {}", e["step"], e["latency_ms"], err.as_str().unwrap_or("")),
+                None => format!(
+                    "step {}: model answered in {} ms ({} in / {} out tokens{}), {} tool call(s)",
+                    e["step"], e["latency_ms"], e["usage"]["input_tokens"], e["usage"]["output_tokens"],
+                    if e["usage"]["estimated"] == true { ", estimated" } else { "" }, e["tool_calls"]
+                ),
+            },
+            "tool_call" => format!(
+                "  {} {} [{}] → {} in {} ms, {} bytes{}",
+                e["tool"].as_str().unwrap_or("?"),
+                brief(&e["arguments"]),
+                e["decision"].as_str().unwrap_or("-"),
+                e["error_code"].as_str().unwrap_or("ok"),
+                e["duration_ms"],
+                e["result_bytes"],
+                e["version"].as_str().map_or(String::new(), |v| format!(" (skill {} {v})", e["skill"].as_str().unwrap_or("")))
+            ),
+            "run_finished" => format!(
+                "finished: {} after {} step(s), {} tool call(s){}",
+                e["stop"]["reason"].as_str().unwrap_or("?"),
+                e["steps"],
+                e["tool_calls"],
+                e["answer"].as_str().map_or(String::new(), |a| format!("\n  answer: {a}"))
+            ),
+            other => format!("{other}: {e}"),
+        };
+        println!("{time}  {line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments as `key=value, …`, values shortened: a timeline, not a dump.
+fn brief(arguments: &Value) -> String {
+    let Some(map) = arguments.as_object() else { return String::new() };
+    map.iter()
+        .map(|(k, v)| {
+            let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+            let short: String = text.chars().take(60).collect();
+            if short.len() < text.len() { format!("{k}={short}…") } else { format!("{k}={short}") }
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}

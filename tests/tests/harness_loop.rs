@@ -1,0 +1,257 @@
+//! The agent loop end to end: a scripted OpenAI-protocol server on
+//! 127.0.0.1 plays the model, the real `files` (and `probe`) skills run in
+//! their sandboxes, and the audit log is read back from disk.
+
+use agent_reach::harness::audit::AuditLog;
+use agent_reach::harness::{Harness, Quiet, RunConfig, RunReport, Stop};
+use agent_reach::model::{OpenAiClient, OpenAiConfig};
+use agent_reach::{AlwaysConfirm, Confirmer, Host, NeverConfirm};
+use agent_reach_tests::Workspace;
+use agent_reach_tests::openai::{Reply, ScriptedModel};
+use serde_json::Value;
+use std::time::Duration;
+
+fn workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.install("skill-files").install("test-skill-probe");
+    ws.write("docs/a.txt", "alpha\nbeta\n");
+    ws.write("docs/big.txt", &"0123456789\n".repeat(2000));
+    ws.mkdir("notes");
+    ws
+}
+
+fn policy(ws: &Workspace, files_level: &str) -> String {
+    format!(
+        "[skills.files]\nlevel = \"{files_level}\"\nread = [\"{docs}\"]\nwrite = [\"{notes}\"]\n\n[skills.probe]\nlevel = \"auto\"\nenv = [\"HOME\"]\n",
+        docs = ws.path("docs").display(),
+        notes = ws.path("notes").display()
+    )
+}
+
+fn client(server: &ScriptedModel) -> OpenAiClient {
+    let mut config = OpenAiConfig::new(server.base_url(), "scripted");
+    config.retry.base_delay = Duration::from_millis(1);
+    config.retry.max_delay = Duration::from_millis(5);
+    config.retry.max_retry_after = Duration::from_millis(5);
+    OpenAiClient::new(config).expect("client")
+}
+
+struct Run {
+    report: RunReport,
+    server: ScriptedModel,
+    log: Vec<Value>,
+    _ws: Workspace,
+}
+
+async fn run_with(replies: Vec<Reply>, files_level: &str, config: RunConfig, confirmer: &dyn Confirmer) -> Run {
+    let ws = workspace();
+    let host: Host = ws.host(&policy(&ws, files_level)).await;
+    let server = ScriptedModel::start(replies);
+    let model = client(&server);
+    let secrets = agent_reach::harness::secrets(&host, Vec::new());
+    let audit = AuditLog::create(&ws.path(".reach/runs"), "test-run", secrets).expect("audit log");
+    let path = audit.path().to_owned();
+    let mut harness = Harness::new(&host, &model, confirmer, config, audit);
+    let task = format!("Read {} and tell me what it says.", ws.path("docs/a.txt").display());
+    let report = harness.run("test-run", &task, &Quiet).await;
+    let log = std::fs::read_to_string(path).expect("log").lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    Run { report, server, log, _ws: ws }
+}
+
+async fn run(replies: Vec<Reply>) -> Run {
+    run_with(replies, "auto", RunConfig::default(), &AlwaysConfirm).await
+}
+
+/// The contents of the tool messages in the last request, in order.
+fn tool_results(run: &Run) -> Vec<String> {
+    let last = run.server.requests().last().cloned().expect("a request");
+    last["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_tool_call_its_result_and_the_answer() {
+    let run = run(vec![Reply::call("files__list", "{\"path\": \"/\"}"), Reply::text("The file says alpha and beta.")]).await;
+    assert_eq!(run.report.stop, Stop::Answered);
+    assert_eq!(run.report.answer.as_deref(), Some("The file says alpha and beta."));
+    assert_eq!(run.report.actions.len(), 1);
+    assert_eq!(run.report.actions[0].tool, "files__list");
+    assert_eq!(run.report.actions[0].outcome, "DENIED", "/ is not granted");
+    let results = tool_results(&run);
+    assert!(results[0].contains("\"error_code\":\"DENIED\"") && results[0].contains("suggestion"), "{results:?}");
+    let first = &run.server.requests()[0];
+    let tools: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(tools.contains(&"files__read") && tools.contains(&"workbench__read"), "{tools:?}");
+    assert!(first["messages"][0]["content"].as_str().unwrap().contains("Your task (stay on it): Read"), "goal anchor");
+}
+
+#[tokio::test]
+async fn the_file_content_reaches_the_model() {
+    let ws = workspace();
+    let file = ws.path("docs/a.txt").display().to_string();
+    let host = ws.host(&policy(&ws, "auto")).await;
+    let server = ScriptedModel::start(vec![
+        Reply::call("files__read", &format!("{{\"path\": \"{file}\"}}")),
+        Reply::text("It says alpha, beta."),
+    ]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", "read it", &Quiet).await;
+    assert_eq!(report.stop, Stop::Answered);
+    assert_eq!(report.actions[0].outcome, "ok");
+    let second = &server.requests()[1];
+    let tool_msg = second["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("tool message");
+    assert_eq!(tool_msg["tool_call_id"], "call_0");
+    assert!(tool_msg["content"].as_str().unwrap().contains("alpha\\nbeta"), "{tool_msg}");
+}
+
+#[tokio::test]
+async fn an_unknown_tool_gets_close_names_and_the_run_goes_on() {
+    let run = run(vec![Reply::call("files_reed", "{}"), Reply::text("ok")]).await;
+    assert_eq!(run.report.stop, Stop::Answered);
+    let results = tool_results(&run);
+    assert!(results[0].contains("NO_SUCH_TOOL") && results[0].contains("files__read"), "{results:?}");
+}
+
+#[tokio::test]
+async fn malformed_arguments_are_repaired_and_invalid_ones_named() {
+    let run = run(vec![
+        Reply::calls(&[
+            ("files__read", "```json\n{\"path\": \"/nowhere/x.txt\",}\n```"),
+            ("files__read", "{\"path\": 42}"),
+            ("files__read", "path = x"),
+        ]),
+        Reply::text("done"),
+    ])
+    .await;
+    let results = tool_results(&run);
+    assert!(results[0].contains("DENIED"), "repaired, then refused by the sandbox: {}", results[0]);
+    assert!(results[1].contains("INVALID_ARGS") && results[1].contains("/path"), "schema path: {}", results[1]);
+    assert!(results[2].contains("INVALID_ARGS") && results[2].contains("not a JSON object"), "{}", results[2]);
+    assert_eq!(run.report.stop, Stop::Answered);
+}
+
+#[tokio::test]
+async fn a_call_written_in_the_text_is_run() {
+    let text = "I will list it.\n```json\n{\"name\": \"files__list\", \"arguments\": {\"path\": \"/\"}}\n```";
+    let run = run(vec![Reply::text(text), Reply::text("done")]).await;
+    assert_eq!(run.report.actions.len(), 1, "the fenced call ran");
+    assert_eq!(run.report.actions[0].tool, "files__list");
+    assert_eq!(run.report.answer.as_deref(), Some("done"));
+}
+
+#[tokio::test]
+async fn rate_limits_are_retried_and_a_failing_server_stops_the_run() {
+    let run1 = run(vec![Reply::Status(429, "{\"error\":\"slow down\"}".into(), Some(0)), Reply::text("fine")]).await;
+    assert_eq!(run1.report.stop, Stop::Answered);
+    let busted = vec![Reply::Status(500, "boom".into(), None); 4];
+    let run2 = run(busted).await;
+    match &run2.report.stop {
+        Stop::ModelError(e) => assert!(e.contains("500") && e.contains("boom"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(run2.report.summary().contains("the model failed"));
+}
+
+#[tokio::test]
+async fn the_same_call_three_times_is_no_progress() {
+    let call = || Reply::call("files__list", "{\"path\": \"/\"}");
+    let run = run(vec![call(), call(), call(), call()]).await;
+    assert_eq!(run.report.stop, Stop::NoProgress);
+    assert_eq!(run.report.actions.len(), 3);
+    assert_eq!(run.server.unused(), 1);
+}
+
+#[tokio::test]
+async fn max_steps_and_token_budget_stop_the_run() {
+    let calls: Vec<Reply> = (0..5).map(|i| Reply::call("files__list", &format!("{{\"path\": \"/{i}\"}}"))).collect();
+    let config = RunConfig { max_steps: 3, ..RunConfig::default() };
+    let run1 = run_with(calls.clone(), "auto", config, &AlwaysConfirm).await;
+    assert_eq!(run1.report.stop, Stop::MaxSteps);
+    assert_eq!(run1.report.steps, 3);
+    // Each scripted reply reports 120 tokens.
+    let config = RunConfig { token_budget: Some(200), ..RunConfig::default() };
+    let run2 = run_with(calls, "auto", config, &AlwaysConfirm).await;
+    assert_eq!(run2.report.stop, Stop::TokenBudget);
+    assert_eq!(run2.report.usage.total(), 240);
+}
+
+#[tokio::test]
+async fn confirm_without_a_person_is_denied_to_the_model() {
+    let run = run_with(
+        vec![Reply::call("files__list", "{\"path\": \"/\"}"), Reply::text("could not")],
+        "confirm",
+        RunConfig::default(),
+        &NeverConfirm,
+    )
+    .await;
+    assert_eq!(run.report.stop, Stop::Answered, "no person: the model is told and may go on");
+    assert_eq!(run.report.actions[0].decision, "declined");
+    assert!(tool_results(&run)[0].contains("DENIED"));
+}
+
+/// A person at a terminal who says no.
+struct PersonSaysNo;
+
+impl Confirmer for PersonSaysNo {
+    fn confirm(&self, _: &str, _: &str, _: &Value) -> Result<(), String> {
+        Err("the person at the terminal declined".into())
+    }
+
+    fn person_present(&self) -> bool {
+        true
+    }
+}
+
+#[tokio::test]
+async fn a_person_declining_stops_the_run() {
+    let run = run_with(vec![Reply::call("files__list", "{\"path\": \"/\"}"), Reply::text("x")], "confirm", RunConfig::default(), &PersonSaysNo).await;
+    assert_eq!(run.report.stop, Stop::Declined);
+    assert_eq!(run.server.unused(), 1, "no further model request");
+}
+
+#[tokio::test]
+async fn a_large_result_goes_to_the_workbench_and_can_be_paged() {
+    let ws = workspace();
+    let big = ws.path("docs/big.txt").display().to_string();
+    let host = ws.host(&policy(&ws, "auto")).await;
+    let server = ScriptedModel::start(vec![
+        Reply::call("files__read", &format!("{{\"path\": \"{big}\", \"limit\": 2000}}")),
+        Reply::call("workbench__read", "{\"handle\": \"wb1\", \"offset\": 3000, \"limit\": 100}"),
+        Reply::text("done"),
+    ]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", "read big", &Quiet).await;
+    assert_eq!(report.stop, Stop::Answered);
+    let last = server.requests().last().cloned().unwrap();
+    let tools: Vec<&str> = last["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").map(|m| m["content"].as_str().unwrap()).collect();
+    assert!(tools[0].starts_with("[result kept in the workbench as wb1:"), "{}", &tools[0][..200]);
+    assert!(tools[0].len() < 3600, "the model got a head, not the whole result");
+    assert!(tools[1].starts_with("[wb1: characters 3000..3100 of "), "{}", tools[1]);
+}
+
+#[tokio::test]
+async fn the_audit_log_records_every_step_and_masks_granted_secrets() {
+    let home = std::env::var("HOME").expect("HOME is set");
+    assert!(home.len() >= 4, "HOME long enough to be masked");
+    let run = run(vec![Reply::call("probe__env", "{\"name\": \"HOME\"}"), Reply::text(&format!("HOME is {home}"))]).await;
+    let events: Vec<&str> = run.log.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(events, ["run_started", "model_request", "tool_call", "model_request", "run_finished"]);
+    let call = &run.log[2];
+    assert_eq!(call["skill"], "probe");
+    assert_eq!(call["decision"], "auto");
+    assert_eq!(call["outcome"], "ok");
+    assert_eq!(call["wasm_hash"].as_str().map(str::len), Some(64));
+    assert!(call["result_digest"].is_string() && call["duration_ms"].is_u64());
+    assert_eq!(run.log[1]["usage"]["input_tokens"], 100);
+    let text = serde_json::to_string(&run.log).unwrap();
+    assert!(!text.contains(&home), "the granted variable's value is masked in the log");
+    assert!(!tool_results(&run)[0].contains(&home), "and in what the model saw");
+    assert!(run.report.answer.as_deref().unwrap().contains("[REDACTED]"));
+}
