@@ -34,7 +34,7 @@ lint:
 
 # Benchmarks (figures quoted in the README).
 bench: test-skills
-    cargo bench -p agent-reach --bench runtime
+    cargo bench -p agent-reach
 
 # What CI runs.
 ci: test
