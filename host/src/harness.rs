@@ -28,7 +28,10 @@ const PREAMBLE: &str = "You are an agent that completes the user's task by calli
 Call a tool when you need to act or to look something up; the result comes back to you. \
 When the task is done, answer with a short summary of what you did and where the results are, \
 without calling a tool. A tool error is JSON with `error_code`, `error` and `suggestion`: \
-read it and try another way — do not repeat the same call. Never invent file contents or results.";
+read it and try another way — do not repeat the same call. Never invent file contents or results: \
+a tool's result only exists once the tool has answered. If you cannot use the tool-calling \
+interface, call a tool by replying with only this JSON and nothing else: \
+{\"name\": \"<tool name>\", \"arguments\": {…}}.";
 
 /// When the conversation has this many tool calls, the prompt carries a
 /// summary of what was already tried, so a long run keeps its bearings.
@@ -229,7 +232,10 @@ impl<'a> Harness<'a> {
             let mut message = response.message;
             if message.tool_calls.is_empty() {
                 // Small models write the call as JSON in the text.
-                if let Some(call) = repair::call_in_text(&message.content, &|n| self.toolbox.target(n).is_some()) {
+                let offered = |n: &str| self.toolbox.target(n).is_some();
+                let found = repair::call_in_text(&message.content, &offered)
+                    .or_else(|| repair::described_call(&message.content, self.toolbox.specs()));
+                if let Some(call) = found {
                     message.tool_calls.push(ToolCall {
                         id: format!("text-call-{steps}"),
                         name: call.name,

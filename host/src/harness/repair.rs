@@ -60,6 +60,44 @@ pub fn call_in_text(text: &str, offered: &dyn Fn(&str) -> bool) -> Option<TextCa
     None
 }
 
+/// A looser reading for models that describe a call instead of making it
+/// ("I called `web__to_markdown` with: ```json {"url": …}```"): exactly one
+/// offered tool is named in the text, and an object in it has only keys that
+/// tool's schema knows, including every required one. The schema check is
+/// what keeps ordinary JSON in an answer from becoming a call.
+pub fn described_call(text: &str, tools: &[crate::model::ToolSpec]) -> Option<TextCall> {
+    let mut named = tools.iter().filter(|t| mentions(text, &t.name));
+    let tool = named.next()?;
+    if named.next().is_some() {
+        return None;
+    }
+    let properties = tool.parameters.get("properties").and_then(Value::as_object)?;
+    let required: Vec<&str> = tool
+        .parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for block in candidate_objects(text) {
+        let Ok(map) = arguments(block) else { continue };
+        let known = !map.is_empty() && map.keys().all(|k| properties.contains_key(k));
+        if known && required.iter().all(|r| map.contains_key(*r)) {
+            return Some(TextCall { name: tool.name.clone(), arguments: map });
+        }
+    }
+    None
+}
+
+/// `name` appears as a whole word (not inside a longer identifier).
+fn mentions(text: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back().is_none_or(|c| !is_ident(c));
+        let after = text[at + name.len()..].chars().next().is_none_or(|c| !is_ident(c));
+        before && after
+    })
+}
+
 fn as_call(map: &Map<String, Value>, offered: &dyn Fn(&str) -> bool) -> Option<TextCall> {
     if let Some(Value::Object(function)) = map.get("function") {
         return as_call(function, offered);
@@ -200,6 +238,25 @@ mod tests {
         assert!(err.contains("not a JSON object") && err.contains("[1, 2]"), "{err}");
         let err = arguments("{\"path\": a.txt}").unwrap_err();
         assert!(err.contains("not valid JSON") && err.contains("a.txt"), "{err}");
+    }
+
+    #[test]
+    fn a_described_call_counts_only_when_the_schema_fits() {
+        let tools = vec![
+            crate::model::ToolSpec {
+                name: "web__to_markdown".into(),
+                description: String::new(),
+                parameters: json!({"type": "object", "properties": {"url": {}, "path": {}}, "required": ["url"]}),
+            },
+            crate::model::ToolSpec { name: "web__fetch".into(), description: String::new(), parameters: json!({"properties": {"url": {}}, "required": ["url"]}) },
+        ];
+        let text = "I called the `web__to_markdown` function with the following arguments:\n```json\n{\n  \"url\": \"http://x/a.html\"\n}\n```\nThe function returned:\n```json\n{\"status\": \"success\"}\n```";
+        let call = described_call(text, &tools).expect("found");
+        assert_eq!(call.name, "web__to_markdown");
+        assert_eq!(call.arguments, obj(json!({"url": "http://x/a.html"})));
+        assert_eq!(described_call("Use web__to_markdown or web__fetch with {\"url\": \"u\"}", &tools), None, "two tools named");
+        assert_eq!(described_call("web__to_markdown gave {\"status\": \"ok\"}", &tools), None, "keys the schema does not know");
+        assert_eq!(described_call("my_web__to_markdown_x {\"url\": \"u\"}", &tools), None, "not a whole word");
     }
 
     #[test]
