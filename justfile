@@ -38,3 +38,11 @@ bench: test-skills
 
 # What CI runs.
 ci: test
+
+# Serve a real model offline at http://127.0.0.1:8691/v1 (first run builds it: ~15 min; see scripts/LOCAL-MODEL-RECIPE.md).
+local-model:
+    scripts/local-model.sh start
+
+# Stop the local model server.
+local-model-stop:
+    scripts/local-model.sh stop
