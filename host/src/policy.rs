@@ -68,6 +68,7 @@ mod error;
 mod folders;
 mod hosts;
 mod level;
+mod model;
 mod raw;
 
 use std::collections::BTreeMap;
@@ -80,6 +81,7 @@ pub use error::PolicyError;
 pub use folders::FolderGrant;
 pub use hosts::{HostPattern, NetAllowlist};
 pub use level::{Level, LevelParseError};
+pub use model::ModelSettings;
 
 use error::Source;
 use raw::{ListedSkill, RawPolicy};
@@ -95,6 +97,7 @@ pub struct Policy {
     default_limits: Limits,
     /// In file order.
     skills: Vec<ListedSkill>,
+    model: ModelSettings,
 }
 
 impl Policy {
@@ -134,6 +137,7 @@ impl Policy {
             default_level: resolved.level,
             default_limits: resolved.limits,
             skills: resolved.skills,
+            model: resolved.model,
         })
     }
 
@@ -145,7 +149,13 @@ impl Policy {
             default_level: Level::Confirm,
             default_limits: Limits::default(),
             skills: Vec::new(),
+            model: ModelSettings::default(),
         }
+    }
+
+    /// The `[model]` table: defaults for `reach run`.
+    pub fn model(&self) -> &ModelSettings {
+        &self.model
     }
 
     /// Where this policy came from: the file path, or `<built-in>`.

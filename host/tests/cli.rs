@@ -197,3 +197,22 @@ fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
     assert!(stdout.contains("authorization: [REDACTED]"), "{stdout}");
     assert!(stderr.contains("added at egress"), "the injection itself is logged: {stderr}");
 }
+
+#[test]
+fn run_without_a_model_says_how_to_configure_one() {
+    let env = Env::new(POLICY);
+    let out = Command::new(env!("CARGO_BIN_EXE_reach"))
+        .args(["run", "list the docs"])
+        .current_dir(env.dir.path())
+        .env("REACH_CACHE_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache"))
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("REACH_PROVIDER")
+        .env_remove("REACH_POLICY")
+        .env_remove("REACH_SKILLS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no model endpoint is configured") && err.contains("just local-model"), "{err}");
+}

@@ -31,6 +31,8 @@ pub(super) struct RawPolicy {
     defaults: RawDefaults,
     #[serde(default)]
     skills: BTreeMap<Spanned<String>, Spanned<RawSkill>>,
+    #[serde(default)]
+    model: Option<super::model::RawModel>,
 }
 
 #[derive(Default, Deserialize)]
@@ -101,6 +103,7 @@ pub(super) struct Resolved {
     pub(super) level: Level,
     pub(super) limits: Limits,
     pub(super) skills: Vec<ListedSkill>,
+    pub(super) model: super::ModelSettings,
 }
 
 impl RawPolicy {
@@ -131,10 +134,15 @@ impl RawPolicy {
             .into_iter()
             .map(|(name, raw)| resolve_skill(src, base_dir, &name, raw.into_inner(), level, limits))
             .collect::<Result<_, _>>()?;
+        let model = match self.model {
+            Some(raw) => raw.resolve(src)?,
+            None => super::ModelSettings::default(),
+        };
         Ok(Resolved {
             level,
             limits,
             skills,
+            model,
         })
     }
 }

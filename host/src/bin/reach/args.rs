@@ -141,18 +141,19 @@ pub enum SkillCommand {
 pub struct RunArgs {
     /// The task, e.g. "Save https://example.com/post as Markdown in notes/".
     pub task: String,
-    /// Model name [env: REACH_MODEL; default: the local model's].
+    /// Model name [env: REACH_MODEL; default: [model] name in reach.toml, else the local model's].
     #[arg(long, env = "REACH_MODEL")]
     pub model: Option<String>,
-    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8691/v1 [env: OPENAI_BASE_URL].
+    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8691/v1 [env: OPENAI_BASE_URL;
+    /// default: [model] base_url in reach.toml].
     #[arg(long, env = "OPENAI_BASE_URL")]
     pub base_url: Option<String>,
-    /// Which API to speak.
-    #[arg(long, value_enum, env = "REACH_PROVIDER", default_value_t = Provider::Openai)]
-    pub provider: Provider,
-    /// Most model requests.
-    #[arg(long, default_value_t = 8)]
-    pub max_steps: usize,
+    /// Which API to speak [default: [model] provider in reach.toml, else openai].
+    #[arg(long, value_enum, env = "REACH_PROVIDER")]
+    pub provider: Option<Provider>,
+    /// Most model requests [default: [model] max_steps in reach.toml, else 8].
+    #[arg(long)]
+    pub max_steps: Option<usize>,
     /// Stop after this many tokens (input + output, all requests).
     #[arg(long)]
     pub token_budget: Option<u64>,

@@ -3,6 +3,7 @@
 
 use crate::args::{Provider, RunArgs};
 use agent_reach::model::{AnthropicClient, AnthropicConfig, Model, OpenAiClient, OpenAiConfig};
+use agent_reach::policy::ModelSettings;
 
 /// The model name the local llama-server recipe serves (`just local-model`).
 pub const LOCAL_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
@@ -15,28 +16,45 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
-/// The client, and its API key (so the key can be masked in the audit log).
-pub fn build(args: &RunArgs) -> anyhow::Result<(Box<dyn Model>, Vec<String>)> {
-    match args.provider {
+/// The client, and its API key (so the key can be masked in the audit
+/// log). Flags and environment variables first, then `[model]` in the table.
+pub fn build(args: &RunArgs, table: &ModelSettings) -> anyhow::Result<(Box<dyn Model>, Vec<String>)> {
+    let provider = args.provider.unwrap_or(match table.provider.as_deref() {
+        Some("anthropic") => Provider::Anthropic,
+        _ => Provider::Openai,
+    });
+    let name = args.model.clone().or_else(|| table.name.clone());
+    let base_url = args.base_url.clone().filter(|u| !u.trim().is_empty()).or_else(|| table.base_url.clone());
+    match provider {
         Provider::Anthropic => {
-            let model = args.model.clone().unwrap_or_else(|| ANTHROPIC_MODEL.to_owned());
-            let config = AnthropicConfig::from_env(model)?;
+            let model = name.unwrap_or_else(|| ANTHROPIC_MODEL.to_owned());
+            let mut config = AnthropicConfig::from_env(model)?;
+            if let Some(url) = base_url {
+                config.base_url = url;
+            }
+            if table.temperature.is_some() {
+                config.temperature = table.temperature;
+            }
             let key: Vec<String> = config.api_key.clone().into_iter().collect();
             Ok((Box::new(AnthropicClient::new(config)?), key))
         }
         Provider::Openai => {
             let key = env("OPENAI_API_KEY");
-            let Some(base_url) = args.base_url.clone().filter(|u| !u.trim().is_empty()).or_else(|| key.as_ref().map(|_| agent_reach::model::OPENAI_DEFAULT_BASE_URL.to_owned())) else {
+            let explicit = base_url.is_some();
+            let Some(base_url) = base_url.or_else(|| key.as_ref().map(|_| agent_reach::model::OPENAI_DEFAULT_BASE_URL.to_owned())) else {
                 anyhow::bail!(
                     "no model endpoint is configured.\n  \
                      Start the built-in local model:  just local-model   (then: export OPENAI_BASE_URL=http://127.0.0.1:8691/v1)\n  \
-                     or use any OpenAI-compatible server:  --base-url URL (or OPENAI_BASE_URL), with OPENAI_API_KEY if it needs one\n  \
+                     or use any OpenAI-compatible server:  --base-url URL (or OPENAI_BASE_URL, or base_url in [model] of reach.toml), with OPENAI_API_KEY if it needs one\n  \
                      or Anthropic:  --provider anthropic with ANTHROPIC_API_KEY"
                 );
             };
-            let default_model = if key.is_some() && args.base_url.is_none() { OPENAI_MODEL } else { LOCAL_MODEL };
-            let mut config = OpenAiConfig::new(base_url, args.model.clone().unwrap_or_else(|| default_model.to_owned()));
+            let default_model = if key.is_some() && !explicit { OPENAI_MODEL } else { LOCAL_MODEL };
+            let mut config = OpenAiConfig::new(base_url, name.unwrap_or_else(|| default_model.to_owned()));
             config.api_key = key.clone();
+            if table.temperature.is_some() {
+                config.temperature = table.temperature;
+            }
             Ok((Box::new(OpenAiClient::new(config)?), key.into_iter().collect()))
         }
     }

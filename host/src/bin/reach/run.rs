@@ -48,15 +48,20 @@ fn run_id() -> String {
 
 /// `reach run`.
 pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let (model, api_key) = model_setup::build(args)?;
     let host = context::load(cli).await?;
+    let table = host.policy.model().clone();
+    let (model, api_key) = model_setup::build(args, &table)?;
     let id = run_id();
     let secrets = harness::secrets(&host, api_key);
     let audit = AuditLog::create(&args.runs_dir, &id, secrets)
         .map_err(|e| anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display()))?;
     let log_path = audit.path().to_owned();
     let confirmer = TerminalConfirmer { yes: args.yes };
-    let config = RunConfig { max_steps: args.max_steps, token_budget: args.token_budget, ..RunConfig::default() };
+    let config = RunConfig {
+        max_steps: args.max_steps.or(table.max_steps).unwrap_or(RunConfig::default().max_steps),
+        token_budget: args.token_budget.or(table.token_budget),
+        ..RunConfig::default()
+    };
     let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit);
     let progress = TerminalProgress { on: !args.json && std::io::stderr().is_terminal() };
     if progress.on {

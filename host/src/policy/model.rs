@@ -1,0 +1,84 @@
+//! The optional `[model]` table: which model `reach run` asks, for
+//! operators who would rather write it down than pass flags. Flags and
+//! environment variables win over it.
+//!
+//! ```toml
+//! [model]
+//! provider = "openai"                      # or "anthropic"
+//! base_url = "http://127.0.0.1:8691/v1"    # any OpenAI-compatible server
+//! name = "qwen2.5-coder-1.5b-instruct"
+//! temperature = 0.1
+//! max_steps = 8
+//! token_budget = 50000
+//! ```
+//! API keys never go here: they come from `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::error::{PolicyError, Source};
+
+/// The checked `[model]` table; every field optional.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ModelSettings {
+    /// `openai` or `anthropic`.
+    pub provider: Option<String>,
+    /// Base URL of the API.
+    pub base_url: Option<String>,
+    /// Model name.
+    pub name: Option<String>,
+    /// Sampling temperature, 0 to 2.
+    pub temperature: Option<f32>,
+    /// Most model requests per run.
+    pub max_steps: Option<usize>,
+    /// Most tokens per run.
+    pub token_budget: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget")]
+pub(super) struct RawModel {
+    provider: Option<Spanned<String>>,
+    base_url: Option<Spanned<String>>,
+    name: Option<Spanned<String>>,
+    temperature: Option<Spanned<f64>>,
+    max_steps: Option<Spanned<i64>>,
+    token_budget: Option<Spanned<i64>>,
+}
+
+impl RawModel {
+    pub(super) fn resolve(self, src: &Source<'_>) -> Result<ModelSettings, PolicyError> {
+        if let Some(p) = &self.provider
+            && !matches!(p.get_ref().as_str(), "openai" | "anthropic")
+        {
+            return Err(src.invalid(&p.span(), "model.provider", format!("{:?} is not a provider; use \"openai\" or \"anthropic\"", p.get_ref())));
+        }
+        if let Some(u) = &self.base_url
+            && !(u.get_ref().starts_with("http://") || u.get_ref().starts_with("https://"))
+        {
+            return Err(src.invalid(&u.span(), "model.base_url", format!("{:?} is not an http(s) URL; e.g. \"http://127.0.0.1:8691/v1\"", u.get_ref())));
+        }
+        if let Some(t) = &self.temperature
+            && !(0.0..=2.0).contains(t.get_ref())
+        {
+            return Err(src.invalid(&t.span(), "model.temperature", format!("{} is out of range; use 0 to 2", t.get_ref())));
+        }
+        let positive = |v: &Option<Spanned<i64>>, key: &str, max: i64| match v {
+            Some(n) if !(1..=max).contains(n.get_ref()) => {
+                Err(src.invalid(&n.span(), key, format!("{} is out of range; use 1 to {max}", n.get_ref())))
+            }
+            Some(n) => Ok(Some(*n.get_ref())),
+            None => Ok(None),
+        };
+        let max_steps = positive(&self.max_steps, "model.max_steps", 1000)?;
+        let token_budget = positive(&self.token_budget, "model.token_budget", i64::MAX)?;
+        Ok(ModelSettings {
+            provider: self.provider.map(Spanned::into_inner),
+            base_url: self.base_url.map(Spanned::into_inner),
+            name: self.name.map(Spanned::into_inner),
+            temperature: self.temperature.map(|t| *t.get_ref() as f32),
+            max_steps: max_steps.map(|n| n as usize),
+            token_budget: token_budget.map(|n| n as u64),
+        })
+    }
+}
