@@ -3,8 +3,14 @@
 wasm_target := "wasm32-wasip2"
 release := env_var_or_default("CARGO_TARGET_DIR", "target") + "/" + wasm_target + "/release"
 
-# Build the bundled skills, list them, and call one under the sample reach.toml.
+# The main job: build the skills, bring up a model (the local one unless one is configured),
+# serve a sample article on 127.0.0.1 and have the agent save it as Markdown with the web skill.
 demo: skills
+    cargo run -q -p agent-reach --bin reach -- skills list
+    scripts/agent-demo.sh
+
+# Without a model: list the skills and call some directly under the sample reach.toml.
+demo-calls: skills
     cargo run -q -p agent-reach --bin reach -- skills list
     cargo run -q -p agent-reach --bin reach -- call files.search '{"path": "wit", "pattern": "record"}'
     cargo run -q -p agent-reach --bin reach -- call files.write '{"path": "notes/hello.md", "content": "# Hello from a sandboxed skill\n"}' --yes

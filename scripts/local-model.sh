@@ -267,7 +267,7 @@ cmd_start() {
         # wants a core. setsid: the server outlives the shell (and `just`) that
         # started it, and a Ctrl-C there does not reach it.
         nohup setsid "$SERVER" -m "$WEIGHTS" --alias "$MODEL_NAME" \
-            --host 127.0.0.1 --port "$PORT" --jinja -c 4096 -t 1 >"$LOG" 2>&1 </dev/null &
+            --host 127.0.0.1 --port "$PORT" --jinja -c "${REACH_MODEL_CTX:-12288}" -t 1 >"$LOG" 2>&1 </dev/null &
         pid=$!
         echo "$pid $PORT" >"$PIDFILE"
     fi

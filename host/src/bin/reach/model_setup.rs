@@ -12,6 +12,15 @@ const OPENAI_MODEL: &str = "gpt-4.1-mini";
 /// Default for Anthropic when no `--model` is given.
 const ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 
+/// Request timeout for a model served on this machine.
+const LOCAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// True for `http://127.0.0.1…`, `http://localhost…`, `http://[::1]…`.
+fn is_loopback(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    ["127.", "localhost", "[::1]"].iter().any(|p| rest.starts_with(p))
+}
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
@@ -52,6 +61,11 @@ pub fn build(args: &RunArgs, table: &ModelSettings) -> anyhow::Result<(Box<dyn M
             let default_model = if key.is_some() && !explicit { OPENAI_MODEL } else { LOCAL_MODEL };
             let mut config = OpenAiConfig::new(base_url, name.unwrap_or_else(|| default_model.to_owned()));
             config.api_key = key.clone();
+            // A model on this machine's CPU reads a long tool list slowly
+            // (minutes for the first request): give it time rather than retry.
+            if is_loopback(&config.base_url) {
+                config.timeout = LOCAL_TIMEOUT;
+            }
             if table.temperature.is_some() {
                 config.temperature = table.temperature;
             }

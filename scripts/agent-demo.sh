@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The main job: a real agent run on this machine. Serves a sample article
+# on 127.0.0.1:8766, makes sure a model is reachable (the local one unless
+# OPENAI_BASE_URL, --provider anthropic or [model] says otherwise), and asks
+# the agent to save the article as Markdown with the `web` skill under the
+# sample reach.toml. Run it through `just demo`, which builds the skills first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PORT="${REACH_DEMO_PORT:-8766}"
+TASK="Save the web page http://127.0.0.1:${PORT}/article.html as Markdown."
+
+if [[ -z "${OPENAI_BASE_URL:-}" && -z "${OPENAI_API_KEY:-}" && -z "${ANTHROPIC_API_KEY:-}" ]]; then
+    echo "no model configured: starting the local one (the first time builds it, ~15 min)" >&2
+    eval "$(scripts/local-model.sh start)"
+fi
+
+# The sample article, served the way a real site would be.
+python3 -m http.server "$PORT" --bind 127.0.0.1 --directory tests/fixtures/web >/dev/null 2>&1 &
+SERVER=$!
+trap 'kill $SERVER 2>/dev/null || true' EXIT
+for _ in $(seq 50); do
+    curl -sf -o /dev/null "http://127.0.0.1:${PORT}/article.html" && break
+    sleep 0.1
+done
+
+echo "task: $TASK" >&2
+cargo run -q -p agent-reach --bin reach -- run "$TASK" --yes
