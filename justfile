@@ -52,3 +52,10 @@ local-model:
 # Stop the local model server.
 local-model-stop:
     scripts/local-model.sh stop
+
+# The real-model end-to-end task against the local model (or REACH_E2E_BASE_URL if set).
+e2e: test-skills
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if [[ -z "${REACH_E2E_BASE_URL:-}" ]]; then eval "$(scripts/local-model.sh start)"; export REACH_E2E_BASE_URL="$OPENAI_BASE_URL"; fi
+    cargo test -p agent-reach-tests --test e2e_real_model -- --nocapture
