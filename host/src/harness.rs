@@ -224,12 +224,9 @@ impl<'a> Harness<'a> {
             usage.input_tokens += response.usage.input_tokens;
             usage.output_tokens += response.usage.output_tokens;
             usage.estimated |= response.usage.estimated;
-            self.audit.record(
-                "model_request",
-                json!({"step": steps, "model": response.model, "messages": messages.len(), "usage": response.usage,
-                       "latency_ms": latency_ms, "tool_calls": response.message.tool_calls.len(), "text_chars": response.message.content.chars().count()}),
-            );
             let mut message = response.message;
+            let text_chars = message.content.chars().count();
+            let mut text_call = false;
             if message.tool_calls.is_empty() {
                 // Small models write the call as JSON in the text.
                 let offered = |n: &str| self.toolbox.target(n).is_some();
@@ -242,8 +239,16 @@ impl<'a> Harness<'a> {
                         arguments: Value::Object(call.arguments).to_string(),
                     });
                     message.content.clear();
+                    text_call = true;
                 }
             }
+            // Logged after the text is read, so a call written in the text
+            // counts as a call (`text_call` says where it came from).
+            self.audit.record(
+                "model_request",
+                json!({"step": steps, "model": response.model, "messages": messages.len(), "usage": response.usage,
+                       "latency_ms": latency_ms, "tool_calls": message.tool_calls.len(), "text_call": text_call, "text_chars": text_chars}),
+            );
             if message.tool_calls.is_empty() {
                 answer = Some(self.audit.mask(&message.content));
                 conversation.push(message);

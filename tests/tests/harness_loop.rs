@@ -143,6 +143,8 @@ async fn a_call_written_in_the_text_is_run() {
     assert_eq!(run.report.actions.len(), 1, "the fenced call ran");
     assert_eq!(run.report.actions[0].tool, "files__list");
     assert_eq!(run.report.answer.as_deref(), Some("done"));
+    assert_eq!(run.log[1]["tool_calls"], 1, "counted as a call in the audit log");
+    assert_eq!(run.log[1]["text_call"], true);
 }
 
 #[tokio::test]

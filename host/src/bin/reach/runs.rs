@@ -76,9 +76,10 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
             "model_request" => match e.get("error") {
                 Some(err) => format!("step {}: model failed after {} ms: {}", e["step"], e["latency_ms"], err.as_str().unwrap_or("")),
                 None => format!(
-                    "step {}: model answered in {} ms ({} in / {} out tokens{}), {} tool call(s)",
+                    "step {}: model answered in {} ms ({} in / {} out tokens{}), {} tool call(s){}",
                     e["step"], e["latency_ms"], e["usage"]["input_tokens"], e["usage"]["output_tokens"],
-                    if e["usage"]["estimated"] == true { ", estimated" } else { "" }, e["tool_calls"]
+                    if e["usage"]["estimated"] == true { ", estimated" } else { "" }, e["tool_calls"],
+                    if e["text_call"] == true { " written in its text" } else { "" }
                 ),
             },
             "tool_call" => format!(
