@@ -11,10 +11,11 @@ pub(crate) fn body(bytes: &[u8], content_type: &str, truncated: bool) -> Value {
         return Value::Null;
     }
     let looks_json = content_type.contains("json") || matches!(bytes.iter().find(|b| !b.is_ascii_whitespace()), Some(b'{' | b'['));
-    if looks_json && !truncated {
-        if let Ok(value) = serde_json::from_slice::<Value>(bytes) {
-            return value;
-        }
+    if looks_json
+        && !truncated
+        && let Ok(value) = serde_json::from_slice::<Value>(bytes)
+    {
+        return value;
     }
     Value::String(String::from_utf8_lossy(bytes).into_owned())
 }
