@@ -350,7 +350,7 @@ impl<'a> Harness<'a> {
                 (out, "auto", arguments)
             }
             Target::Skill { skill, tool } => {
-                let level = self.host.policy.grants(&skill).level_for(&tool);
+                let level = self.host.policy.level(&skill, &tool);
                 let recorder = Recorder { inner: self.confirmer, answer: Mutex::new(None) };
                 let out = self.host.invoke(&skill, &tool, &arguments.to_string(), &recorder).await;
                 let asked = *recorder.answer.lock().unwrap_or_else(|e| e.into_inner());

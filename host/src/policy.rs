@@ -186,6 +186,14 @@ impl Policy {
         }
     }
 
+    /// The level for `skill.tool`, without resolving the rest of the grants.
+    pub fn level(&self, skill: &str, tool: &str) -> Level {
+        match self.listed(skill) {
+            Some(listed) => listed.grants.level_for(tool),
+            None => self.default_level,
+        }
+    }
+
     /// Names of the skills the table mentions, in file order.
     pub fn listed_skills(&self) -> Vec<&str> {
         self.skills

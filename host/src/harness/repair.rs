@@ -140,14 +140,12 @@ fn strip_fences(text: &str) -> &str {
     body.trim_end().strip_suffix("```").unwrap_or(body).trim()
 }
 
-/// From the first `{` to its matching `}`, respecting strings; the first
-/// `{` to the last `}` when the braces do not balance.
-fn outermost_object(text: &str) -> Option<&str> {
-    let start = text.find('{')?;
-    let mut depth = 0usize;
+/// Each character with its byte offset and whether it is structural: outside
+/// every string literal (the quotes themselves count as inside).
+fn structural_chars(text: &str) -> impl Iterator<Item = (usize, char, bool)> + '_ {
     let mut in_string = false;
     let mut escaped = false;
-    for (i, c) in text[start..].char_indices() {
+    text.char_indices().map(move |(i, c)| {
         if in_string {
             match (escaped, c) {
                 (true, _) => escaped = false,
@@ -155,12 +153,25 @@ fn outermost_object(text: &str) -> Option<&str> {
                 (false, '"') => in_string = false,
                 _ => {}
             }
-            continue;
+            return (i, c, false);
         }
-        match c {
-            '"' => in_string = true,
-            '{' => depth += 1,
-            '}' => {
+        if c == '"' {
+            in_string = true;
+            return (i, c, false);
+        }
+        (i, c, true)
+    })
+}
+
+/// From the first `{` to its matching `}`, respecting strings; the first
+/// `{` to the last `}` when the braces do not balance.
+fn outermost_object(text: &str) -> Option<&str> {
+    let start = text.find('{')?;
+    let mut depth = 0usize;
+    for (i, c, structural) in structural_chars(&text[start..]) {
+        match (structural, c) {
+            (true, '{') => depth += 1,
+            (true, '}') => {
                 depth -= 1;
                 if depth == 0 {
                     return Some(&text[start..start + i + 1]);
@@ -176,27 +187,13 @@ fn outermost_object(text: &str) -> Option<&str> {
 /// Remove commas directly before `}` or `]` (outside strings).
 fn without_trailing_commas(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
-    let chars: Vec<char> = text.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if in_string {
+    for (i, c, structural) in structural_chars(text) {
+        let trailing = structural
+            && c == ','
+            && text[i + 1..].chars().find(|n| !n.is_whitespace()).is_some_and(|n| n == '}' || n == ']');
+        if !trailing {
             out.push(c);
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
         }
-        if c == '"' {
-            in_string = true;
-        }
-        if c == ',' && chars[i + 1..].iter().find(|c| !c.is_whitespace()).is_some_and(|n| *n == '}' || *n == ']') {
-            continue;
-        }
-        out.push(c);
     }
     out
 }

@@ -55,12 +55,11 @@ impl Toolbox {
         let mut with_instructions = Vec::new();
         for active in host.registry.active_skills() {
             let m = active.manifest;
-            let grants = host.policy.grants(&m.name);
             if m.instructions.is_some() {
                 with_instructions.push(m.name.clone());
             }
             for tool in &m.tools {
-                if grants.level_for(&tool.name) == Level::Deny {
+                if host.policy.level(&m.name, &tool.name) == Level::Deny {
                     continue;
                 }
                 let name = offered_name(&m.name, &tool.name);

@@ -151,6 +151,9 @@ level = "AUTO"
     assert_eq!(policy.grants("a").level, Level::Deny);
     assert_eq!(policy.grants("b").level, Level::Confirm);
     assert_eq!(policy.grants("b").level_for("t"), Level::Auto);
+    assert_eq!(policy.level("b", "t"), Level::Auto);
+    assert_eq!(policy.level("b", "other"), Level::Confirm);
+    assert_eq!(policy.level("unlisted", "t"), policy.default_level());
     assert_eq!(policy.grants("c").level, Level::Auto);
 }
 

@@ -23,10 +23,10 @@ use wasmtime_wasi::{FsPerms, OpenMode};
 /// defines (older 0.2.x imports resolve to it).
 const PREOPENS: &str = "wasi:filesystem/preopens@0.2.12";
 
-/// Open directory handles, by path and access.
+/// Open directory handles, by access (read-only, read-write) and path.
 #[derive(Default)]
 pub(crate) struct FolderCache {
-    open: Mutex<HashMap<(PathBuf, bool), Cached>>,
+    open: Mutex<[HashMap<PathBuf, Cached>; 2]>,
 }
 
 struct Cached {
@@ -38,10 +38,11 @@ impl FolderCache {
     /// A handle to `path` with `perms`, reusing the open one when the path
     /// still names the same directory.
     pub(crate) fn get(&self, path: &Path, perms: FsPerms) -> std::io::Result<Dir> {
-        let key = (path.to_owned(), perms == FsPerms::ReadWrite);
         let id = identity(&std::fs::metadata(path)?);
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(cached) = open.get(&key)
+        // Looked up by `&Path`: no allocation on the per-call path.
+        let open = &mut open[usize::from(perms == FsPerms::ReadWrite)];
+        if let Some(cached) = open.get(path)
             && cached.id == id
         {
             return Ok(cached.dir.clone());
@@ -55,7 +56,7 @@ impl FolderCache {
         // File operations run on tokio's blocking pool, as with
         // `WasiCtxBuilder::preopened_dir`.
         let dir = Dir::new(file, perms, mode, false);
-        open.insert(key, Cached { dir: dir.clone(), id });
+        open.insert(path.to_owned(), Cached { dir: dir.clone(), id });
         Ok(dir)
     }
 }
