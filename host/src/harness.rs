@@ -171,6 +171,9 @@ pub struct Harness<'a> {
 pub trait Progress {
     /// Called before each model request.
     fn model_request(&self, _step: usize) {}
+    /// Called when the model answered: how long it took, the tokens of
+    /// this request, and how many tool calls it made (text calls included).
+    fn model_finished(&self, _step: usize, _ms: u64, _usage: &Usage, _tool_calls: usize) {}
     /// Called before each tool call.
     fn tool_started(&self, _step: usize, _tool: &str) {}
     /// Called after each tool call.
@@ -249,6 +252,7 @@ impl<'a> Harness<'a> {
                 json!({"step": steps, "model": response.model, "messages": messages.len(), "usage": response.usage,
                        "latency_ms": latency_ms, "tool_calls": message.tool_calls.len(), "text_call": text_call, "text_chars": text_chars}),
             );
+            progress.model_finished(steps, latency_ms, &response.usage, message.tool_calls.len());
             if message.tool_calls.is_empty() {
                 answer = Some(self.audit.mask(&message.content));
                 conversation.push(message);

@@ -1,8 +1,12 @@
 //! The `reach` binary as an operator or a script uses it: exit codes, JSON
 //! output, configuration errors that point at the line to fix.
 
+mod support;
+
+use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use support::{Reply, Server, completion, ok, status};
 
 fn wasm(crate_name: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -40,6 +44,46 @@ impl Env {
             .output()
             .expect("run reach")
     }
+}
+
+impl Env {
+    /// `reach run TASK ARGS… --json` against `server`, with no other model configured.
+    fn run(&self, server: &Server, task: &str, args: &[&str]) -> (Output, Value) {
+        let base = format!("{}/v1", server.base);
+        let mut all = vec!["run", task, "--json", "--base-url", &base, "--model", "scripted"];
+        all.extend_from_slice(args);
+        let out = self.reach_without_model_env(&all);
+        let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is one JSON report ({e}): {out:?}"));
+        (out, report)
+    }
+
+    fn reach_without_model_env(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_reach"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("REACH_CACHE_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache"))
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("ANTHROPIC_API_KEY")
+            .env_remove("REACH_MODEL")
+            .env_remove("REACH_PROVIDER")
+            .env_remove("REACH_POLICY")
+            .env_remove("REACH_SKILLS")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run reach")
+    }
+}
+
+/// The model asks for `tool` with `arguments`.
+fn call(tool: &str, arguments: Value) -> Reply {
+    let call = json!({"id": "call_1", "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}});
+    ok(completion(json!({"role": "assistant", "content": null, "tool_calls": [call]}), Some(json!({"prompt_tokens": 900, "completion_tokens": 20}))))
+}
+
+/// The model answers in text.
+fn answer(text: &str) -> Reply {
+    ok(completion(json!({"role": "assistant", "content": text}), Some(json!({"prompt_tokens": 950, "completion_tokens": 10}))))
 }
 
 const POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
@@ -201,18 +245,75 @@ fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
 #[test]
 fn run_without_a_model_says_how_to_configure_one() {
     let env = Env::new(POLICY);
-    let out = Command::new(env!("CARGO_BIN_EXE_reach"))
-        .args(["run", "list the docs"])
-        .current_dir(env.dir.path())
-        .env("REACH_CACHE_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache"))
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("REACH_PROVIDER")
-        .env_remove("REACH_POLICY")
-        .env_remove("REACH_SKILLS")
-        .output()
-        .unwrap();
+    let out = env.reach_without_model_env(&["run", "list the docs"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no model endpoint is configured") && err.contains("just local-model"), "{err}");
+}
+
+#[test]
+fn run_answers_with_a_json_report_exit_0_and_the_run_can_be_listed_and_shown() {
+    let env = Env::new(POLICY);
+    let file = env.dir.path().join("docs/a.txt");
+    let server = Server::start(vec![call("files__read", json!({"path": file})), answer("It says alpha and beta.")]);
+    let (out, report) = env.run(&server, "What does docs/a.txt say?", &[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(report["stop"]["reason"], "answered");
+    assert_eq!(report["answer"], "It says alpha and beta.");
+    assert_eq!(report["steps"], 2);
+    assert_eq!(report["usage"]["input_tokens"], 1850);
+    assert_eq!(report["actions"][0]["tool"], "files__read");
+    assert_eq!(report["actions"][0]["decision"], "auto");
+    assert_eq!(report["actions"][0]["outcome"], "ok");
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert!(requests[1].body.contains("alpha"), "the file's content went back to the model");
+    drop(requests);
+
+    let run_id = report["run_id"].as_str().unwrap();
+    let log = Path::new(report["audit_log"].as_str().unwrap());
+    assert!(log.starts_with(env.dir.path().join(".reach/runs")) || log.starts_with(".reach/runs"), "{log:?}");
+    let listed: Value = serde_json::from_slice(&env.reach_without_model_env(&["runs", "list", "--json"]).stdout).unwrap();
+    assert_eq!(listed["runs"][0]["run_id"], run_id);
+    assert_eq!(listed["runs"][0]["stop"], "answered");
+    assert_eq!(listed["runs"][0]["tool_calls"], 1);
+    let shown = stdout(&env.reach_without_model_env(&["runs", "show", &run_id[..18]]));
+    assert!(shown.contains("files__read") && shown.contains("answer: It says alpha and beta."), "{shown}");
+}
+
+#[test]
+fn a_limit_exits_3_and_a_failing_model_exits_1() {
+    let env = Env::new(POLICY);
+    let docs = env.dir.path().join("docs");
+    let server = Server::start(vec![call("files__list", json!({"path": docs}))]);
+    let (out, report) = env.run(&server, "List the docs", &["--max-steps", "1"]);
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(report["stop"]["reason"], "max_steps");
+    assert_eq!(report["actions"][0]["outcome"], "ok", "the call of the last step still ran");
+
+    let server = Server::start(vec![status(404, r#"{"error": {"message": "model 'scripted' not found"}}"#)]);
+    let (out, report) = env.run(&server, "List the docs", &[]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(report["stop"]["reason"], "model_error");
+    assert!(report["stop"]["detail"].as_str().unwrap().contains("not found"), "{report}");
+}
+
+#[test]
+fn a_confirm_call_without_a_terminal_is_refused_unless_yes() {
+    let env = Env::new(POLICY);
+    let note = env.dir.path().join("notes/n.md");
+    let write = || call("files__write", json!({"path": note, "content": "# N\n"}));
+    let server = Server::start(vec![write(), answer("I could not write it.")]);
+    let (out, report) = env.run(&server, "Write a note", &[]);
+    assert_eq!(out.status.code(), Some(0), "the model was told and answered: {out:?}");
+    assert_eq!(report["actions"][0]["decision"], "declined");
+    assert_eq!(report["actions"][0]["outcome"], "DENIED");
+    assert!(server.requests()[1].body.contains("DENIED"), "the model saw the refusal");
+    assert!(!note.exists());
+
+    let server = Server::start(vec![write(), answer("Written.")]);
+    let (out, report) = env.run(&server, "Write a note", &["--yes"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(report["actions"][0]["decision"], "confirmed");
+    assert_eq!(std::fs::read_to_string(&note).unwrap(), "# N\n");
 }

@@ -2,115 +2,16 @@
 //! from a script and records every request: what goes over the wire, what
 //! comes back, and how failures are retried and reported.
 
+mod support;
+
 use agent_reach::model::{
     AnthropicClient, AnthropicConfig, ChatRequest, Message, Model, ModelError, OpenAiClient, OpenAiConfig,
     RetryPolicy, ToolCall, ToolSpec, Usage,
 };
 use serde_json::{Value, json};
-use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
-
-/// One scripted answer.
-enum Reply {
-    /// This status, extra headers and body.
-    Http(u16, Vec<(&'static str, String)>, String),
-    /// Read the request, then say nothing for this long.
-    Silent(Duration),
-}
-
-fn ok(body: Value) -> Reply {
-    Reply::Http(200, Vec::new(), body.to_string())
-}
-
-fn status(code: u16, body: &str) -> Reply {
-    Reply::Http(code, Vec::new(), body.to_owned())
-}
-
-/// A request as the server saw it.
-#[derive(Debug)]
-struct Recorded {
-    path: String,
-    /// Header names in lower case.
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Recorded {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).expect("request body is JSON")
-    }
-}
-
-struct Server {
-    base: String,
-    requests: Arc<Mutex<Vec<Recorded>>>,
-}
-
-impl Server {
-    /// A server that answers its requests with `script` in order, then with
-    /// 418 (not retried), so a test that asks too often fails visibly.
-    fn start(script: Vec<Reply>) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let recorded = Arc::clone(&requests);
-        let mut script = VecDeque::from(script);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let reply = script.pop_front().unwrap_or_else(|| status(418, "no scripted reply left"));
-                serve(stream, reply, &recorded);
-            }
-        });
-        Server { base, requests }
-    }
-
-    fn requests(&self) -> std::sync::MutexGuard<'_, Vec<Recorded>> {
-        self.requests.lock().unwrap()
-    }
-}
-
-/// Reads one request, records it, then answers: recording first, so a test
-/// that counts requests as soon as its client returns sees them all.
-fn serve(stream: TcpStream, reply: Reply, recorded: &Mutex<Vec<Recorded>>) -> Option<()> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let path = line.split_whitespace().nth(1)?.to_owned();
-    let mut headers = Vec::new();
-    loop {
-        line.clear();
-        reader.read_line(&mut line).ok()?;
-        let Some((name, value)) = line.trim_end().split_once(':') else { break };
-        headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
-    }
-    let length: usize = headers.iter().find(|(n, _)| n == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    recorded.lock().unwrap().push(Recorded { path, headers, body: String::from_utf8(body).ok()? });
-    let mut stream = stream;
-    match reply {
-        Reply::Http(code, extra, body) => {
-            let mut head = format!(
-                "HTTP/1.1 {code} Scripted\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n",
-                body.len()
-            );
-            for (name, value) in extra {
-                head.push_str(&format!("{name}: {value}\r\n"));
-            }
-            let _ = stream.write_all(format!("{head}\r\n{body}").as_bytes());
-        }
-        Reply::Silent(delay) => std::thread::sleep(delay),
-    }
-    Some(())
-}
+use support::{Reply, Server, completion, ok, status};
 
 /// Retries without real waiting: a test that sleeps is a slow test.
 fn fast_retry(max_retries: u32) -> RetryPolicy {
@@ -136,19 +37,6 @@ fn read_tool() -> ToolSpec {
         description: "Read a file.".into(),
         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
     }
-}
-
-fn completion(message: Value, usage: Option<Value>) -> Value {
-    let mut body = json!({
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "model": "served-model",
-        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-    });
-    if let Some(usage) = usage {
-        body["usage"] = usage;
-    }
-    body
 }
 
 fn openai_tool_call_reply() -> Reply {

@@ -9,6 +9,7 @@ use crate::call::TerminalConfirmer;
 use crate::{context, model_setup};
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{self, Harness, Progress, RunConfig, Stop};
+use agent_reach::model::Usage;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -20,7 +21,20 @@ struct TerminalProgress {
 impl Progress for TerminalProgress {
     fn model_request(&self, step: usize) {
         if self.on {
-            eprintln!("step {step}: asking the model…");
+            eprint!("step {step}: asking the model… ");
+            let _ = std::io::stderr().flush();
+        }
+    }
+
+    fn model_finished(&self, _step: usize, ms: u64, usage: &Usage, tool_calls: usize) {
+        if self.on {
+            let what = match tool_calls {
+                0 => "an answer".to_owned(),
+                1 => "1 tool call".to_owned(),
+                n => format!("{n} tool calls"),
+            };
+            let approx = if usage.estimated { "~" } else { "" };
+            eprintln!("{what} ({:.1} s, {approx}{} tokens)", ms as f64 / 1000.0, usage.total());
         }
     }
 
