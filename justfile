@@ -62,9 +62,12 @@ local-model-stop:
 e2e: test-skills
     #!/usr/bin/env bash
     set -euo pipefail
+    # The whole workspace's feature set, as `just suite` builds it (with -p the
+    # dependencies would be built again), and built before the model is up.
+    cargo test --test e2e_real_model --no-run
     if [[ -z "${REACH_E2E_BASE_URL:-}" ]]; then
         if ! scripts/local-model.sh status >/dev/null 2>&1; then trap 'scripts/local-model.sh stop' EXIT; fi
         eval "$(scripts/local-model.sh start)"
         export REACH_E2E_BASE_URL="$OPENAI_BASE_URL" REACH_E2E_MODEL="$REACH_MODEL"
     fi
-    cargo test -p agent-reach-tests --test e2e_real_model -- --ignored --nocapture
+    cargo test --test e2e_real_model -- --ignored --nocapture
