@@ -30,7 +30,7 @@ test-skills:
     cargo build --release --target {{wasm_target}} -p skill-files -p skill-web -p skill-logs -p skill-http-api -p test-skill-echo -p test-skill-misbehave -p test-skill-probe
 
 # Run all tests: real components in the real sandbox, then one task with a real model
-# (the first run on a machine builds and fetches the local model: ~15 min, then cached).
+# (the first run on a machine builds and fetches the local model: ~6 min, then cached).
 test: test-skills suite e2e
 
 # The suite without the real model: unit and integration tests (~10 min from scratch).
@@ -49,7 +49,7 @@ bench: test-skills
 # What CI runs.
 ci: test
 
-# Serve a real model offline at http://127.0.0.1:8691/v1 (first run builds it: ~15 min; see scripts/LOCAL-MODEL-RECIPE.md).
+# Serve a real model offline at http://127.0.0.1:8691/v1 (first run builds it: ~6 min; see scripts/LOCAL-MODEL-RECIPE.md).
 local-model:
     scripts/local-model.sh start
 

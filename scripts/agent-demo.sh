@@ -11,7 +11,7 @@ PORT="${REACH_DEMO_PORT:-8766}"
 TASK="Save the web page http://127.0.0.1:${PORT}/article.html as Markdown."
 
 if [[ -z "${OPENAI_BASE_URL:-}" && -z "${OPENAI_API_KEY:-}" && -z "${ANTHROPIC_API_KEY:-}" ]]; then
-    echo "no model configured: starting the local one (the first time builds it, ~15 min)" >&2
+    echo "no model configured: starting the local one (the first time builds it, ~6 min)" >&2
     eval "$(scripts/local-model.sh start)"
 fi
 
