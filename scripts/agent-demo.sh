@@ -13,12 +13,20 @@ TASK="Save the web page http://127.0.0.1:${PORT}/article.html as Markdown."
 if [[ -z "${OPENAI_BASE_URL:-}" && -z "${OPENAI_API_KEY:-}" && -z "${ANTHROPIC_API_KEY:-}" ]]; then
     echo "no model configured: starting the local one (the first time builds it, ~6 min)" >&2
     eval "$(scripts/local-model.sh start)"
+    STARTED_MODEL=1
 fi
 
 # The sample article, served the way a real site would be.
 python3 -m http.server "$PORT" --bind 127.0.0.1 --directory tests/fixtures/web >/dev/null 2>&1 &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true' EXIT
+finish() {
+    kill "$SERVER" 2>/dev/null || true
+    # The model is left running for more tasks: say how to use it and end it.
+    if [[ -n "${STARTED_MODEL:-}" ]]; then
+        echo "the local model keeps serving: export OPENAI_BASE_URL=$OPENAI_BASE_URL to use it with reach run; just local-model-stop ends it" >&2
+    fi
+}
+trap finish EXIT
 for _ in $(seq 50); do
     curl -sf -o /dev/null "http://127.0.0.1:${PORT}/article.html" && break
     sleep 0.1
