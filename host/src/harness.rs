@@ -36,6 +36,10 @@ interface, call a tool by replying with only this JSON and nothing else: \
 /// When the conversation has this many tool calls, the prompt carries a
 /// summary of what was already tried, so a long run keeps its bearings.
 const SUMMARY_AFTER: usize = 4;
+/// At most this many calls are listed in that summary (the latest).
+const SUMMARY_KEEP: usize = 12;
+/// Arguments longer than this are cut in the summary.
+const SUMMARY_ARGS_CHARS: usize = 160;
 
 /// How a run is limited and shaped.
 #[derive(Clone, Debug)]
@@ -407,13 +411,24 @@ fn canonical(arguments: &Value) -> String {
 }
 
 /// The system prompt: preamble, the task as the anchor, and on long runs a
-/// summary of what was tried.
+/// summary of what was tried — the latest [`SUMMARY_KEEP`] calls, each
+/// argument list cut to [`SUMMARY_ARGS_CHARS`], so the summary stays a
+/// reminder and never grows into a second copy of the conversation.
 fn system_prompt(task: &str, actions: &[Action]) -> String {
     let mut prompt = format!("{PREAMBLE}\n\nYour task (stay on it): {task}");
     if actions.len() >= SUMMARY_AFTER {
         prompt.push_str("\n\nAlready tried in this run:");
-        for a in actions {
-            prompt.push_str(&format!("\n- step {}: {} {} → {}", a.step, a.tool, a.arguments, a.outcome));
+        let skipped = actions.len().saturating_sub(SUMMARY_KEEP);
+        if skipped > 0 {
+            prompt.push_str(&format!("\n- ({skipped} earlier call(s) not listed)"));
+        }
+        for a in &actions[skipped..] {
+            let args = a.arguments.to_string();
+            let shown = match args.char_indices().nth(SUMMARY_ARGS_CHARS) {
+                Some((cut, _)) => format!("{}…", &args[..cut]),
+                None => args,
+            };
+            prompt.push_str(&format!("\n- step {}: {} {shown} → {}", a.step, a.tool, a.outcome));
         }
     }
     prompt
@@ -434,4 +449,35 @@ pub fn secrets(host: &Host, extra: impl IntoIterator<Item = String>) -> Vec<Stri
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn action(step: usize, content: &str) -> Action {
+        Action {
+            step,
+            tool: "files__write".into(),
+            arguments: json!({"path": format!("n{step}.md"), "content": content}),
+            decision: "auto",
+            outcome: "ok".into(),
+            result_bytes: 10,
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn short_runs_get_no_summary_long_ones_a_bounded_one() {
+        let few: Vec<Action> = (1..SUMMARY_AFTER).map(|i| action(i, "x")).collect();
+        assert!(!system_prompt("T", &few).contains("Already tried"));
+
+        let big = "é".repeat(5_000);
+        let many: Vec<Action> = (1..=20).map(|i| action(i, &big)).collect();
+        let prompt = system_prompt("Write twenty notes", &many);
+        assert!(prompt.contains("Your task (stay on it): Write twenty notes"));
+        assert!(prompt.contains("(8 earlier call(s) not listed)"), "{prompt}");
+        assert!(!prompt.contains("step 8:") && prompt.contains("step 9:") && prompt.contains("step 20:"));
+        assert!(prompt.len() < 8_000, "bounded, not 20 copies of 5,000 characters: {} bytes", prompt.len());
+    }
 }
