@@ -15,6 +15,7 @@ pub mod workbench;
 use crate::error::{ErrorCode, ToolFailure};
 use crate::host::{Confirmer, Host};
 use crate::model::{ChatRequest, Message, Model, ToolCall, Usage};
+use crate::text::shorten_chars;
 use crate::policy::Level;
 use audit::AuditLog;
 use serde_json::{Value, json};
@@ -423,11 +424,7 @@ fn system_prompt(task: &str, actions: &[Action]) -> String {
             prompt.push_str(&format!("\n- ({skipped} earlier call(s) not listed)"));
         }
         for a in &actions[skipped..] {
-            let args = a.arguments.to_string();
-            let shown = match args.char_indices().nth(SUMMARY_ARGS_CHARS) {
-                Some((cut, _)) => format!("{}…", &args[..cut]),
-                None => args,
-            };
+            let shown = shorten_chars(&a.arguments.to_string(), SUMMARY_ARGS_CHARS);
             prompt.push_str(&format!("\n- step {}: {} {shown} → {}", a.step, a.tool, a.outcome));
         }
     }

@@ -29,6 +29,7 @@ pub mod model;
 pub mod policy;
 pub mod registry;
 pub mod runtime;
+mod text;
 
 pub use error::{ErrorCode, ToolFailure};
 pub use host::{AlwaysConfirm, Confirmer, Host, HostError, NeverConfirm};

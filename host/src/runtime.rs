@@ -15,6 +15,7 @@ pub(crate) use bindings::Manifest as RawManifest;
 
 use crate::error::{ErrorCode, ToolFailure};
 use crate::policy::SkillGrants;
+use crate::text::shorten_bytes;
 use bindings::{SkillPre, ToolError};
 use state::StoreState;
 use std::path::{Path, PathBuf};
@@ -278,7 +279,7 @@ fn tool_error(skill: &str, err: ToolError, denials: &std::sync::Mutex<Vec<String
         E::Denied => ErrorCode::Denied,
         E::Failed => ErrorCode::Failed,
     };
-    let mut message = truncate(&err.message, 4096);
+    let mut message = shorten_bytes(&err.message, 4096);
     if !message.starts_with(&format!("{skill}:")) {
         message = format!("{skill}: {message}");
     }
@@ -309,22 +310,11 @@ fn classify_trap(skill: &str, err: &wasmtime::Error, memory_hit: bool, grants: &
         format!("{l} {}", rest.join(" "))
     });
     let what = match (panic_line, trap) {
-        (Some(p), _) => format!("panicked: {}", truncate(p.trim(), 1024)),
+        (Some(p), _) => format!("panicked: {}", shorten_bytes(p.trim(), 1024)),
         (None, Some(t)) => format!("crashed: {t}"),
-        (None, None) => format!("crashed: {}", truncate(&format!("{err:#}"), 1024)),
+        (None, None) => format!("crashed: {}", shorten_bytes(&format!("{err:#}"), 1024)),
     };
     ToolFailure::new(ErrorCode::Trap, format!("{skill}: {what}"))
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 /// The contract version from the component's `agent-reach:skill/guest@X` export.

@@ -32,46 +32,26 @@ impl Env {
         Env { dir }
     }
 
+    /// `reach ARGS…` in the folder, with no policy, skills folder or model
+    /// taken from this process's environment.
     fn reach(&self, args: &[&str]) -> Output {
         let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
-        Command::new(env!("CARGO_BIN_EXE_reach"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .env_remove("REACH_POLICY")
-            .env_remove("REACH_SKILLS")
-            .env("REACH_CACHE_DIR", cache)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("run reach")
+        let mut command = Command::new(env!("CARGO_BIN_EXE_reach"));
+        command.args(args).current_dir(self.dir.path()).env("REACH_CACHE_DIR", cache);
+        for name in ["REACH_POLICY", "REACH_SKILLS", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "REACH_MODEL", "REACH_PROVIDER"] {
+            command.env_remove(name);
+        }
+        command.stdin(std::process::Stdio::null()).output().expect("run reach")
     }
-}
 
-impl Env {
-    /// `reach run TASK ARGS… --json` against `server`, with no other model configured.
+    /// `reach run TASK ARGS… --json` against `server`.
     fn run(&self, server: &Server, task: &str, args: &[&str]) -> (Output, Value) {
         let base = format!("{}/v1", server.base);
         let mut all = vec!["run", task, "--json", "--base-url", &base, "--model", "scripted"];
         all.extend_from_slice(args);
-        let out = self.reach_without_model_env(&all);
+        let out = self.reach(&all);
         let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is one JSON report ({e}): {out:?}"));
         (out, report)
-    }
-
-    fn reach_without_model_env(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_reach"))
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("REACH_CACHE_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache"))
-            .env_remove("OPENAI_BASE_URL")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("REACH_MODEL")
-            .env_remove("REACH_PROVIDER")
-            .env_remove("REACH_POLICY")
-            .env_remove("REACH_SKILLS")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("run reach")
     }
 }
 
@@ -245,7 +225,7 @@ fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
 #[test]
 fn run_without_a_model_says_how_to_configure_one() {
     let env = Env::new(POLICY);
-    let out = env.reach_without_model_env(&["run", "list the docs"]);
+    let out = env.reach(&["run", "list the docs"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no model endpoint is configured") && err.contains("just local-model"), "{err}");
@@ -273,11 +253,11 @@ fn run_answers_with_a_json_report_exit_0_and_the_run_can_be_listed_and_shown() {
     let run_id = report["run_id"].as_str().unwrap();
     let log = Path::new(report["audit_log"].as_str().unwrap());
     assert!(log.starts_with(env.dir.path().join(".reach/runs")) || log.starts_with(".reach/runs"), "{log:?}");
-    let listed: Value = serde_json::from_slice(&env.reach_without_model_env(&["runs", "list", "--json"]).stdout).unwrap();
+    let listed: Value = serde_json::from_slice(&env.reach(&["runs", "list", "--json"]).stdout).unwrap();
     assert_eq!(listed["runs"][0]["run_id"], run_id);
     assert_eq!(listed["runs"][0]["stop"], "answered");
     assert_eq!(listed["runs"][0]["tool_calls"], 1);
-    let shown = stdout(&env.reach_without_model_env(&["runs", "show", &run_id[..18]]));
+    let shown = stdout(&env.reach(&["runs", "show", &run_id[..18]]));
     assert!(shown.contains("files__read") && shown.contains("answer: It says alpha and beta."), "{shown}");
 }
 

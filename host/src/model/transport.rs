@@ -202,11 +202,7 @@ fn chain(error: &dyn std::error::Error) -> String {
 
 /// The start of a response body, trimmed, on a character boundary.
 pub(crate) fn excerpt(text: &str) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(BODY_EXCERPT_CHARS) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
+    crate::text::shorten_chars(text.trim(), BODY_EXCERPT_CHARS)
 }
 
 /// `base` and `path` joined with exactly one slash, whether or not the
