@@ -267,6 +267,15 @@ impl<'a> Harness<'a> {
             conversation.push(message);
             for call in calls {
                 progress.tool_started(steps, &call.name);
+                // Written before the call runs: a host that dies mid-call
+                // still leaves a record of what may have happened.
+                let (skill, version, hash) = self.skill_identity(&call.name);
+                let asked = repair::arguments(&call.arguments).map_or_else(|_| json!(call.arguments), Value::Object);
+                self.audit.record(
+                    "tool_call_started",
+                    json!({"step": steps, "call": actions.len() + 1, "tool": call.name, "skill": skill, "version": version,
+                           "wasm_hash": hash, "arguments": asked}),
+                );
                 let started = Instant::now();
                 let (outcome, decision, arguments) = self.execute(&call).await;
                 let duration_ms = started.elapsed().as_millis() as u64;
@@ -279,16 +288,15 @@ impl<'a> Harness<'a> {
                 let action = Action {
                     step: steps,
                     tool: call.name.clone(),
-                    arguments: serde_json::from_str(&self.audit.mask(&arguments.to_string())).unwrap_or(Value::Null),
+                    arguments: self.audit.mask_value(arguments.clone()),
                     decision,
                     outcome: code.clone(),
                     result_bytes: masked.len(),
                     duration_ms,
                 };
-                let (skill, version, hash) = self.skill_identity(&call.name);
                 self.audit.record(
                     "tool_call",
-                    json!({"step": steps, "tool": call.name, "skill": skill, "version": version, "wasm_hash": hash,
+                    json!({"step": steps, "call": actions.len() + 1, "tool": call.name, "skill": skill, "version": version, "wasm_hash": hash,
                            "arguments": action.arguments, "decision": decision, "duration_ms": duration_ms,
                            "outcome": if code == "ok" { "ok" } else { "error" }, "error_code": if code == "ok" { Value::Null } else { json!(code) },
                            "result_bytes": masked.len(), "result_digest": blake3::hash(masked.as_bytes()).to_hex().to_string()}),
@@ -324,6 +332,7 @@ impl<'a> Harness<'a> {
             "run_finished",
             json!({"stop": report.stop, "answer": report.answer, "steps": steps, "usage": usage, "tool_calls": report.actions.len()}),
         );
+        self.audit.sync();
         report
     }
 

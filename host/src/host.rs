@@ -2,7 +2,7 @@
 //! path from "the model wants SKILL.TOOL with these arguments" to a result.
 
 use crate::error::{ErrorCode, ToolFailure};
-use crate::policy::{Level, Policy};
+use crate::policy::{Level, Policy, PolicyError, ProtectedPath};
 use crate::registry::{Registry, RegistryError};
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use std::path::Path;
@@ -17,6 +17,28 @@ pub enum HostError {
     /// The skills folder could not be read.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// The permission table does not fit the installed skills or lets a
+    /// skill write the host's own files.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// `[skills.S.tools.T]` names a tool skill `S` does not have: the
+    /// override (often a `deny`) would silently apply to nothing.
+    #[error(
+        "{file}:{line}: [skills.{skill}.tools.{tool}]: skill {skill} has no tool `{tool}` (its tools: {tools}); \
+         fix the name — tool names are case-sensitive — or remove the override"
+    )]
+    UnknownTool {
+        /// The policy file.
+        file: String,
+        /// Line of the override.
+        line: usize,
+        /// The skill.
+        skill: String,
+        /// The tool named by the override.
+        tool: String,
+        /// The skill's tools, comma-separated.
+        tools: String,
+    },
 }
 
 /// Decides tools whose level is `confirm`.
@@ -31,6 +53,33 @@ pub trait Confirmer {
     fn person_present(&self) -> bool {
         false
     }
+}
+
+/// Longest argument value shown whole when a person is asked to confirm.
+const CONFIRM_VALUE_CHARS: usize = 200;
+
+/// What a person is shown to confirm `skill.tool`: one line naming the call,
+/// then one line per argument. Keys and values have control and invisible
+/// characters escaped (a value cannot move the cursor and redraw the
+/// question), and a long value is cut with its full length stated. Nested
+/// values are shown as compact JSON, escaped the same way.
+pub fn confirmation_prompt(skill: &str, tool: &str, arguments: &serde_json::Value) -> String {
+    use crate::text::shown_value;
+    let mut out = format!("{}.{} needs your confirmation. Arguments:", shown_value(skill, 64), shown_value(tool, 64));
+    match arguments.as_object() {
+        Some(map) if !map.is_empty() => {
+            for (key, value) in map {
+                let text = match value {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                out.push_str(&format!("\n  {}: {}", shown_value(key, 64), shown_value(&text, CONFIRM_VALUE_CHARS)));
+            }
+        }
+        Some(_) => out.push_str("\n  (none)"),
+        None => out.push_str(&format!("\n  {}", shown_value(&arguments.to_string(), CONFIRM_VALUE_CHARS))),
+    }
+    out
 }
 
 /// Confirms everything (`--yes`, or an embedder that confirmed elsewhere).
@@ -62,10 +111,29 @@ pub struct Host {
 }
 
 impl Host {
-    /// Start a runtime and load every skill in `skills_dir`.
+    /// Start a runtime and load every skill in `skills_dir`, holding each
+    /// to the pins in `policy`.
     pub async fn load(config: RuntimeConfig, policy: Policy, skills_dir: &Path) -> Result<Host, HostError> {
         let runtime = Runtime::new(config)?;
-        let registry = Registry::scan(&runtime, skills_dir).await?;
+        let registry = Registry::scan(&runtime, skills_dir, &policy).await?;
+        Host::new(runtime, policy, registry, &[])
+    }
+
+    /// Put the parts together after checking that they fit: no skill may
+    /// write the host's own files (the table, the skills folder, the compile
+    /// cache, and `protected`, e.g. the audit folder), and every per-tool
+    /// override names a tool the installed skill has.
+    pub fn new(runtime: Runtime, policy: Policy, registry: Registry, protected: &[ProtectedPath]) -> Result<Host, HostError> {
+        let mut own = vec![ProtectedPath::new("the skills folder", registry.dir())];
+        if let Some(cache) = runtime.cache_dir() {
+            own.push(ProtectedPath::new("the compile cache", cache));
+        }
+        if policy.origin().is_file() {
+            own.push(ProtectedPath::new("the permission table", policy.origin()));
+        }
+        own.extend_from_slice(protected);
+        policy.check_protected(&own)?;
+        check_overrides(&policy, &registry)?;
         Ok(Host { runtime, policy, registry })
     }
 
@@ -104,4 +172,26 @@ impl Host {
         // rather than paying to serialise it again.
         self.runtime.call(active.loaded(), &grants, tool, arguments).await
     }
+}
+
+/// Every `[skills.S.tools.T]` must name a tool of the active `S`. A skill
+/// that is not installed (or broken) is left alone: nothing of it can run,
+/// and `reach policy check` warns about it.
+fn check_overrides(policy: &Policy, registry: &Registry) -> Result<(), HostError> {
+    for skill in policy.listed_skills() {
+        let Some(active) = registry.active(skill) else { continue };
+        for (tool, line) in policy.tool_overrides(skill) {
+            if active.manifest.tool(tool).is_none() {
+                let tools: Vec<&str> = active.manifest.tools.iter().map(|t| t.name.as_str()).collect();
+                return Err(HostError::UnknownTool {
+                    file: policy.origin().display().to_string(),
+                    line,
+                    skill: skill.to_owned(),
+                    tool: tool.to_owned(),
+                    tools: tools.join(", "),
+                });
+            }
+        }
+    }
+    Ok(())
 }

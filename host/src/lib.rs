@@ -14,7 +14,7 @@
 //!
 //! let runtime = Runtime::new(RuntimeConfig::default())?;
 //! let policy = Policy::load(Path::new("reach.toml"))?;
-//! let registry = Registry::scan(&runtime, Path::new("skills")).await?;
+//! let registry = Registry::scan(&runtime, Path::new("skills"), &policy).await?;
 //! let skill = registry.active("files").expect("files skill is installed");
 //! let grants = policy.grants("files");
 //! let listing = runtime.call(skill.loaded(), &grants, "list", r#"{"path": "."}"#).await;
@@ -29,7 +29,7 @@ pub mod model;
 pub mod policy;
 pub mod registry;
 pub mod runtime;
-mod text;
+pub mod text;
 
 pub use error::{ErrorCode, ToolFailure};
-pub use host::{AlwaysConfirm, Confirmer, Host, HostError, NeverConfirm};
+pub use host::{AlwaysConfirm, Confirmer, Host, HostError, NeverConfirm, confirmation_prompt};

@@ -22,6 +22,44 @@ pub(crate) fn shorten_bytes(text: &str, max_bytes: usize) -> String {
     format!("{}…", &text[..end])
 }
 
+/// `text` made safe to show on a terminal: control characters (C0, DEL,
+/// C1), and the invisible characters that reorder or hide text (bidi
+/// overrides and isolates, zero-width characters, the BOM) are written as
+/// escapes (`\n`, `\t`, `\r`, `\u{1b}`), and a backslash as `\\`, so a
+/// value can neither move the cursor, redraw a prompt line, nor pass one
+/// text off as another.
+pub fn escape_for_terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() || is_invisible_format(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Format characters that change how surrounding text is displayed.
+fn is_invisible_format(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}' | '\u{061c}' | '\u{180e}')
+}
+
+/// A value for a person to judge: escaped for the terminal, and when longer
+/// than `max_chars`, cut with its full length stated, so what is shown is
+/// never mistaken for the whole of it.
+pub fn shown_value(text: &str, max_chars: usize) -> String {
+    let escaped = escape_for_terminal(text);
+    let total = text.chars().count();
+    match escaped.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}… [cut: {total} characters in full]", &escaped[..cut]),
+        None => escaped,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -32,5 +70,38 @@ mod tests {
         assert_eq!(shorten_chars("héllo", 2), "hé…");
         assert_eq!(shorten_bytes("héllo", 6), "héllo");
         assert_eq!(shorten_bytes("héllo", 2), "h…", "é is two bytes: cut before it");
+    }
+
+    /// (value, as shown)
+    const ESCAPES: &[(&str, &str)] = &[
+        ("notes/a.md", "notes/a.md"),
+        ("héllo wörld", "héllo wörld"),
+        ("a\nb", "a\\nb"),
+        ("line1\nline2", "line1\\nline2"),
+        ("a\tb\rc", "a\\tb\\rc"),
+        ("\u{1b}[2K\rRun it? [y/N] y", "\\u{1b}[2K\\rRun it? [y/N] y"),
+        ("\u{7}bell", "\\u{7}bell"),
+        ("del\u{7f}", "del\\u{7f}"),
+        ("c1\u{9b}31m", "c1\\u{9b}31m"),
+        ("evil\u{202e}txt.exe", "evil\\u{202e}txt.exe"),
+        ("zero\u{200b}width", "zero\\u{200b}width"),
+        ("iso\u{2066}late", "iso\\u{2066}late"),
+        ("back\\slash", "back\\\\slash"),
+    ];
+
+    #[test]
+    fn values_shown_to_a_person_cannot_redraw_the_terminal() {
+        for &(value, shown) in ESCAPES {
+            assert_eq!(escape_for_terminal(value), shown, "{value:?}");
+            assert!(!escape_for_terminal(value).chars().any(char::is_control), "{value:?}");
+        }
+    }
+
+    #[test]
+    fn long_values_are_cut_with_their_full_length() {
+        assert_eq!(shown_value("short", 10), "short");
+        let long = "x".repeat(5_000);
+        assert_eq!(shown_value(&long, 3), "xxx… [cut: 5000 characters in full]");
+        assert_eq!(shown_value("a\nb", 2), "a\\… [cut: 3 characters in full]", "cut after escaping: no raw control character survives");
     }
 }

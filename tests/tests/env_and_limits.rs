@@ -121,3 +121,15 @@ async fn nothing_leaks_between_calls() {
         call(&host, "misbehave.alloc", json!({"n": 40})).await.expect("fresh instance each call");
     }
 }
+
+#[tokio::test]
+async fn an_error_message_obeys_max_output_kb_like_a_result() {
+    // Regression: results were held to max_output_kb, but a skill's error
+    // message went to the model and the log at up to 4 KiB whatever the limit.
+    let ws = ws();
+    let host = ws.host(&limits("max_output_kb = 1")).await;
+    let err = call(&host, "misbehave.fail", json!({"message": "e".repeat(3000)})).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Failed);
+    assert!(err.message.len() <= 1024, "{} bytes", err.message.len());
+    assert!(err.message.contains("[cut: the message is") && err.message.contains("max_output_kb = 1"), "{}", err.message);
+}

@@ -164,3 +164,27 @@ async fn a_granted_folder_deleted_and_made_again_is_the_one_written() {
     call(&host, "probe.write", json!({"path": path, "content": "second"})).await.expect("second write");
     assert_eq!(std::fs::read_to_string(ws.path("notes/a.txt")).unwrap(), "second");
 }
+
+#[tokio::test]
+async fn a_granted_folder_swapped_for_a_symlink_is_not_followed() {
+    // Regression: a granted folder was (re)opened by path, following
+    // symlinks, so a skill able to write its parent could replace it with a
+    // link to `/` (here: to `secret/`) and read through the grant.
+    let ws = setup();
+    let host = ws.host(&policy(&ws)).await;
+    let docs = ws.path("docs");
+    let out = call(&host, "probe.read", json!({"path": docs.join("guide.md")})).await.expect("first call opens the grant");
+    assert!(out.contains("needle here"), "{out}");
+
+    std::fs::rename(&docs, ws.path("docs-old")).expect("move the granted folder away");
+    std::os::unix::fs::symlink(ws.path("secret"), &docs).expect("put a symlink in its place");
+    let err = call(&host, "probe.read", json!({"path": docs.join("token.txt")})).await.unwrap_err();
+    assert!(!err.message.contains("s3cret"), "{err}");
+    let err = call(&host, "files.read", json!({"path": docs.join("token.txt")})).await.unwrap_err();
+    assert!(!err.message.contains("s3cret"), "{err}");
+
+    // A host that never opened it before refuses the link just the same.
+    let fresh = ws.host(&policy(&ws)).await;
+    let err = call(&fresh, "probe.read", json!({"path": docs.join("token.txt")})).await.unwrap_err();
+    assert!(!err.message.contains("s3cret"), "{err}");
+}

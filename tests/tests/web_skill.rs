@@ -425,9 +425,29 @@ async fn the_manifest_tells_a_model_when_to_use_each_tool() {
     assert_eq!(tools, ["to_markdown", "fetch"]);
     let to_markdown = &manifest["tools"][0];
     let props = to_markdown["parameters"]["properties"].as_object().unwrap();
-    assert_eq!(props.keys().map(String::as_str).collect::<Vec<_>>(), ["output_dir", "path", "url"]);
+    assert_eq!(props.keys().map(String::as_str).collect::<Vec<_>>(), ["output_dir", "overwrite", "path", "url"]);
     assert_eq!(to_markdown["parameters"]["required"], json!(["url"]));
     assert!(to_markdown["description"].as_str().unwrap().contains("Not for"), "says when not to use it");
     assert!(!to_markdown["examples"].as_array().unwrap().is_empty());
     assert!(manifest["instructions"].as_str().unwrap().contains("JavaScript"));
+}
+
+#[tokio::test]
+async fn an_existing_file_is_replaced_only_when_asked() {
+    // Regression: `path` replaced whatever was there, so a page could
+    // overwrite any file in a writable grant without anyone asking for it.
+    let s = Setup::new();
+    let host = s.host().await;
+    let target = s.ws.write("saved/mine.md", "my own notes\n");
+    let url = s.pages.url(ARTICLE);
+    let before = s.pages.received().len();
+    let err = call(&host, "web.to_markdown", json!({"url": url, "path": target})).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
+    assert!(err.message.contains("already exists") && err.message.contains("overwrite"), "{err}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "my own notes\n", "left as it was");
+    assert_eq!(s.pages.received().len(), before, "refused before fetching");
+
+    let (result, doc) = save(&host, json!({"url": url, "path": target, "overwrite": true})).await;
+    assert_eq!(PathBuf::from(result["path"].as_str().unwrap()), target);
+    assert!(!doc.contains("my own notes"), "replaced on request");
 }

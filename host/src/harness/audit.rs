@@ -3,8 +3,22 @@
 //! environment variables granted to skills, credential values, API keys)
 //! are masked in every line before it is written.
 //!
-//! Events (`event` field): `run_started`, `model_request`, `tool_call`,
-//! `run_finished`; each has `time` (RFC 3339, UTC) and `run_id`.
+//! Events (`event` field): `run_started`, `model_request`,
+//! `tool_call_started` (written before the call runs), `tool_call` (its
+//! outcome), `run_finished`; `reach call` writes `call_started`,
+//! `tool_call_started` and `tool_call`. Each has `time` (RFC 3339, UTC) and
+//! `run_id`.
+//!
+//! Order and durability: each record is one `write` to a file opened for
+//! appending, made before the action it describes, so the file holds the
+//! records in the order things happened and a host that dies mid-call
+//! leaves "this call started" with no outcome after it. The records are in
+//! the kernel when the call begins; `fsync` (~0.6 ms here) is done once,
+//! when the run finishes, not per call.
+//!
+//! Masking happens on values *before* they are encoded: a secret with a
+//! quote, a backslash or a newline (a PEM key) looks different once written
+//! as JSON, so masking the encoded line alone would miss it.
 
 use crate::runtime::redact::Redactor;
 use serde_json::{Value, json};
@@ -43,16 +57,44 @@ impl AuditLog {
         self.redactor.text(text).into_owned()
     }
 
-    /// Append one event. A failed write is logged, not fatal: the run goes on.
+    /// `value` with secrets masked in every string and key, before it is
+    /// ever encoded.
+    pub fn mask_value(&self, value: Value) -> Value {
+        match value {
+            Value::String(text) => Value::String(self.mask(&text)),
+            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.mask_value(v)).collect()),
+            Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (self.mask(&k), self.mask_value(v))).collect()),
+            other => other,
+        }
+    }
+
+    /// Append one event, as one write. A failed write is logged, not fatal:
+    /// the run goes on.
     pub fn record(&mut self, event: &str, fields: Value) {
-        let Some(file) = self.file.as_mut() else { return };
+        if self.file.is_none() {
+            return;
+        }
         let mut line = json!({"event": event, "time": now_rfc3339(), "run_id": self.run_id});
-        if let (Value::Object(line), Value::Object(fields)) = (&mut line, fields) {
+        if let (Value::Object(line), Value::Object(fields)) = (&mut line, self.mask_value(fields)) {
             line.extend(fields);
         }
-        let text = self.redactor.text(&line.to_string()).into_owned();
-        if let Err(err) = writeln!(file, "{text}").and_then(|()| file.flush()) {
+        // The encoded line is masked too: a secret could only survive the
+        // value pass by being split across two values, and then it is not
+        // whole here either — this pass is a second net, not the first.
+        let mut text = self.redactor.text(&line.to_string()).into_owned();
+        text.push('\n');
+        let Some(file) = self.file.as_mut() else { return };
+        if let Err(err) = file.write_all(text.as_bytes()) {
             tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log");
+        }
+    }
+
+    /// Push what was written to the disk (end of a run).
+    pub fn sync(&mut self) {
+        if let Some(file) = self.file.as_mut()
+            && let Err(err) = file.sync_data()
+        {
+            tracing::warn!(path = %self.path.display(), error = %err, "could not sync the audit log");
         }
     }
 }
@@ -101,5 +143,22 @@ mod tests {
         assert_eq!(line["run_id"], "r1");
         assert_eq!(line["arguments"]["token"], "[REDACTED]");
         assert!(AuditLog::create(dir.path(), "r1", vec![]).is_err(), "a run id is never reused");
+    }
+
+    #[test]
+    fn secrets_that_json_escapes_are_masked_before_encoding() {
+        // Regression: masking ran on the encoded line, where a PEM key's
+        // newlines read `\n` and a quote reads `\"`, so such a secret was
+        // written in full.
+        let pem = "-----BEGIN KEY-----\nMIIBOgIBAAJBAK\\x\"q\n-----END KEY-----";
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = AuditLog::create(dir.path(), "r2", vec![pem.to_owned()]).unwrap();
+        log.record("tool_call", json!({"arguments": {"content": format!("key: {pem}"), pem: 1}, "list": [pem]}));
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        assert!(!text.contains("MIIBOgIBAAJBAK"), "{text}");
+        let line: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(line["arguments"]["content"], "key: [REDACTED]");
+        assert_eq!(line["arguments"]["[REDACTED]"], 1, "keys are masked too");
+        assert_eq!(line["list"][0], "[REDACTED]");
     }
 }

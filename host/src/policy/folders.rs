@@ -87,6 +87,76 @@ pub(super) fn lexical_normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// A read-only folder that lies strictly inside a writable one, as
+/// `(read index, write index)`.
+///
+/// Preopened folders cannot express "writable, except this part": a skill
+/// reaches the inner folder through the outer handle (`docs/x` under
+/// `/data`) as easily as through its own, so the read-only grant would not
+/// hold. The table is refused instead of silently granting the looser rule.
+/// The same folder in both lists is fine: it is writable, as documented.
+pub(super) fn read_inside_write(read: &[FolderGrant], write: &[FolderGrant]) -> Option<(usize, usize)> {
+    read.iter().enumerate().find_map(|(r, inner)| {
+        write
+            .iter()
+            .position(|outer| inner.path != outer.path && inner.path.starts_with(&outer.path))
+            .map(|w| (r, w))
+    })
+}
+
+/// A path the host itself depends on — the permission table, the skills
+/// folder, the compile cache, the audit logs. No skill may write it: a skill
+/// that could would rewrite its own grants, its own code, machine code the
+/// host maps, or the record of what it did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProtectedPath {
+    /// What it is, for messages: "the permission table", "the skills folder".
+    pub what: String,
+    /// The path as the host uses it; resolved like a grant before comparing.
+    pub path: PathBuf,
+}
+
+impl ProtectedPath {
+    /// `what` at `path`.
+    pub fn new(what: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        ProtectedPath { what: what.into(), path: path.into() }
+    }
+
+    /// The path with symlinks resolved as far as it exists, so it compares
+    /// with grants (which are resolved the same way at load).
+    pub(super) fn resolved(&self) -> PathBuf {
+        let absolute = std::path::absolute(&self.path).unwrap_or_else(|_| self.path.clone());
+        real_prefix(&lexical_normalize(&absolute))
+    }
+}
+
+/// Canonicalise the longest existing ancestor of `path` and append the rest:
+/// a cache folder that does not exist yet still compares by its real parent.
+fn real_prefix(path: &Path) -> PathBuf {
+    let mut missing = Vec::new();
+    let mut at = path;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(at) {
+            let mut out = real;
+            out.extend(missing.iter().rev());
+            return out;
+        }
+        match (at.file_name(), at.parent()) {
+            (Some(name), Some(parent)) => {
+                missing.push(name.to_owned());
+                at = parent;
+            }
+            _ => return path.to_owned(),
+        }
+    }
+}
+
+/// True when writing inside `grant` could touch `protected`: the grant
+/// contains it, or lies inside it.
+pub(super) fn touches(grant: &Path, protected: &Path) -> bool {
+    protected.starts_with(grant) || grant.starts_with(protected)
+}
+
 /// Drop repeated folders, and drop read grants for folders that are also
 /// writable: write access includes reading, and one preopen per folder keeps
 /// the permission the guest sees unambiguous.

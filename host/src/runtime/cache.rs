@@ -1,9 +1,25 @@
 //! The on-disk compile cache: precompiled components keyed by the `.wasm`
 //! file's content hash and the engine's configuration, so a restart loads
-//! machine code with one `mmap` instead of recompiling.
+//! machine code instead of recompiling.
 //!
-//! The cache folder must be writable only by the operator: a precompiled
-//! file is machine code that the host maps and runs.
+//! A cache entry is machine code that the host loads and runs without
+//! further checks (`Component::deserialize` is `unsafe` for that reason), so
+//! the host loads only entries it can prove it wrote itself:
+//!
+//! - Each entry ends with a 32-byte tag: BLAKE3 keyed with a secret kept
+//!   *outside* the cache folder (`<cache folder>.key`, mode 0600, made on
+//!   first use), over the entry's name (the `.wasm` digest and the engine's
+//!   configuration) and its contents. Whoever can write the cache folder but
+//!   not read the key cannot forge an entry, nor pass one skill's code off
+//!   as another's by renaming it.
+//! - The folder, the key and every entry must belong to the user the host
+//!   runs as and be writable by no one else; otherwise the cache is not
+//!   used (or the entry is ignored), with a warning saying what to fix.
+//! - The entry is read into memory once, checked, and deserialised from
+//!   those same bytes: nothing can change between the check and the use.
+//!
+//! Anything that fails a check is compiled again from the `.wasm` file, which
+//! is always the source of truth.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::io::Write;
@@ -11,10 +27,14 @@ use std::path::{Path, PathBuf};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// Where compiled components are kept.
-#[derive(Clone, Debug)]
+/// Length of the key and of each entry's tag.
+const TAG_LEN: usize = 32;
+
+/// Where compiled components are kept, and the key that vouches for them.
+#[derive(Clone)]
 pub(crate) struct CompileCache {
     dir: Option<PathBuf>,
+    key: Option<[u8; TAG_LEN]>,
     engine_key: u64,
 }
 
@@ -28,11 +48,26 @@ pub enum LoadSource {
 }
 
 impl CompileCache {
+    /// A cache in `dir` (none when `None`). A folder or key that fails the
+    /// ownership checks turns the cache off for this process, with a warning.
     pub(crate) fn new(engine: &Engine, dir: Option<PathBuf>) -> Self {
         let mut hasher = DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
         env!("CARGO_PKG_VERSION").hash(&mut hasher);
-        CompileCache { dir, engine_key: hasher.finish() }
+        let engine_key = hasher.finish();
+        let key = dir.as_deref().and_then(|dir| match prepare(dir) {
+            Ok(key) => Some(key),
+            Err(why) => {
+                tracing::warn!(cache = %dir.display(), "compile cache not used: {why}; components are compiled at every start");
+                None
+            }
+        });
+        CompileCache { dir: if key.is_some() { dir } else { None }, key, engine_key }
+    }
+
+    /// The folder, when the cache is in use.
+    pub(crate) fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
 
     fn entry(&self, digest: &str) -> Option<PathBuf> {
@@ -41,8 +76,8 @@ impl CompileCache {
     }
 
     /// Load the compiled form of `wasm` (whose blake3 hex digest is
-    /// `digest`), compiling and storing it on a miss. `on_compile` runs
-    /// before a (slow) compilation, for progress output.
+    /// `digest`), compiling and storing it on a miss or a refused entry.
+    /// `on_compile` runs before a (slow) compilation, for progress output.
     pub(crate) fn load(
         &self,
         engine: &Engine,
@@ -51,17 +86,17 @@ impl CompileCache {
         on_compile: impl FnOnce(),
     ) -> Result<(Component, LoadSource), wasmtime::Error> {
         let entry = self.entry(digest);
-        if let Some(path) = entry.as_deref().filter(|p| p.exists()) {
-            match deserialize(engine, path) {
+        if let (Some(path), Some(key)) = (entry.as_deref().filter(|p| p.exists()), &self.key) {
+            match read_checked(path, key).and_then(|code| deserialize(engine, &code).map_err(|e| format!("{e:#}"))) {
                 Ok(component) => return Ok((component, LoadSource::Cache)),
-                // A stale or damaged entry is not an error: compile again and overwrite it.
-                Err(err) => tracing::warn!(path = %path.display(), error = %err, "discarding unusable compile-cache entry"),
+                // Not an error: compile again from the .wasm and replace it.
+                Err(why) => tracing::warn!(path = %path.display(), "compile-cache entry refused, compiling again: {why}"),
             }
         }
         on_compile();
         let component = Component::new(engine, wasm)?;
-        if let Some(path) = entry
-            && let Err(err) = store(&component, &path)
+        if let (Some(path), Some(key)) = (entry, &self.key)
+            && let Err(err) = store(&component, &path, key)
         {
             tracing::warn!(path = %path.display(), error = %err, "could not write the compile cache; next start compiles again");
         }
@@ -69,21 +104,225 @@ impl CompileCache {
     }
 }
 
-#[expect(unsafe_code, reason = "loading precompiled machine code is unsafe by nature")]
-fn deserialize(engine: &Engine, path: &Path) -> Result<Component, wasmtime::Error> {
-    // SAFETY: the file was written by `store` below from a component this
-    // engine compiled; wasmtime checks the header and engine compatibility.
-    // The cache folder is documented as operator-owned.
-    unsafe { Component::deserialize_file(engine, path) }
+/// The key file for a cache folder: beside it, never inside it.
+fn key_path(dir: &Path) -> PathBuf {
+    let mut name = dir.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "agent-reach-cache".into());
+    name.push(".key");
+    dir.with_file_name(name)
 }
 
-fn store(component: &Component, path: &Path) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// Make the folder (0700) if needed, check it, and load or make the key.
+fn prepare(dir: &Path) -> Result<[u8; TAG_LEN], String> {
+    create_private_dir(dir).map_err(|e| format!("cannot create the folder: {e}"))?;
+    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot read the folder: {e}"))?;
+    check_owned(&meta, 0o022).map_err(|why| format!("the folder {why}"))?;
+    let path = key_path(dir);
+    if !path.exists() {
+        make_key(&path).map_err(|e| format!("cannot create the key {}: {e}", path.display()))?;
+    }
+    let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("cannot read the key {}: {e}", path.display()))?;
+    if !meta.is_file() {
+        return Err(format!("the key {} is not a plain file", path.display()));
+    }
+    check_owned(&meta, 0o077).map_err(|why| format!("the key {} {why}", path.display()))?;
+    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read the key {}: {e}", path.display()))?;
+    bytes.try_into().map_err(|_| format!("the key {} is not {TAG_LEN} bytes; delete it to make a new one", path.display()))
+}
+
+#[cfg(unix)]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+}
+
+#[cfg(not(unix))]
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)
+}
+
+/// Write 32 random bytes to a new file (0600) and move it into place
+/// without replacing one a concurrent start made first.
+fn make_key(path: &Path) -> std::io::Result<()> {
+    let mut key = [0u8; TAG_LEN];
+    fill_random(&mut key)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    // NamedTempFile is created 0600.
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(&key)?;
+    match tmp.persist_noclobber(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e.error),
+    }
+}
+
+#[cfg(unix)]
+fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        filled += rustix::rand::getrandom(&mut buf[filled..], rustix::rand::GetRandomFlags::empty())?;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn fill_random(_: &mut [u8]) -> std::io::Result<()> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no random source for the cache key on this platform"))
+}
+
+/// The file or folder belongs to the user the host runs as and has none of
+/// the permission bits in `forbidden` (0o022: writable by group or others).
+#[cfg(unix)]
+fn check_owned(meta: &std::fs::Metadata, forbidden: u32) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(format!("belongs to user {}, not to {me} who runs the host", meta.uid()));
+    }
+    if meta.mode() & forbidden != 0 {
+        return Err(format!(
+            "has mode {:o}, open to other users (fix: chmod go-rwx)",
+            meta.mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_owned(_: &std::fs::Metadata, _: u32) -> Result<(), String> {
+    Ok(())
+}
+
+/// What the tag covers: the entry's name, then its contents.
+fn tag(key: &[u8; TAG_LEN], name: &[u8], code: &[u8]) -> blake3::Hash {
+    let mut hasher = blake3::Hasher::new_keyed(key);
+    hasher.update(&(name.len() as u64).to_le_bytes());
+    hasher.update(name);
+    hasher.update(code);
+    hasher.finalize()
+}
+
+fn entry_name(path: &Path) -> Vec<u8> {
+    path.file_name().map(|n| n.to_string_lossy().into_owned().into_bytes()).unwrap_or_default()
+}
+
+/// Read an entry once and return its code if the file is ours and its tag
+/// checks out.
+fn read_checked(path: &Path, key: &[u8; TAG_LEN]) -> Result<Vec<u8>, String> {
+    let meta = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a plain file".into());
+    }
+    check_owned(&meta, 0o022)?;
+    let mut bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    if bytes.len() < TAG_LEN {
+        return Err("too short to carry a tag".into());
+    }
+    let code_len = bytes.len() - TAG_LEN;
+    let stored: [u8; TAG_LEN] = bytes[code_len..].try_into().map_err(|_| "bad tag".to_owned())?;
+    // blake3::Hash compares in constant time.
+    if tag(key, &entry_name(path), &bytes[..code_len]) != blake3::Hash::from(stored) {
+        return Err("its tag does not match: not written by this host (or damaged)".into());
+    }
+    bytes.truncate(code_len);
+    Ok(bytes)
+}
+
+#[expect(unsafe_code, reason = "loading precompiled machine code is unsafe by nature")]
+fn deserialize(engine: &Engine, code: &[u8]) -> Result<Component, wasmtime::Error> {
+    // SAFETY: `code` is exactly the bytes whose tag `read_checked` verified
+    // with the host's key: `store` below wrote them from a component this
+    // engine compiled. wasmtime also checks the header and that the engine
+    // configuration matches.
+    unsafe { Component::deserialize(engine, code) }
+}
+
+fn store(component: &Component, path: &Path, key: &[u8; TAG_LEN]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let dir = path.parent().ok_or("cache entry has no parent folder")?;
-    std::fs::create_dir_all(dir)?;
-    let bytes = component.serialize()?;
-    // Write to a temporary file and rename, so a concurrent reader never maps a half-written file.
+    let mut bytes = component.serialize()?;
+    let tag = tag(key, &entry_name(path), &bytes);
+    bytes.extend_from_slice(tag.as_bytes());
+    // Write to a temporary file (0600) and rename, so a concurrent reader
+    // never sees a half-written file.
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(&bytes)?;
     tmp.persist(path)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ONE: &str = "(component (core module (func (export \"one\"))))";
+    const TWO: &str = "(component (core module (func (export \"two\"))))";
+
+    fn wasm(text: &str) -> (Vec<u8>, String) {
+        let bytes = wat::parse_str(text).expect("wat");
+        let digest = blake3::hash(&bytes).to_hex().to_string();
+        (bytes, digest)
+    }
+
+    fn load(cache: &CompileCache, engine: &Engine, text: &str) -> LoadSource {
+        let (bytes, digest) = wasm(text);
+        cache.load(engine, &bytes, &digest, || {}).expect("load").1
+    }
+
+    #[test]
+    fn the_hosts_own_entries_load_from_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        let cache = CompileCache::new(&engine, Some(dir.path().join("cache")));
+        assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled);
+        assert_eq!(load(&cache, &engine, ONE), LoadSource::Cache);
+        assert!(dir.path().join("cache.key").is_file(), "the key lives beside the folder, not in it");
+    }
+
+    #[test]
+    fn a_planted_entry_is_never_loaded() {
+        // Regression: any file under the entry's name was mapped and run,
+        // so whoever could write the cache could run code in the host.
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        let cache = CompileCache::new(&engine, Some(dir.path().join("cache")));
+        let (_, digest_one) = wasm(ONE);
+        let entry = cache.entry(&digest_one).unwrap();
+
+        // Another component's genuine machine code, without a tag ...
+        let (two, _) = wasm(TWO);
+        let planted = Component::new(&engine, &two).unwrap().serialize().unwrap();
+        std::fs::write(&entry, &planted).unwrap();
+        assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled);
+
+        // ... or the host's own entry for TWO, renamed to ONE's name.
+        assert_eq!(load(&cache, &engine, TWO), LoadSource::Compiled);
+        let (_, digest_two) = wasm(TWO);
+        std::fs::copy(cache.entry(&digest_two).unwrap(), &entry).unwrap();
+        assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled, "a tag binds the entry to its name");
+        assert_eq!(load(&cache, &engine, ONE), LoadSource::Cache, "and the rewritten entry is good again");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn files_and_folders_open_to_others_are_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        let folder = dir.path().join("cache");
+        let cache = CompileCache::new(&engine, Some(folder.clone()));
+        assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled);
+        let (_, digest) = wasm(ONE);
+        let entry = cache.entry(&digest).unwrap();
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
+        assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled, "a world-writable entry is not trusted");
+
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let open = CompileCache::new(&engine, Some(folder.clone()));
+        assert!(open.dir().is_none(), "a world-writable folder turns the cache off");
+        std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
+
+        std::fs::set_permissions(dir.path().join("cache.key"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let readable_key = CompileCache::new(&engine, Some(folder));
+        assert!(readable_key.dir().is_none(), "a key others can read vouches for nothing");
+    }
 }

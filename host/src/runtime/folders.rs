@@ -38,7 +38,9 @@ impl FolderCache {
     /// A handle to `path` with `perms`, reusing the open one when the path
     /// still names the same directory.
     pub(crate) fn get(&self, path: &Path, perms: FsPerms) -> std::io::Result<Dir> {
-        let id = identity(&std::fs::metadata(path)?);
+        // Not following a link: a folder swapped for a symlink (even to
+        // itself) is a different entry and goes through `open_dir`'s check.
+        let id = identity(&std::fs::symlink_metadata(path)?);
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         // Looked up by `&Path`: no allocation on the per-call path.
         let open = &mut open[usize::from(perms == FsPerms::ReadWrite)];
@@ -75,17 +77,54 @@ fn identity(_: &std::fs::Metadata) -> (u64, u64) {
     (u64::MAX, NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
-/// Open a directory as wasmtime-wasi does: `O_PATH | O_DIRECTORY` on
-/// Linux (no read permission needed to hold it), a plain open elsewhere.
+/// Open a granted folder one component at a time from `/`, never following
+/// a symbolic link: a skill that can write a parent folder must not be able
+/// to swap the grant for a link to `/` and have the host open that instead.
+/// `O_PATH` on Linux (no read permission needed to hold it), as wasmtime-wasi
+/// does.
+#[cfg(unix)]
 fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
+    use rustix::fs::{Mode, OFlags, openat};
+    use std::path::Component;
     #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_PATH | libc::O_DIRECTORY);
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+    let mut components = path.components();
+    if components.next() != Some(Component::RootDir) {
+        return Err(refuse(format!("{} is not an absolute path", path.display())));
     }
-    let file = options.open(path)?;
+    let mut dir = openat(rustix::fs::CWD, "/", flags, Mode::empty())?;
+    for component in components {
+        match component {
+            Component::Normal(name) => {
+                dir = openat(&dir, name, flags, Mode::empty()).map_err(|err| {
+                    if err == rustix::io::Errno::LOOP || err == rustix::io::Errno::NOTDIR {
+                        refuse(format!(
+                            "{} is not opened: {:?} in its path is not a folder (a symbolic link is never followed to a granted folder)",
+                            path.display(),
+                            name
+                        ))
+                    } else {
+                        err.into()
+                    }
+                })?;
+            }
+            Component::CurDir => {}
+            _ => return Err(refuse(format!("{} is not a normalised path", path.display()))),
+        }
+    }
+    let file = std::fs::File::from(dir);
+    if !file.metadata()?.is_dir() {
+        return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, format!("{} is not a folder", path.display())));
+    }
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::File::open(path)?;
     if !file.metadata()?.is_dir() {
         return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, format!("{} is not a folder", path.display())));
     }

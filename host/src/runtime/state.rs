@@ -35,31 +35,48 @@ impl WasiHttpView for StoreState {
     }
 }
 
-/// Refuses memory growth past the skill's limit and remembers that it did,
-/// so the resulting trap is reported as `OUT_OF_MEMORY`, not a crash.
+/// Bytes a table element is counted as: a pointer, which is what wasmtime
+/// stores for each `funcref` or `externref` slot.
+const TABLE_ELEMENT_BYTES: usize = std::mem::size_of::<usize>();
+
+/// Holds the whole instance — every linear memory and every table of every
+/// core instance inside the component — to the skill's one memory limit,
+/// and remembers when it refused, so the resulting trap is reported as
+/// `OUT_OF_MEMORY`, not a crash.
+///
+/// wasmtime asks the limiter for each memory and table on its own (also when
+/// it is first created, from 0), so the guard keeps the running total: a
+/// component with several memories cannot multiply its limit.
 pub(crate) struct MemoryGuard {
     limit: usize,
+    used: usize,
     pub(crate) hit: bool,
 }
 
 impl MemoryGuard {
     pub(crate) fn new(limit: u64) -> Self {
-        MemoryGuard { limit: usize::try_from(limit).unwrap_or(usize::MAX), hit: false }
+        MemoryGuard { limit: usize::try_from(limit).unwrap_or(usize::MAX), used: 0, hit: false }
+    }
+
+    /// Account for growing something from `current` to `desired` bytes.
+    fn grow(&mut self, current: usize, desired: usize) -> bool {
+        let total = self.used.saturating_sub(current).saturating_add(desired);
+        if total > self.limit {
+            self.hit = true;
+            return false;
+        }
+        self.used = total;
+        true
     }
 }
 
 impl ResourceLimiter for MemoryGuard {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        if desired > self.limit {
-            self.hit = true;
-            return Ok(false);
-        }
-        Ok(true)
+    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(self.grow(current, desired))
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        // Tables hold function references; a million is far beyond any real skill.
-        Ok(desired <= 1_000_000)
+    fn table_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(self.grow(current.saturating_mul(TABLE_ELEMENT_BYTES), desired.saturating_mul(TABLE_ELEMENT_BYTES)))
     }
 }
 
@@ -127,5 +144,56 @@ impl AsyncWrite for CaptureWriter {
 
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Poll::Ready(Ok(()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmtime::{Engine, Instance, Module, Store};
+
+    /// Two memories of 40 pages (2.5 MiB) each, and a table, each with a
+    /// function that grows it and returns the old size (-1 on refusal).
+    const TWO_MEMORIES: &str = r#"
+        (module
+          (memory $a 40)
+          (memory $b 0)
+          (table $t 0 funcref)
+          (func (export "grow_b") (param i32) (result i32) (memory.grow $b (local.get 0)))
+          (func (export "grow_t") (param i32) (result i32) (table.grow $t (ref.null func) (local.get 0))))
+    "#;
+
+    fn instance(limit_mib: u64) -> (Store<MemoryGuard>, Instance) {
+        let engine = Engine::default();
+        let module = Module::new(&engine, wat::parse_str(TWO_MEMORIES).expect("wat")).expect("module");
+        let mut store = Store::new(&engine, MemoryGuard::new(limit_mib << 20));
+        store.limiter(|guard| guard);
+        let instance = Instance::new(&mut store, &module, &[]).expect("instantiate");
+        (store, instance)
+    }
+
+    #[test]
+    fn the_limit_covers_every_memory_of_the_instance_together() {
+        // Regression: each memory was checked alone, so a component with
+        // two memories could use twice its limit.
+        let (mut store, instance) = instance(4);
+        let grow_b = instance.get_typed_func::<i32, i32>(&mut store, "grow_b").expect("grow_b");
+        // 2.5 MiB in $a already; 1 MiB more in $b fits in 4 MiB ...
+        assert_eq!(grow_b.call(&mut store, 16).expect("call"), 0);
+        assert!(!store.data().hit);
+        // ... 1 MiB after that would make 4.5 MiB in all, though $b alone is only 2 MiB.
+        assert_eq!(grow_b.call(&mut store, 16).expect("call"), -1, "refused: the instance's total is over the limit");
+        assert!(store.data().hit, "reported as OUT_OF_MEMORY");
+    }
+
+    #[test]
+    fn tables_count_against_the_same_limit() {
+        let (mut store, instance) = instance(3);
+        let grow_t = instance.get_typed_func::<i32, i32>(&mut store, "grow_t").expect("grow_t");
+        // 2.5 MiB of memory; 0.5 MiB of table is 65,536 pointer-sized slots.
+        let slots = i32::try_from((512 << 10) / TABLE_ELEMENT_BYTES).expect("fits");
+        assert_eq!(grow_t.call(&mut store, slots).expect("call"), 0);
+        assert_eq!(grow_t.call(&mut store, 1).expect("call"), -1, "one slot more is over 3 MiB");
+        assert!(store.data().hit);
     }
 }

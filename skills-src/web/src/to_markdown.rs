@@ -31,9 +31,12 @@ pub(crate) struct ToMarkdownArgs {
     /// must be inside a writable grant and is created if missing. The file is named
     /// `<host>_<YYYYMMDD-HHMMSS>.md`. Default: the first writable folder granted.
     pub output_dir: Option<String>,
-    /// Exact file to write instead (for example "notes/pricing.md"); replaces an
-    /// existing file. Give `path` or `output_dir`, not both.
+    /// Exact file to write instead (for example "notes/pricing.md"). An existing file
+    /// is not replaced unless `overwrite` is true. Give `path` or `output_dir`, not both.
     pub path: Option<String>,
+    /// Replace the file at `path` if it exists (default false: an existing file is
+    /// an error and stays as it was).
+    pub overwrite: Option<bool>,
 }
 
 /// What `to_markdown` returns — never the page itself.
@@ -61,7 +64,7 @@ pub(crate) fn to_markdown(args: ToMarkdownArgs) -> Result<serde_json::Value, Too
     let article = convert(&page)?;
     let document = article.to_document(Provenance { url: &page.url, fetched_at, truncated: page.truncated });
     let path = match target {
-        Target::File(path) => write_file(&path, &document)?,
+        Target::File(path) => write_file(&path, &document, args.overwrite.unwrap_or(false))?,
         Target::Folder(dir) => write_new_file(&dir, &web_convert::file_name(&page.url, fetched_at), &document)?,
     };
     let saved = Saved {
@@ -90,7 +93,14 @@ impl Target {
             (Some(path), None) => {
                 let path = fs::resolve(path);
                 // A folder given as `path` is read as "save into this folder".
-                Ok(if path.is_dir() { Target::Folder(path) } else { Target::File(path) })
+                if path.is_dir() {
+                    return Ok(Target::Folder(path));
+                }
+                // Checked before fetching too, so a refused call costs no request.
+                if path.exists() && args.overwrite != Some(true) {
+                    return Err(exists(&path));
+                }
+                Ok(Target::File(path))
             }
             (None, Some(dir)) => Ok(Target::Folder(fs::resolve(dir))),
             (None, None) => match fs::grants().into_iter().find(|g| g.writable) {
@@ -138,12 +148,33 @@ fn convert(page: &Page) -> Result<Article, ToolError> {
     })
 }
 
-/// Write (create or replace) a file the caller named, creating its folders.
-fn write_file(path: &Path, content: &str) -> Result<PathBuf, ToolError> {
-    let denied_or_failed = |err: io::Error| fs::io_error(Access::Write, path, &err);
+/// Write a file the caller named, creating its folders. An existing file is
+/// replaced only with `overwrite`: a page (untrusted text) must not silently
+/// take the place of a file someone else wrote.
+fn write_file(path: &Path, content: &str, overwrite: bool) -> Result<PathBuf, ToolError> {
     create_folder(path.parent().unwrap_or(Path::new("/")), path)?;
-    std::fs::write(path, content).map_err(denied_or_failed)?;
+    let mut options = OpenOptions::new();
+    options.write(true);
+    if overwrite {
+        options.create(true).truncate(true);
+    } else {
+        // Atomic with the check: a file that appeared since is not replaced either.
+        options.create_new(true);
+    }
+    let mut file = options.open(path).map_err(|err| match err.kind() {
+        io::ErrorKind::AlreadyExists => exists(path),
+        _ => fs::io_error(Access::Write, path, &err),
+    })?;
+    file.write_all(content.as_bytes()).map_err(|err| fs::io_error(Access::Write, path, &err))?;
     Ok(path.to_owned())
+}
+
+fn exists(path: &Path) -> ToolError {
+    ToolError::invalid_arguments(format!(
+        "{} already exists and was left as it is; pass \"overwrite\": true to replace it, or give another `path` \
+         (or `output_dir`, which always makes a new file)",
+        path.display()
+    ))
 }
 
 /// Write a new file named `name` in `dir`; if that name is taken (two saves

@@ -2,7 +2,9 @@
 
 use crate::args::{CallArgs, Cli};
 use crate::context;
+use agent_reach::harness::{self, audit::AuditLog};
 use agent_reach::{Confirmer, ToolFailure};
+use serde_json::{Value, json};
 use std::io::{BufRead, IsTerminal, Read, Write};
 use std::process::ExitCode;
 
@@ -19,7 +21,35 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     };
     let host = context::load(cli).await?;
     let confirmer = TerminalConfirmer { yes: call.yes };
-    match host.invoke(skill, tool, &arguments, &confirmer).await {
+    // A call that cannot be recorded does not run.
+    let id = crate::run::run_id();
+    let mut audit = AuditLog::create(&call.runs_dir, &id, harness::secrets(&host, []))
+        .map_err(|e| anyhow::anyhow!("could not create the audit log in {}: {e}", call.runs_dir.display()))?;
+    let (version, hash) = match host.registry.active(skill) {
+        Some(a) => (json!(a.manifest.version.to_string()), json!(a.loaded().wasm_hash())),
+        None => (Value::Null, Value::Null),
+    };
+    let asked = serde_json::from_str::<Value>(&arguments).unwrap_or_else(|_| json!(arguments));
+    audit.record("run_started", json!({"kind": "call", "task": format!("reach call {}", call.target), "model": null}));
+    audit.record(
+        "tool_call_started",
+        json!({"step": 0, "call": 1, "tool": call.target, "skill": skill, "version": version, "wasm_hash": hash, "arguments": asked}),
+    );
+    let started = std::time::Instant::now();
+    let result = host.invoke(skill, tool, &arguments, &confirmer).await;
+    let (outcome, code, bytes) = match &result {
+        Ok(out) => ("ok", Value::Null, out.len()),
+        Err(f) => ("error", json!(f.code.to_string()), 0),
+    };
+    audit.record(
+        "tool_call",
+        json!({"step": 0, "call": 1, "tool": call.target, "skill": skill, "version": version, "wasm_hash": hash,
+               "arguments": asked, "level": host.policy.level(skill, tool).to_string(), "outcome": outcome, "error_code": code,
+               "result_bytes": bytes, "duration_ms": started.elapsed().as_millis() as u64}),
+    );
+    audit.record("run_finished", json!({"stop": {"reason": if result.is_ok() { "ok" } else { "error" }}, "steps": 0, "tool_calls": 1}));
+    audit.sync();
+    match result {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();
             stdout.write_all(output.as_bytes())?;
@@ -66,18 +96,7 @@ impl Confirmer for TerminalConfirmer {
 
 fn ask(skill: &str, tool: &str, arguments: &serde_json::Value) -> std::io::Result<bool> {
     let mut err = std::io::stderr().lock();
-    writeln!(err, "{skill}.{tool} needs your confirmation. Arguments:")?;
-    if let Some(map) = arguments.as_object() {
-        for (key, value) in map {
-            let shown = match value {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let count = shown.chars().count();
-            let shown = if count > 200 { format!("{}… ({count} chars)", shown.chars().take(200).collect::<String>()) } else { shown };
-            writeln!(err, "  {key}: {shown}")?;
-        }
-    }
+    writeln!(err, "{}", agent_reach::confirmation_prompt(skill, tool, arguments))?;
     write!(err, "Run it? [y/N] ")?;
     err.flush()?;
     let mut answer = String::new();

@@ -2,7 +2,7 @@
 
 use crate::args::{Cli, LogFormat};
 use agent_reach::Host;
-use agent_reach::policy::Policy;
+use agent_reach::policy::{Policy, ProtectedPath};
 use agent_reach::registry::Registry;
 use agent_reach::runtime::{Runtime, RuntimeConfig};
 use anyhow::Context as _;
@@ -50,7 +50,7 @@ pub async fn load(cli: &Cli) -> anyhow::Result<Host> {
     };
     let runtime = Runtime::new(config)?;
     let tty = std::io::stderr().is_terminal();
-    let registry = Registry::scan_with_progress(&runtime, &cli.skills, |path| {
+    let registry = Registry::scan_with_progress(&runtime, &cli.skills, &policy, |path| {
         if tty {
             eprintln!("compiling {} (first load; cached for next time)…", path.display());
         }
@@ -58,5 +58,8 @@ pub async fn load(cli: &Cli) -> anyhow::Result<Host> {
     })
     .await
     .with_context(|| "could not load skills")?;
-    Ok(Host { runtime, policy, registry })
+    // The audit logs of `reach run` and `reach call` (.reach/ under the
+    // working directory by default) are the host's own files too.
+    let runs = std::env::var_os("REACH_RUNS_DIR").map_or_else(|| std::path::PathBuf::from(".reach"), Into::into);
+    Ok(Host::new(runtime, policy, registry, &[ProtectedPath::new("the audit logs", runs)])?)
 }

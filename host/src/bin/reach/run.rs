@@ -53,7 +53,7 @@ impl Progress for TerminalProgress {
 }
 
 /// A run id that sorts by time: `20261201T031500Z-1a2b3c`.
-fn run_id() -> String {
+pub fn run_id() -> String {
     let now = harness::audit::now_rfc3339();
     let stamp: String = now.chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
