@@ -19,6 +19,7 @@
 //! net   = ["api.example.com", "*.example.org:*", "[::1]:8080"]
 //! env   = ["LANG"]                     # host variables passed through
 //! memory_mb = 128                      # overrides [defaults] for this skill
+//! # sha256 = "…"                       # only this file may be `files` (`reach skills pin files`)
 //!
 //! [skills.files.tools.write]
 //! level = "confirm"                    # per-tool override; `level` only
@@ -64,6 +65,7 @@
 
 mod address;
 mod credentials;
+mod cross_checks;
 mod error;
 mod folders;
 mod hosts;
@@ -78,7 +80,7 @@ use std::time::Duration;
 pub use address::is_internal_address;
 pub use credentials::{Credential, Injection, Secret, SecretSource};
 pub use error::PolicyError;
-pub use folders::FolderGrant;
+pub use folders::{FolderGrant, ProtectedPath};
 pub use hosts::{HostPattern, NetAllowlist};
 pub use level::{Level, LevelParseError};
 pub use model::ModelSettings;
@@ -114,7 +116,45 @@ impl Policy {
             _ => Path::new("."),
         };
         let base_dir = std::path::absolute(dir).map_err(io)?;
-        Policy::parse(&text, path, &base_dir)
+        let policy = Policy::parse(&text, path, &base_dir)?;
+        policy.check_protected(&[
+            ProtectedPath::new("the permission table", path),
+            ProtectedPath::new("the audit logs", base_dir.join(".reach")),
+        ])?;
+        Ok(policy)
+    }
+
+    /// Refuse a table that lets any skill write one of the host's own paths
+    /// (`protected`): a writable folder that contains one, or lies inside
+    /// one. The error points at the `write` entry, like a parse error.
+    ///
+    /// [`Policy::load`] checks the table itself and `.reach/` beside it; the
+    /// host adds the skills folder, the compile cache and the audit folder
+    /// it was started with (see [`Host::load`](crate::Host::load)).
+    pub fn check_protected(&self, protected: &[ProtectedPath]) -> Result<(), PolicyError> {
+        let resolved: Vec<(&ProtectedPath, PathBuf)> = protected.iter().map(|p| (p, p.resolved())).collect();
+        for skill in &self.skills {
+            for at in &skill.write_at {
+                let hit = resolved.iter().find(|(_, path)| folders::touches(&at.path, path));
+                if let Some((what, path)) = hit {
+                    return Err(PolicyError::Invalid {
+                        file: self.origin.clone(),
+                        line: at.line,
+                        column: at.column,
+                        key: at.key.clone(),
+                        message: format!(
+                            "{:?} would let {} write {} ({}); no skill may write the host's own files — \
+                             grant a folder that neither contains it nor lies inside it",
+                            at.declared,
+                            skill.grants.skill,
+                            what.what,
+                            path.display()
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Parse policy text. `origin` names it in messages; `base_dir` anchors
@@ -221,9 +261,25 @@ impl Policy {
         self.listed(skill).map(|s| s.line)
     }
 
+    /// The file digest `[skills.NAME] sha256` pins the skill to, if any. The
+    /// registry refuses every other file that claims this name.
+    pub fn pin(&self, skill: &str) -> Option<&SkillPin> {
+        self.listed(skill).and_then(|s| s.pin.as_ref())
+    }
+
     fn listed(&self, skill: &str) -> Option<&ListedSkill> {
         self.skills.iter().find(|s| s.grants.skill == skill)
     }
+}
+
+/// `[skills.NAME] sha256 = "…"`: the only file the operator accepts for a
+/// skill name, so a file that merely *claims* the name cannot take its grants.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SkillPin {
+    /// The sha256 of the `.wasm` file: 64 lowercase hex characters.
+    pub sha256: String,
+    /// The line of the `sha256` key, for messages.
+    pub line: usize,
 }
 
 /// Everything one skill is allowed, resolved from the table.

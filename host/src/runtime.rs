@@ -88,6 +88,7 @@ pub struct LoadedSkill {
     contract: semver::Version,
     source: LoadSource,
     digest: String,
+    sha256: String,
 }
 
 impl LoadedSkill {
@@ -110,6 +111,19 @@ impl LoadedSkill {
     pub fn wasm_hash(&self) -> &str {
         &self.digest
     }
+
+    /// The sha256 of the `.wasm` file, lowercase hex: what an operator pins
+    /// in `reach.toml` (`[skills.NAME] sha256`). Taken from the very bytes
+    /// that were compiled, so a pin check cannot race a file swap.
+    pub fn sha256(&self) -> &str {
+        &self.sha256
+    }
+}
+
+/// The sha256 of `bytes`, as 64 lowercase hex characters.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    format!("{:x}", sha2::Sha256::digest(bytes))
 }
 
 impl Runtime {
@@ -124,6 +138,11 @@ impl Runtime {
         let cache = cache::CompileCache::new(&engine, config.cache_dir);
         let ticker = engine::EpochTicker::start(&engine);
         Ok(Runtime { engine, linker, cache, folders: folders::FolderCache::default(), pooled, _ticker: ticker })
+    }
+
+    /// The compile cache folder, if caching is on.
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache.dir()
     }
 
     /// Whether the pooling allocator is in use.
@@ -146,6 +165,7 @@ impl Runtime {
             ));
         }
         let digest = blake3::hash(&wasm).to_hex().to_string();
+        let sha256 = sha256_hex(&wasm);
         let (component, source) = self
             .cache
             .load(&self.engine, &wasm, &digest, on_compile)
@@ -156,7 +176,7 @@ impl Runtime {
             .instantiate_pre(&component)
             .map_err(|e| invalid(format!("imports something this host does not provide: {e:#}")))?;
         let pre = SkillPre::new(pre).map_err(|e| invalid(format!("does not match the agent-reach:skill contract: {e:#}")))?;
-        Ok(LoadedSkill { pre, path: path.to_owned(), contract, source, digest })
+        Ok(LoadedSkill { pre, path: path.to_owned(), contract, source, digest, sha256 })
     }
 
     /// Call `describe` in a sandbox with nothing granted.
@@ -184,25 +204,10 @@ impl Runtime {
                 Box::pin(async move { instance.agent_reach_skill_guest().call_call(store, &tool_owned, &args).await })
             })
             .await;
-        let result = result.and_then(|out| {
-            if out.len() > grants.limits.max_output_bytes {
-                Err(ToolFailure::new(
-                    ErrorCode::OutputTooLarge,
-                    format!(
-                        "{}.{tool}: the result is {} bytes; the limit is {} bytes (max_output_kb = {})",
-                        grants.skill,
-                        out.len(),
-                        grants.limits.max_output_bytes,
-                        grants.limits.max_output_bytes / 1024
-                    ),
-                ))
-            } else {
-                Ok(out)
-            }
-        });
         // A server may have echoed a credential in a way the response
-        // filter could not see (e.g. compressed); mask it before it reaches
-        // the model or the log.
+        // filter could not see; mask it before it reaches the model or the
+        // log — and before anything is cut, so a cut cannot leave half a
+        // secret that no longer matches.
         let result = if grants.credentials.is_empty() {
             result
         } else {
@@ -211,6 +216,20 @@ impl Runtime {
                 Ok(out) => Ok(redactor.text(&out).into_owned()),
                 Err(f) => Err(ToolFailure::new(f.code, redactor.text(&f.message).into_owned())),
             }
+        };
+        let max = grants.limits.max_output_bytes;
+        let result = match result {
+            Ok(out) if out.len() > max => Err(ToolFailure::new(
+                ErrorCode::OutputTooLarge,
+                format!(
+                    "{}.{tool}: the result is {} bytes; the limit is {max} bytes (max_output_kb = {})",
+                    grants.skill,
+                    out.len(),
+                    max / 1024
+                ),
+            )),
+            Ok(out) => Ok(out),
+            Err(f) => Err(bound_message(f, max)),
         };
         match &result {
             Ok(out) => tracing::info!(skill = %grants.skill, tool, bytes = out.len(), elapsed_us = started.elapsed().as_micros() as u64, "call succeeded"),
@@ -285,9 +304,28 @@ fn tool_error(skill: &str, err: ToolError, denials: &std::sync::Mutex<Vec<String
     }
     let denials = denials.lock().unwrap_or_else(|e| e.into_inner());
     if !denials.is_empty() {
-        message.push_str(&format!(" [host: {}]", denials.join("; ")));
+        // A skill that loops on refused requests must not grow the message:
+        // the first few say what is wrong; the count says how often.
+        let shown: Vec<&str> = denials.iter().take(DENIALS_SHOWN).map(String::as_str).collect();
+        let more = denials.len().saturating_sub(DENIALS_SHOWN);
+        let tail = if more > 0 { format!("; and {more} more refused") } else { String::new() };
+        message.push_str(&format!(" [host: {}{tail}]", shown.join("; ")));
     }
     ToolFailure::new(code, message)
+}
+
+/// At most this many of the host's refusals are listed in an error.
+const DENIALS_SHOWN: usize = 8;
+
+/// Hold an error's message to the skill's output limit, like a result: an
+/// error is output too, and reaches the model and the log.
+fn bound_message(failure: ToolFailure, max_bytes: usize) -> ToolFailure {
+    if failure.message.len() <= max_bytes {
+        return failure;
+    }
+    let note = format!(" [cut: the message is {} bytes; max_output_kb = {}]", failure.message.len(), max_bytes / 1024);
+    let keep = max_bytes.saturating_sub(note.len());
+    ToolFailure::new(failure.code, format!("{}{note}", shorten_bytes(&failure.message, keep)))
 }
 
 fn classify_trap(skill: &str, err: &wasmtime::Error, memory_hit: bool, grants: &SkillGrants, limit_ms: u128, stderr: &str) -> ToolFailure {

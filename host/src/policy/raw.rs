@@ -12,7 +12,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{PolicyError, Source, toml_key};
-use super::folders::{resolve_folder, split_read_write};
+use super::folders::{read_inside_write, resolve_folder, split_read_write};
 use super::credentials::{Credential, Injection, SecretSource};
 use super::{HostPattern, Level, Limits, NetAllowlist, SkillGrants};
 
@@ -63,6 +63,7 @@ struct RawSkill {
     tools: BTreeMap<Spanned<String>, Spanned<RawTool>>,
     #[serde(default)]
     credentials: Vec<Spanned<RawCredential>>,
+    sha256: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -96,6 +97,20 @@ pub(super) struct ListedSkill {
     pub(super) line: usize,
     /// Tools with an override, and the line of each, in file order.
     pub(super) tool_lines: Vec<(String, usize)>,
+    /// Each `write` entry: where it was declared and what it resolved to.
+    pub(super) write_at: Vec<WriteAt>,
+    /// The `sha256` the skill's file must have, if pinned.
+    pub(super) pin: Option<super::SkillPin>,
+}
+
+/// One `write` entry of the table, with its position for messages.
+#[derive(Clone, Debug)]
+pub(super) struct WriteAt {
+    pub(super) path: std::path::PathBuf,
+    pub(super) declared: String,
+    pub(super) key: String,
+    pub(super) line: usize,
+    pub(super) column: usize,
 }
 
 /// The whole file after checking.
@@ -130,10 +145,11 @@ impl RawPolicy {
         // File order, so errors and listings follow the file top to bottom.
         let mut skills: Vec<_> = self.skills.into_iter().collect();
         skills.sort_by_key(|(name, _)| name.span().start);
-        let skills = skills
+        let skills: Vec<ListedSkill> = skills
             .into_iter()
             .map(|(name, raw)| resolve_skill(src, base_dir, &name, raw.into_inner(), level, limits))
             .collect::<Result<_, _>>()?;
+        super::cross_checks::check(src, base_dir, &skills)?;
         let model = match self.model {
             Some(raw) => raw.resolve(src)?,
             None => super::ModelSettings::default(),
@@ -183,8 +199,34 @@ fn resolve_skill(
             })
             .collect::<Result<Vec<_>, _>>()
     };
-    let (read, write) =
-        split_read_write(folders(&raw.read, "read")?, folders(&raw.write, "write")?);
+    let (read, write) = (folders(&raw.read, "read")?, folders(&raw.write, "write")?);
+    if let Some((r, w)) = read_inside_write(&read, &write) {
+        return Err(src.invalid(
+            &raw.read[r].span(),
+            format!("{prefix}.read[{r}]"),
+            format!(
+                "{:?} lies inside the writable folder {:?} (write[{w}], line {}); a skill can write everything \
+                 inside a folder it may write, so this read-only grant would not hold — grant a read-only \
+                 folder outside it, or drop one of the two",
+                read[r].declared,
+                write[w].declared,
+                src.line(&raw.write[w].span())
+            ),
+        ));
+    }
+    // Where each writable folder was declared, for the host's later check
+    // that no skill may write the host's own files.
+    let write_at = raw
+        .write
+        .iter()
+        .zip(&write)
+        .enumerate()
+        .map(|(i, (entry, grant))| {
+            let (line, column) = src.position(entry.span().start);
+            WriteAt { path: grant.path.clone(), declared: grant.declared.clone(), key: format!("{prefix}.write[{i}]"), line, column }
+        })
+        .collect();
+    let (read, write) = split_read_write(read, write);
 
     let net = raw
         .net
@@ -226,23 +268,8 @@ fn resolve_skill(
         .enumerate()
         .map(|(i, entry)| resolve_credential(src, &format!("{prefix}.credentials[{i}]"), entry, &net))
         .collect::<Result<Vec<_>, _>>()?;
-    // A variable that feeds a credential must not also be handed to the
-    // skill, or the skill would hold the secret after all.
-    for (cred, entry) in credentials.iter().zip(&raw.credentials) {
-        if let SecretSource::Env(var) = &cred.source
-            && let Some(i) = raw.env.iter().position(|e| e.get_ref() == var)
-        {
-            return Err(src.invalid(
-                &raw.env[i].span(),
-                format!("{prefix}.env[{i}]"),
-                format!(
-                    "{var} is the secret of the credential for {} (line {}); a skill must never see it — remove it from `env`",
-                    cred.target(),
-                    src.line(&entry.span())
-                ),
-            ));
-        }
-    }
+    // Whether a credential's secret is also granted (by `env` or a folder),
+    // to this skill or any other, is checked across the table at the end.
 
     let limits = resolve_limits(
         src,
@@ -250,6 +277,12 @@ fn resolve_skill(
         default_limits,
         [&raw.memory_mb, &raw.timeout_ms, &raw.max_output_kb],
     )?;
+
+    let pin = raw
+        .sha256
+        .as_ref()
+        .map(|digest| resolve_pin(src, &prefix, name.get_ref(), digest))
+        .transpose()?;
 
     let mut tools: Vec<_> = raw.tools.into_iter().collect();
     tools.sort_by_key(|(tool, _)| tool.span().start);
@@ -289,6 +322,33 @@ fn resolve_skill(
         },
         line: src.line(&name.span()),
         tool_lines,
+        write_at,
+        pin,
+    })
+}
+
+/// Check a pin: exactly the 64 lowercase hex characters `reach skills pin`
+/// prints, so a typo cannot turn into a pin that no file ever matches
+/// without the operator being told where.
+fn resolve_pin(
+    src: &Source<'_>,
+    prefix: &str,
+    skill: &str,
+    digest: &Spanned<String>,
+) -> Result<super::SkillPin, PolicyError> {
+    let text = digest.get_ref();
+    if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        return Err(src.invalid(
+            &digest.span(),
+            format!("{prefix}.sha256"),
+            format!(
+                "{text:?} is not a sha256 digest; use the 64 lowercase hex characters that `reach skills pin {skill}` prints"
+            ),
+        ));
+    }
+    Ok(super::SkillPin {
+        sha256: text.clone(),
+        line: src.line(&digest.span()),
     })
 }
 

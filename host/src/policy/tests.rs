@@ -230,7 +230,7 @@ fn grants_serialize_with_canonical_patterns_and_milliseconds() {
 fn errors_from_the_parser_name_line_column_and_key() {
     insta::assert_snapshot!(
         error("[skills.files]\nlevel = \"auto\"\nlevle = \"auto\"\n"),
-        @"reach.toml:3:1: unknown field `levle`, expected one of `level`, `read`, `write`, `net`, `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`, `credentials`"
+        @"reach.toml:3:1: unknown field `levle`, expected one of `level`, `read`, `write`, `net`, `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`, `credentials`, `sha256`"
     );
     insta::assert_snapshot!(
         error("[defaults]\nmemory = 64\n"),
@@ -453,5 +453,129 @@ fn the_model_table_is_checked_and_optional() {
     ] {
         let got = error(text);
         assert!(got.contains(want), "want {want:?} in {got:?}");
+    }
+}
+
+const DIGEST: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+#[test]
+fn a_sha256_pin_is_kept_with_its_line() {
+    let text = format!("[skills.files]\nlevel = \"auto\"\nsha256 = \"{DIGEST}\"\n[skills.web]\n");
+    let policy = parse_in(Path::new("/"), &text).expect("valid");
+    assert_eq!(policy.pin("files"), Some(&SkillPin { sha256: DIGEST.to_owned(), line: 3 }));
+    assert_eq!(policy.pin("web"), None, "listed without a pin");
+    assert_eq!(policy.pin("stranger"), None);
+    assert_eq!(Policy::builtin().pin("files"), None);
+}
+
+#[test]
+fn a_malformed_sha256_pin_names_line_column_and_the_fix() {
+    insta::assert_snapshot!(
+        error("[skills.files]\nsha256 = \"abc123\"\n"),
+        @r#"reach.toml:2:10: skills.files.sha256: "abc123" is not a sha256 digest; use the 64 lowercase hex characters that `reach skills pin files` prints"#
+    );
+    // Upper case, a stray prefix, one character short or long: all refused,
+    // so a pin can never silently match nothing.
+    for bad in [DIGEST.to_uppercase(), format!("sha256:{DIGEST}"), DIGEST[1..].to_owned(), format!("{DIGEST}0"), DIGEST.replace('a', "g")] {
+        let got = error(&format!("[skills.files]\nsha256 = \"{bad}\"\n"));
+        assert!(got.starts_with("reach.toml:2:10: skills.files.sha256: "), "{bad}: {got}");
+    }
+    insta::assert_snapshot!(
+        error("[skills.files]\nsha256 = 12\n"),
+        @"reach.toml:2:10: invalid type: integer `12`, expected a string"
+    );
+}
+
+#[test]
+fn a_credential_secret_granted_to_any_skill_is_refused() {
+    // Regression: only the credential's own skill was checked, so another
+    // skill could be given the variable in `env`, or the file in a folder.
+    let api = "[skills.api]\nnet = [\"api.example.com\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\n";
+    insta::assert_snapshot!(
+        error(&format!("{api}env = \"EXAMPLE_TOKEN\"\n\n[skills.web]\nenv = [\"EXAMPLE_TOKEN\"]\n")),
+        @"reach.toml:10:8: skills.web.env[0]: EXAMPLE_TOKEN is the secret of skill api's credential for api.example.com (line 4); no other skill may see it — remove it from skills.web.env"
+    );
+    insta::assert_snapshot!(
+        error(&format!("{api}file = \"/definitely/absent/secrets/example\"\n\n[skills.files]\nread = [\"/definitely/absent\"]\n")),
+        @""
+    );
+}
+
+#[test]
+fn a_read_only_folder_inside_a_writable_one_is_a_table_error() {
+    // Regression: `read = ["./data/docs"]` with `write = ["./data"]` was
+    // accepted, yet the skill could write docs/ through the ./data handle.
+    let err = error("[skills.files]\nwrite = [\"/data\"]\nread = [\"/srv\", \"/data/docs\"]\n");
+    insta::assert_snapshot!(
+        err,
+        @r#"reach.toml:3:17: skills.files.read[1]: "/data/docs" lies inside the writable folder "/data" (write[0], line 2); a skill can write everything inside a folder it may write, so this read-only grant would not hold — grant a read-only folder outside it, or drop one of the two"#
+    );
+    // The same folder in both lists is writable (as documented), and a
+    // writable folder inside a read-only one is fine: each handle keeps its rule.
+    let ok = parse_in(Path::new("/"), "[skills.files]\nwrite = [\"/data\", \"/srv/notes\"]\nread = [\"/data\", \"/srv\"]\n").expect("valid");
+    assert_eq!(ok.grants("files").read.len(), 1);
+    // Different skills are different sandboxes.
+    parse_in(Path::new("/"), "[skills.a]\nwrite = [\"/data\"]\n[skills.b]\nread = [\"/data/docs\"]\n").expect("valid");
+}
+
+#[test]
+fn no_skill_may_write_the_hosts_own_files() {
+    let (_dir, base) = tempdir();
+    for folder in ["skills", "cache", "notes", ".reach/runs"] {
+        std::fs::create_dir_all(base.join(folder)).expect("mkdir");
+    }
+    let protected = [
+        ProtectedPath::new("the skills folder", base.join("skills")),
+        ProtectedPath::new("the compile cache", base.join("cache/not-made-yet")),
+    ];
+    let check = |text: &str| parse_in(&base, text).expect("parses").check_protected(&protected);
+    check("[skills.files]\nwrite = [\"./notes\"]\nread = [\".\"]\n").expect("reading is not writing");
+    let err = check("[skills.files]\nwrite = [\"./notes\", \".\"]\n").expect_err("the base folder holds the skills");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "reach.toml:2:21: skills.files.write[1]: \".\" would let files write the skills folder ({}); no skill may write the host's own files — grant a folder that neither contains it nor lies inside it",
+            base.join("skills").display()
+        )
+    );
+    let err = check("[skills.x]\nwrite = [\"./cache\"]\n").expect_err("the cache, before it exists");
+    assert!(err.to_string().contains("the compile cache"), "{err}");
+    let err = check("[skills.x]\nwrite = [\"./skills/sub\"]\n").expect_err("inside the skills folder");
+    assert!(err.to_string().contains("skills.x.write[0]"), "{err}");
+
+    // `Policy::load` protects the table itself and `.reach/` beside it.
+    let file = base.join("reach.toml");
+    std::fs::write(&file, "[skills.files]\nwrite = [\"./.reach/runs\"]\n").expect("write");
+    let err = Policy::load(&file).expect_err("the audit logs");
+    assert!(err.to_string().contains("the audit logs"), "{err}");
+    std::fs::write(&file, "[skills.files]\nwrite = [\".\"]\n").expect("write");
+    let err = Policy::load(&file).expect_err("the table itself");
+    assert!(err.to_string().contains("the permission table"), "{err}");
+}
+
+#[test]
+fn the_sample_table_lets_no_auto_tool_write_where_writes_need_a_person() {
+    // Regression: the sample gave `web` (auto) the folder where every
+    // `files.write` needs a person, so saving a page skipped the question.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../reach.toml");
+    let policy = Policy::load(&sample).expect("the sample table loads");
+    let skills = policy.listed_skills();
+    for a in &skills {
+        let ga = policy.grants(a);
+        let auto_tools = ga.level == Level::Auto || ga.tool_levels.values().any(|l| *l == Level::Auto);
+        for b in skills.iter().filter(|b| *b != a) {
+            let gb = policy.grants(b);
+            let asks = gb.level == Level::Confirm || gb.tool_levels.values().any(|l| *l == Level::Confirm);
+            for wa in ga.write.iter().filter(|_| auto_tools) {
+                for wb in gb.write.iter().filter(|_| asks) {
+                    assert!(
+                        !folders::touches(&wa.path, &wb.path),
+                        "{a} writes {} on its own, where {b} asks a person before writing ({})",
+                        wa.declared,
+                        wb.declared
+                    );
+                }
+            }
+        }
     }
 }
