@@ -324,7 +324,8 @@ fn bound_message(failure: ToolFailure, max_bytes: usize) -> ToolFailure {
         return failure;
     }
     let note = format!(" [cut: the message is {} bytes; max_output_kb = {}]", failure.message.len(), max_bytes / 1024);
-    let keep = max_bytes.saturating_sub(note.len());
+    // `shorten_bytes` adds "…" (3 bytes) where it cuts.
+    let keep = max_bytes.saturating_sub(note.len() + '…'.len_utf8());
     ToolFailure::new(failure.code, format!("{}{note}", shorten_bytes(&failure.message, keep)))
 }
 
