@@ -497,7 +497,7 @@ fn a_credential_secret_granted_to_any_skill_is_refused() {
     );
     insta::assert_snapshot!(
         error(&format!("{api}file = \"/definitely/absent/secrets/example\"\n\n[skills.files]\nread = [\"/definitely/absent\"]\n")),
-        @""
+        @r#"reach.toml:10:9: skills.files.read[0]: "/definitely/absent" contains /definitely/absent/secrets/example, the secret of skill api's credential for api.example.com (line 4); a skill that can read the file holds the secret — keep secrets outside every granted folder, or grant a narrower folder"#
     );
 }
 
