@@ -149,11 +149,14 @@ fn a_bad_policy_exits_2_naming_the_file_and_line() {
 }
 
 #[test]
-fn policy_check_flags_overrides_for_tools_that_do_not_exist() {
+fn an_override_for_a_tool_that_does_not_exist_stops_every_command() {
     let env = Env::new("[skills.files]\nlevel = \"auto\"\n[skills.files.tools.delete]\nlevel = \"deny\"\n");
-    let out = env.reach(&["policy", "check"]);
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(stdout(&out).contains("has no tool `delete`"), "{}", stdout(&out));
+    for args in [&["policy", "check"][..], &["call", "files.read", "{\"path\": \"docs/a.txt\"}"], &["skills", "list"]] {
+        let out = env.reach(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("reach.toml:3: [skills.files.tools.delete]: skill files has no tool `delete`"), "{args:?}: {err}");
+    }
     let env = Env::new(POLICY);
     let out = env.reach(&["policy", "check"]);
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
@@ -296,4 +299,150 @@ fn a_confirm_call_without_a_terminal_is_refused_unless_yes() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(report["actions"][0]["decision"], "confirmed");
     assert_eq!(std::fs::read_to_string(&note).unwrap(), "# N\n");
+}
+
+/// The `echo` test skill stamped with another name and version (its name and
+/// version are a fixed-length stamp; see tests/skills/echo).
+fn echo_as(name: &str, version: &str) -> Vec<u8> {
+    let mut bytes = std::fs::read(wasm("test_skill_echo")).unwrap();
+    let stamp = b"@@name=echo____________@@version=1.0.0   @@";
+    let at = bytes.windows(stamp.len()).position(|w| w == stamp).expect("stamp in echo.wasm");
+    bytes[at..at + stamp.len()].copy_from_slice(format!("@@name={name:_<16}@@version={version:<8}@@").as_bytes());
+    bytes
+}
+
+fn sha256_of(path: &Path) -> String {
+    use sha2::Digest as _;
+    format!("{:x}", sha2::Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+fn listed(env: &Env) -> Value {
+    let out = env.reach(&["skills", "list", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn skill<'a>(list: &'a Value, file: &str) -> &'a Value {
+    let skills = list["skills"].as_array().unwrap();
+    skills.iter().find(|s| s["path"].as_str().unwrap().ends_with(file)).unwrap_or_else(|| panic!("{file} in {list}"))
+}
+
+#[test]
+fn skills_list_shows_each_files_sha256_even_when_broken() {
+    let env = Env::new(POLICY);
+    std::fs::write(env.dir.path().join("skills/broken.wasm"), "nope").unwrap();
+    let digest = sha256_of(&env.dir.path().join("skills/files.wasm"));
+    let out = env.reach(&["skills", "list"]);
+    let text = stdout(&out);
+    assert!(text.starts_with("NAME             VERSION    STATUS      DIGEST        TOOLS / REASON\n"), "{text}");
+    let row = text.lines().find(|l| l.starts_with("files ")).unwrap();
+    assert!(row.contains(&format!(" active      {}  list, read", &digest[..12])), "{row}");
+
+    let list = listed(&env);
+    assert_eq!(skill(&list, "files.wasm")["sha256"], digest.as_str());
+    assert_eq!(skill(&list, "files.wasm")["pinned"], false);
+    let nope = sha256_of(&env.dir.path().join("skills/broken.wasm"));
+    assert_eq!(skill(&list, "broken.wasm")["sha256"], nope.as_str(), "read, though not a skill");
+}
+
+#[test]
+fn skills_pin_prints_the_lines_to_add_and_the_pin_holds() {
+    let env = Env::new("");
+    let digest = sha256_of(&env.dir.path().join("skills/files.wasm"));
+    let out = env.reach(&["skills", "pin", "files"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(stdout(&out), format!("[skills.files]\nsha256 = \"{digest}\"\n"), "exactly the lines to add");
+
+    // Into a table that already lists the skill: only the key.
+    std::fs::write(env.dir.path().join("reach.toml"), POLICY).unwrap();
+    let out = env.reach(&["skills", "pin", "files"]);
+    assert_eq!(stdout(&out), format!("sha256 = \"{digest}\"\n"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("add this line to [skills.files] (./reach.toml line 1)"), "{out:?}");
+
+    let pinned = POLICY.replacen("level = \"auto\"\n", &format!("level = \"auto\"\n{}", stdout(&out)), 1);
+    std::fs::write(env.dir.path().join("reach.toml"), &pinned).unwrap();
+    assert_eq!(skill(&listed(&env), "files.wasm")["pinned"], true);
+    assert_eq!(skill(&listed(&env), "files.wasm")["status"], "active");
+    let out = env.reach(&["skills", "pin", "files"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("line 3 already pins `files` to this file"), "{out:?}");
+
+    // A newer, correctly named file is refused while the pin stands; `pin`
+    // names it and says which line to replace to accept it.
+    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9")).unwrap();
+    let newer = sha256_of(&env.dir.path().join("skills/files-9.9.9.wasm"));
+    let list = listed(&env);
+    assert_eq!(skill(&list, "files.wasm")["status"], "active");
+    let refused = skill(&list, "files-9.9.9.wasm");
+    assert_eq!(refused["status"], "broken");
+    let reason = refused["reason"].as_str().unwrap();
+    assert!(reason.contains(&digest) && reason.contains(&newer) && reason.contains("reach.toml line 3"), "{reason}");
+    let out = env.reach(&["skills", "pin", "files"]);
+    assert_eq!(stdout(&out), format!("sha256 = \"{newer}\"\n"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&format!("line 3 pins `files` to another file (sha256 {digest}); replace that line")), "{err}");
+
+    let out = env.reach(&["skills", "pin", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no skill named `nope`"), "{out:?}");
+}
+
+#[test]
+fn skills_list_reports_an_upgrade_once_and_inspect_keeps_it() {
+    // No per-tool override: the upgrade drops every tool the table could name.
+    let env = Env::new("[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\n");
+    let before = listed(&env);
+    assert_eq!(skill(&before, "files.wasm")["previous"], Value::Null, "first sight is not an upgrade");
+    let old_version = skill(&before, "files.wasm")["version"].as_str().unwrap().to_owned();
+    assert!(env.dir.path().join(".reach/skills-seen.json").is_file());
+
+    // A newer `files` that asks for other tools takes over the name's grants.
+    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9")).unwrap();
+    let out = env.reach(&["skills", "list"]);
+    let notice = format!("upgraded from {old_version} (new tools: echo; removed: list, read, write, search) — review: reach skills inspect files");
+    assert!(stdout(&out).contains(&notice), "{out:?}");
+    assert!(!stdout(&env.reach(&["skills", "list"])).contains("upgraded"), "told once");
+
+    let out = env.reach(&["skills", "inspect", "files"]);
+    let text = stdout(&out);
+    let digest = sha256_of(&env.dir.path().join("skills/files-9.9.9.wasm"));
+    assert!(text.contains(&format!("sha256: {digest} (not pinned;")), "{text}");
+    assert!(text.contains(&format!("upgraded from {old_version} (new tools: echo;")), "{text}");
+    let out = env.reach(&["skills", "inspect", "files", "--json"]);
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["sha256"], digest.as_str());
+    assert_eq!(json["previous"]["version"], old_version.as_str());
+    assert_eq!(json["previous"]["change"], "upgraded");
+    assert_eq!(json["previous"]["removed_tools"], json!(["list", "read", "write", "search"]));
+
+    // Back to the old file: a downgrade, reported in JSON too.
+    std::fs::remove_file(env.dir.path().join("skills/files-9.9.9.wasm")).unwrap();
+    let list = listed(&env);
+    let previous = &skill(&list, "files.wasm")["previous"];
+    assert_eq!(previous["change"], "downgraded", "{previous}");
+    assert_eq!(previous["version"], "9.9.9");
+}
+
+#[test]
+fn reach_call_writes_its_audit_log_before_and_after_the_call() {
+    let env = Env::new(POLICY);
+    let out = env.reach(&["call", "files.read", "{\"path\": \"docs/a.txt\"}"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let runs: Vec<PathBuf> = std::fs::read_dir(env.dir.path().join(".reach/runs")).expect("runs dir").map(|e| e.unwrap().path()).collect();
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    let log = std::fs::read_to_string(&runs[0]).unwrap();
+    let events: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let names: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    assert_eq!(names, ["run_started", "tool_call_started", "tool_call", "run_finished"]);
+    assert_eq!(events[0]["kind"], "call");
+    assert_eq!(events[1]["arguments"]["path"], "docs/a.txt");
+    assert_eq!(events[2]["outcome"], "ok");
+    assert_eq!(events[1]["wasm_hash"], events[2]["wasm_hash"]);
+
+    // A log that stops after `tool_call_started` (the host died mid-call)
+    // is shown as such.
+    let cut: String = log.lines().take(2).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&runs[0], cut).unwrap();
+    let id = runs[0].file_stem().unwrap().to_str().unwrap().to_owned();
+    let show = env.reach(&["runs", "show", &id]);
+    assert!(stdout(&show).contains("files.read path=docs/a.txt … started, no outcome recorded"), "{}", stdout(&show));
 }

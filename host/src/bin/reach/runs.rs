@@ -1,5 +1,6 @@
 //! `reach runs list` and `reach runs show`: the audit logs, read back.
 
+use agent_reach::text::escape_for_terminal;
 use anyhow::{Context, bail};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -69,12 +70,24 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
         [] => bail!("no run {run:?} in {} (see `reach runs list`)", dir.display()),
         _ => bail!("{run:?} matches {} runs; give more of the id", matches.len()),
     };
-    for e in events(path)? {
+    let events = events(path)?;
+    // Calls with an outcome; a `tool_call_started` without one is a call the
+    // host never finished (it died, or was stopped, mid-call).
+    let finished: Vec<&Value> = events.iter().filter(|e| e["event"] == "tool_call").map(|e| &e["call"]).collect();
+    // Text in the log came from models, pages and skills: shown escaped.
+    let safe = |v: &Value| escape_for_terminal(v.as_str().unwrap_or(""));
+    for e in &events {
         let time = e["time"].as_str().unwrap_or("").get(11..19).unwrap_or("");
         let line = match e["event"].as_str().unwrap_or("") {
-            "run_started" => format!("run {} — model {}\n  task: {}", e["run_id"].as_str().unwrap_or("?"), e["model"], e["task"].as_str().unwrap_or("")),
+            "run_started" => format!("run {} — model {}\n  task: {}", e["run_id"].as_str().unwrap_or("?"), e["model"], safe(&e["task"])),
+            "tool_call_started" if finished.contains(&&e["call"]) => continue,
+            "tool_call_started" => format!(
+                "  {} {} … started, no outcome recorded (the host stopped during the call)",
+                safe(&e["tool"]),
+                brief(&e["arguments"])
+            ),
             "model_request" => match e.get("error") {
-                Some(err) => format!("step {}: model failed after {} ms: {}", e["step"], e["latency_ms"], err.as_str().unwrap_or("")),
+                Some(err) => format!("step {}: model failed after {} ms: {}", e["step"], e["latency_ms"], safe(err)),
                 None => format!(
                     "step {}: model answered in {} ms ({} in / {} out tokens{}), {} tool call(s){}",
                     e["step"], e["latency_ms"], e["usage"]["input_tokens"], e["usage"]["output_tokens"],
@@ -84,7 +97,7 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
             },
             "tool_call" => format!(
                 "  {} {} [{}] → {} in {} ms, {} bytes{}",
-                e["tool"].as_str().unwrap_or("?"),
+                safe(&e["tool"]),
                 brief(&e["arguments"]),
                 e["decision"].as_str().unwrap_or("-"),
                 e["error_code"].as_str().unwrap_or("ok"),
@@ -97,7 +110,7 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
                 e["stop"]["reason"].as_str().unwrap_or("?"),
                 e["steps"],
                 e["tool_calls"],
-                e["answer"].as_str().map_or(String::new(), |a| format!("\n  answer: {a}"))
+                e["answer"].as_str().map_or(String::new(), |a| format!("\n  answer: {}", escape_for_terminal(a)))
             ),
             other => format!("{other}: {e}"),
         };
@@ -113,7 +126,8 @@ fn brief(arguments: &Value) -> String {
         .map(|(k, v)| {
             let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
             let short: String = text.chars().take(60).collect();
-            if short.len() < text.len() { format!("{k}={short}…") } else { format!("{k}={short}") }
+            let cut = if short.len() < text.len() { "…" } else { "" };
+            format!("{}={}{cut}", escape_for_terminal(k), escape_for_terminal(&short))
         })
         .collect::<Vec<_>>()
         .join(", ")
