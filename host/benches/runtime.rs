@@ -93,7 +93,7 @@ fn twenty_skills() -> tempfile::TempDir {
 fn startup(dir: &Path, rt: &tokio::runtime::Runtime) -> usize {
     let config = RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
     let runtime = Runtime::new(config).unwrap();
-    let registry = rt.block_on(Registry::scan(&runtime, dir)).unwrap();
+    let registry = rt.block_on(Registry::scan(&runtime, dir, &Policy::builtin())).unwrap();
     registry.active_skills().len()
 }
 
@@ -184,7 +184,7 @@ fn rss_report() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let config = RuntimeConfig { cache_dir: Some(cache), pooling: true };
     let runtime = Runtime::new(config).unwrap();
-    let registry = rt.block_on(Registry::scan(&runtime, skills.path())).unwrap();
+    let registry = rt.block_on(Registry::scan(&runtime, skills.path(), &Policy::builtin())).unwrap();
     assert_eq!(registry.active_skills().len(), 20);
     let after = rss_kib();
     println!(

@@ -2,16 +2,29 @@
 //! the manifests, and pick one active version per skill name.
 //!
 //! Rules: a broken file is reported with its path and reason and the others
-//! still load; for two versions of one name the newest semver is active and
-//! the others are *superseded* (never offered); the same name and version
-//! twice keeps the first file (by path) and reports the other as broken.
+//! still load; a file must be named after the skill it claims to be
+//! (`NAME.wasm` or `NAME-VERSION.wasm`) and, when the table pins the name
+//! (`[skills.NAME] sha256`), have that digest — otherwise it is broken and
+//! gets nothing (see *Identity* below); of the files left for one
+//! name the newest semver is active and the others are *superseded* (never
+//! offered); the same name and version twice keeps the first file (by
+//! path) and reports the other as broken.
+//!
+//! # Identity
+//!
+//! Grants are keyed by the name a component reports about itself, so the
+//! name alone proves nothing: both checks above run before versions are
+//! compared, so a file that fails them can never supersede the real skill.
 
+mod identity;
 mod manifest;
+pub mod seen;
 
 pub use manifest::{Example, Manifest, ToolSpec};
 
 use crate::error::{ErrorCode, ToolFailure};
-use crate::runtime::{LoadSource, LoadedSkill, Runtime};
+use crate::policy::Policy;
+use crate::runtime::{LoadSource, LoadedSkill, Runtime, sha256_hex};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -55,6 +68,8 @@ pub struct SkillEntry {
     pub reason: Option<String>,
     /// Whether it was compiled now or loaded from the cache.
     pub source: Option<LoadSource>,
+    /// The file's sha256, lowercase hex (absent only when it could not be read).
+    pub sha256: Option<String>,
     loaded: Option<LoadedSkill>,
 }
 
@@ -93,9 +108,13 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// Load every `*.wasm` in `dir` (not recursive).
-    pub async fn scan(runtime: &Runtime, dir: &Path) -> Result<Registry, RegistryError> {
-        Self::scan_with_progress(runtime, dir, |_| {}).await
+    /// Load every `*.wasm` in `dir` (not recursive), refusing files whose
+    /// name or digest does not match the skill they claim to be; `policy`
+    /// supplies the pins (`[skills.NAME] sha256`). Pass
+    /// [`Policy::builtin`] when there is no table: names are still bound
+    /// to file names.
+    pub async fn scan(runtime: &Runtime, dir: &Path, policy: &Policy) -> Result<Registry, RegistryError> {
+        Self::scan_with_progress(runtime, dir, policy, |_| {}).await
     }
 
     /// Like [`Registry::scan`], calling `on_compile(path)` before each
@@ -103,6 +122,7 @@ impl Registry {
     pub async fn scan_with_progress(
         runtime: &Runtime,
         dir: &Path,
+        policy: &Policy,
         mut on_compile: impl FnMut(&Path),
     ) -> Result<Registry, RegistryError> {
         let folder_err = |source| RegistryError::Folder { path: dir.to_owned(), source };
@@ -116,6 +136,9 @@ impl Registry {
         for path in paths {
             entries.push(load_one(runtime, &path, &mut on_compile).await);
         }
+        // Before versions are compared: a refused file must not supersede
+        // the one the operator pinned.
+        apply_pins(&mut entries, policy);
         pick_versions(&mut entries);
         for e in &entries {
             match (&e.status, &e.manifest) {
@@ -155,7 +178,8 @@ impl Registry {
         let Some(active) = self.active(skill) else {
             let broken = self.entries.iter().find(|e| {
                 e.status == Status::Broken
-                    && e.path.file_stem().is_some_and(|s| s.to_string_lossy() == skill)
+                    && (e.manifest.as_ref().is_some_and(|m| m.name == skill)
+                        || e.path.file_stem().is_some_and(|s| identity::stem_claims(&s.to_string_lossy(), skill)))
             });
             let message = match broken {
                 Some(e) => format!(
@@ -188,12 +212,13 @@ impl Registry {
 }
 
 async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&Path)) -> SkillEntry {
-    let broken = |reason: String| SkillEntry {
+    let broken = |reason: String, sha256: Option<String>| SkillEntry {
         path: path.to_owned(),
         status: Status::Broken,
         manifest: None,
         reason: Some(reason),
         source: None,
+        sha256,
         loaded: None,
     };
     let loaded = match runtime.load(path, || on_compile(path)) {
@@ -201,24 +226,48 @@ async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&P
         Err(err) => {
             let text = err.to_string();
             let reason = text.strip_prefix(&format!("{}: ", path.display())).unwrap_or(&text).to_owned();
-            return broken(reason);
+            // Only shown, never checked: this file is refused anyway.
+            let sha256 = std::fs::read(path).ok().map(|bytes| sha256_hex(&bytes));
+            return broken(reason, sha256);
         }
     };
+    let sha256 = Some(loaded.sha256().to_owned());
     let hint = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let raw = match runtime.describe(&loaded, &hint).await {
         Ok(raw) => raw,
-        Err(f) => return broken(format!("describe failed: {} ({})", f.message, f.code)),
+        Err(f) => return broken(format!("describe failed: {} ({})", f.message, f.code), sha256),
     };
-    match Manifest::from_raw(raw) {
-        Ok(manifest) => SkillEntry {
-            path: path.to_owned(),
-            status: Status::Active,
-            manifest: Some(manifest),
-            reason: None,
-            source: Some(loaded.source()),
-            loaded: Some(loaded),
-        },
-        Err(reason) => broken(format!("invalid manifest: {reason}")),
+    let manifest = match Manifest::from_raw(raw) {
+        Ok(manifest) => manifest,
+        Err(reason) => return broken(format!("invalid manifest: {reason}"), sha256),
+    };
+    // The manifest is kept on a refused file so listings show what it
+    // claimed; `as_active` never offers a broken entry.
+    let reason = identity::name_mismatch(path, &manifest);
+    SkillEntry {
+        path: path.to_owned(),
+        status: if reason.is_some() { Status::Broken } else { Status::Active },
+        manifest: Some(manifest),
+        reason,
+        source: Some(loaded.source()),
+        sha256,
+        loaded: Some(loaded),
+    }
+}
+
+/// Refuse every file for a pinned name whose digest is not the pinned one.
+/// The digest is the one taken from the bytes that were compiled.
+fn apply_pins(entries: &mut [SkillEntry], policy: &Policy) {
+    for entry in entries.iter_mut().filter(|e| e.status != Status::Broken) {
+        let (Some(manifest), Some(loaded)) = (&entry.manifest, &entry.loaded) else { continue };
+        let Some(pin) = policy.pin(&manifest.name) else { continue };
+        match identity::pin_mismatch(&manifest.name, loaded.sha256(), pin, policy.origin()) {
+            Some(reason) => {
+                entry.status = Status::Broken;
+                entry.reason = Some(reason);
+            }
+            None => tracing::debug!(skill = %manifest.name, sha256 = %pin.sha256, path = %entry.path.display(), "file matches its pin"),
+        }
     }
 }
 
@@ -227,6 +276,9 @@ async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&P
 fn pick_versions(entries: &mut [SkillEntry]) {
     let mut best: BTreeMap<String, usize> = BTreeMap::new();
     for i in 0..entries.len() {
+        if entries[i].status == Status::Broken {
+            continue;
+        }
         let Some(m) = &entries[i].manifest else { continue };
         match best.get(&m.name).copied() {
             None => {

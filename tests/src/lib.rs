@@ -65,9 +65,12 @@ impl Workspace {
         self.dir.path().join(rel)
     }
 
-    /// Install a built skill (by crate name) into `skills/`.
+    /// Install a built skill (by crate name) into `skills/` as
+    /// `<skill name>.wasm`, the only file name the registry accepts for it
+    /// (`skill-http-api` → `http_api.wasm`, `test-skill-probe` → `probe.wasm`).
     pub fn install(&self, crate_name: &str) -> &Self {
-        let file = format!("{}.wasm", crate_name.replace('-', "_"));
+        let skill = crate_name.strip_prefix("test-skill-").or_else(|| crate_name.strip_prefix("skill-")).unwrap_or(crate_name);
+        let file = format!("{}.wasm", skill.replace('-', "_"));
         std::fs::copy(wasm(crate_name), self.path("skills").join(file)).expect("copy skill");
         self
     }

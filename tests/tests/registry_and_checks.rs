@@ -9,9 +9,9 @@ use serde_json::json;
 #[tokio::test]
 async fn the_newest_version_is_active_and_older_ones_superseded() {
     let ws = Workspace::new();
-    ws.install_bytes("echo-1.wasm", &echo_variant("echo", "1.0.0"));
-    ws.install_bytes("echo-2.wasm", &echo_variant("echo", "2.0.0"));
-    ws.install_bytes("echo-10.wasm", &echo_variant("echo", "1.10.0"));
+    ws.install_bytes("echo-1.0.0.wasm", &echo_variant("echo", "1.0.0"));
+    ws.install_bytes("echo-2.0.0.wasm", &echo_variant("echo", "2.0.0"));
+    ws.install_bytes("echo-1.10.0.wasm", &echo_variant("echo", "1.10.0"));
     let host = ws.host("").await;
     let active = host.registry.active("echo").expect("echo active");
     assert_eq!(active.manifest.version.to_string(), "2.0.0");
@@ -29,8 +29,8 @@ async fn the_newest_version_is_active_and_older_ones_superseded() {
 #[tokio::test]
 async fn the_same_name_and_version_twice_is_reported() {
     let ws = Workspace::new();
-    ws.install_bytes("a.wasm", &echo_variant("echo", "1.0.0"));
-    ws.install_bytes("b.wasm", &echo_variant("echo", "1.0.0"));
+    ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
+    ws.install_bytes("echo-1.0.0.wasm", &echo_variant("echo", "1.0.0"));
     let host = ws.host("").await;
     let broken: Vec<_> = host.registry.entries().iter().filter(|e| e.status == Status::Broken).collect();
     assert_eq!(broken.len(), 1);
@@ -59,6 +59,9 @@ async fn broken_files_are_reported_and_the_others_still_load() {
     assert!(reason("garbage.wasm").contains("not a WebAssembly file"), "{reasons:?}");
     assert!(reason("core.wasm").contains("not a component"), "{reasons:?}");
     assert!(reason("truncated.wasm").contains("does not compile"), "{reasons:?}");
+    // Refused before loading, but the digest is still shown (sha256sum's).
+    let garbage = host.registry.entries().iter().find(|e| e.path.ends_with("garbage.wasm")).unwrap();
+    assert_eq!(garbage.sha256.as_deref(), Some("f89b776a35a646c6d49c88aadf7267af463c2cd18fdb613e13d090e3260860b5"));
     // Asking for a broken skill explains why it is unavailable.
     let err = call(&host, "garbage.anything", json!({})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NoSuchTool);

@@ -83,19 +83,25 @@ pub enum Command {
 /// `reach skills …`
 #[derive(Debug, Subcommand)]
 pub enum SkillsCommand {
-    /// Name, version, status (active / superseded / broken) and tools of every skill.
+    /// Name, version, status (active / superseded / broken), file digest and tools of
+    /// every skill; says which active skills changed since the last listing.
     List {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
     },
-    /// A skill's manifest, schemas, and what the policy grants it.
+    /// A skill's manifest, schemas, file digest, last change, and what the policy grants it.
     Inspect {
         /// Skill name.
         name: String,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+    },
+    /// Print the reach.toml lines that pin a skill to its active file's sha256.
+    Pin {
+        /// Skill name.
+        name: String,
     },
 }
 
@@ -110,6 +116,9 @@ pub struct CallArgs {
     /// Confirm tools whose level is `confirm` without asking.
     #[arg(long, short = 'y')]
     pub yes: bool,
+    /// Where the call's audit log is written (as for `reach run`).
+    #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+    pub runs_dir: PathBuf,
 }
 
 /// `reach policy …`

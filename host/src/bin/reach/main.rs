@@ -40,6 +40,7 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         args::Command::Skills { command: args::SkillsCommand::List { json } } => skills::list(&cli, *json).await,
         args::Command::Skills { command: args::SkillsCommand::Inspect { name, json } } => skills::inspect(&cli, name, *json).await,
+        args::Command::Skills { command: args::SkillsCommand::Pin { name } } => skills::pin(&cli, name).await,
         args::Command::Call(call) => call::run(&cli, call).await,
         args::Command::Policy { command: args::PolicyCommand::Check { json } } => check::run(&cli, *json).await,
         args::Command::Skill { command: args::SkillCommand::New { name, dir } } => new_skill::run(name, dir.as_deref()),

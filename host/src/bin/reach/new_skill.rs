@@ -79,6 +79,8 @@ export_skill!(Skill_);
     )?;
     println!("created {}", dir.display());
     println!("build it:   cd {} && cargo build --release", dir.display());
-    println!("install it: cp target/wasm32-wasip2/release/{crate_name}.wasm <your skills folder>/");
+    // The file must be named after the skill (the registry refuses others),
+    // and cargo writes `-` in a crate name as `_`.
+    println!("install it: cp target/wasm32-wasip2/release/{crate_name}.wasm <your skills folder>/{name}.wasm");
     Ok(ExitCode::SUCCESS)
 }

@@ -1,27 +1,39 @@
-//! `reach skills list` and `reach skills inspect`.
+//! `reach skills list`, `reach skills inspect` and `reach skills pin`.
 
 use crate::args::Cli;
 use crate::context;
-use agent_reach::registry::Status;
+use agent_reach::policy::Policy;
+use agent_reach::registry::seen::{Change, SeenSkill, SeenState};
+use agent_reach::registry::{Registry, SkillEntry, Status};
 use serde_json::json;
+use std::collections::BTreeMap;
 use std::process::ExitCode;
+
+/// Hex characters of a digest shown in the table: enough to tell files
+/// apart at a glance; `--json`, `inspect` and `pin` give all 64.
+const SHORT_DIGEST: usize = 12;
 
 pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     let ctx = context::load(cli).await?;
+    let changes = record_seen(cli, &ctx.registry);
     let rows: Vec<serde_json::Value> = ctx
         .registry
         .entries()
         .iter()
         .map(|e| {
             let m = e.manifest.as_ref();
+            let change = active_change(e, &changes);
             json!({
                 "name": m.map(|m| m.name.clone()),
                 "version": m.map(|m| m.version.to_string()),
                 "status": e.status,
                 "path": e.path,
+                "sha256": e.sha256,
+                "pinned": m.is_some_and(|m| ctx.policy.pin(&m.name).is_some()),
                 "tools": m.map(|m| m.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()).unwrap_or_default(),
                 "description": m.map(|m| m.description.clone()),
                 "reason": e.reason,
+                "previous": change,
             })
         })
         .collect();
@@ -33,7 +45,7 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         println!("no skills in {} (drop .wasm files there, or build ours with `just skills`)", ctx.registry.dir().display());
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<16} {:<10} {:<11} TOOLS / REASON", "NAME", "VERSION", "STATUS");
+    println!("{:<16} {:<10} {:<11} {:<SHORT_DIGEST$}  TOOLS / REASON", "NAME", "VERSION", "STATUS", "DIGEST");
     for e in ctx.registry.entries() {
         let (name, version, detail) = match &e.manifest {
             Some(m) => (
@@ -55,23 +67,72 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
             Status::Superseded => "superseded",
             Status::Broken => "broken",
         };
-        println!("{name:<16} {version:<10} {status:<11} {detail}");
+        let digest = e.sha256.as_deref().map_or("-", |d| d.get(..SHORT_DIGEST).unwrap_or(d));
+        println!("{name:<16} {version:<10} {status:<11} {digest:<SHORT_DIGEST$}  {detail}");
+        if let Some(change) = active_change(e, &changes) {
+            println!("{:<16} {change} — review: reach skills inspect {name}", "");
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The change recorded by this listing for an active entry.
+fn active_change<'a>(e: &SkillEntry, changes: &'a BTreeMap<String, Change>) -> Option<&'a Change> {
+    let m = e.manifest.as_ref().filter(|_| e.status == Status::Active)?;
+    changes.get(&m.name)
+}
+
+/// Record every active skill as seen by a person and return those whose file
+/// changed since the last listing. Only this command records (see
+/// `agent_reach::registry::seen`); a state file that cannot be read or
+/// written is a warning, never a reason to hide the list.
+fn record_seen(cli: &Cli, registry: &Registry) -> BTreeMap<String, Change> {
+    let path = SeenState::beside(&cli.policy);
+    let mut state = match SeenState::load(&path) {
+        Ok(state) => state,
+        Err(err) => {
+            eprintln!("warning: upgrade notices are off until this is fixed: {:#}", anyhow::Error::from(err));
+            return BTreeMap::new();
+        }
+    };
+    let mut changes = BTreeMap::new();
+    for skill in registry.active_skills() {
+        let name = skill.manifest.name.clone();
+        if let Some(change) = state.record(&name, SeenSkill::of(&skill)) {
+            tracing::warn!(skill = %name, change = %change, sha256 = skill.loaded().sha256(), "active skill file changed since the last listing");
+            changes.insert(name, change);
+        }
+    }
+    if let Err(err) = state.save() {
+        eprintln!("warning: could not record what was listed, so changes will be reported again: {:#}", anyhow::Error::from(err));
+    }
+    changes
 }
 
 pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<ExitCode> {
     let ctx = context::load(cli).await?;
     let Some(skill) = ctx.registry.active(name) else {
-        let names: Vec<String> = ctx.registry.active_skills().iter().map(|s| s.manifest.name.clone()).collect();
-        anyhow::bail!("no active skill named `{name}` in {}; active: {}", ctx.registry.dir().display(), names.join(", "));
+        anyhow::bail!("no active skill named `{name}` in {}; active: {}", ctx.registry.dir().display(), active_names(&ctx.registry));
     };
     let grants = ctx.policy.grants(name);
     let m = skill.manifest;
+    let sha256 = skill.loaded().sha256();
+    let pin = ctx.policy.pin(name);
+    // Read only: what `skills list` last showed a person stays as it is.
+    let change = match SeenState::load(&SeenState::beside(&cli.policy)) {
+        Ok(state) => state.last_change(name, &SeenSkill::of(&skill)),
+        Err(err) => {
+            eprintln!("warning: cannot tell whether {name} changed: {:#}", anyhow::Error::from(err));
+            None
+        }
+    };
     if as_json {
         let out = json!({
             "manifest": m,
             "path": skill.loaded().path(),
+            "sha256": sha256,
+            "pin": pin,
+            "previous": change,
             "contract": skill.loaded().contract().to_string(),
             "policy": ctx.policy.origin(),
             "grants": grants,
@@ -81,6 +142,13 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
     }
     println!("{} {} — {}", m.name, m.version, m.description);
     println!("file: {} (contract agent-reach:skill@{})", skill.loaded().path().display(), skill.loaded().contract());
+    match pin {
+        Some(pin) => println!("sha256: {sha256} (pinned: {} line {})", ctx.policy.origin().display(), pin.line),
+        None => println!("sha256: {sha256} (not pinned; `reach skills pin {name}` prints the line that pins it)"),
+    }
+    if let Some(change) = &change {
+        println!("{change}; review its tools below");
+    }
     println!();
     println!("grants from {}{}:", ctx.policy.origin().display(), if grants.listed { "" } else { " (not listed: defaults only)" });
     let folders = |list: &[agent_reach::policy::FolderGrant]| {
@@ -114,6 +182,45 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
         println!("{text}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+
+pub async fn pin(cli: &Cli, name: &str) -> anyhow::Result<ExitCode> {
+    let ctx = context::load(cli).await?;
+    // The file to pin is the one that would be active if the table pinned
+    // nothing: the newest correctly named file. So the same command pins a
+    // first file and accepts an upgrade the current pin refuses.
+    let unpinned = Registry::scan(&ctx.runtime, &cli.skills, &Policy::builtin()).await?;
+    let Some(skill) = unpinned.active(name) else {
+        anyhow::bail!(
+            "no skill named `{name}` in {} to pin (active: {}); `reach skills list` shows broken files and why",
+            unpinned.dir().display(),
+            active_names(&unpinned)
+        );
+    };
+    let sha256 = skill.loaded().sha256();
+    let origin = ctx.policy.origin().display();
+    eprintln!("{name} {} from {}: sha256 {sha256}", skill.manifest.version, skill.loaded().path().display());
+    let line = format!("sha256 = \"{sha256}\"");
+    match (ctx.policy.pin(name), ctx.policy.skill_line(name)) {
+        (Some(pin), _) if pin.sha256 == sha256 => eprintln!("{origin} line {} already pins `{name}` to this file", pin.line),
+        (Some(pin), _) => eprintln!(
+            "{origin} line {} pins `{name}` to another file (sha256 {}); replace that line with:",
+            pin.line, pin.sha256
+        ),
+        (None, Some(table)) => eprintln!("add this line to [skills.{name}] ({origin} line {table}):"),
+        (None, None) => {
+            eprintln!("add these lines to {origin}:");
+            println!("[skills.{name}]");
+        }
+    }
+    println!("{line}");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn active_names(registry: &Registry) -> String {
+    let names: Vec<String> = registry.active_skills().iter().map(|s| s.manifest.name.clone()).collect();
+    if names.is_empty() { "none".to_owned() } else { names.join(", ") }
 }
 
 /// `api.example.com: header Authorization from $TOKEN (https only)` — where
