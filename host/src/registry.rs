@@ -51,7 +51,9 @@ pub enum Status {
     Active,
     /// Loaded, but a newer version of the same skill is active.
     Superseded,
-    /// Could not be loaded; see the reason.
+    /// Could not be loaded, or refused because its file name or digest
+    /// does not match the skill it claims to be; see the reason. Never
+    /// offered, and never supersedes another file.
     Broken,
 }
 
