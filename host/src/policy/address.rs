@@ -266,4 +266,63 @@ mod tests {
             }
         }
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Every IPv6 form that carries `v4`, each of which ends up at `v4`.
+        fn carriers(v4: Ipv4Addr) -> [Ipv6Addr; 4] {
+            let [a, b, c, d] = v4.octets();
+            let hi = u16::from_be_bytes([a, b]);
+            let lo = u16::from_be_bytes([c, d]);
+            [
+                v4.to_ipv6_mapped(),
+                Ipv6Addr::new(0, 0, 0, 0, 0, 0, hi, lo),
+                Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, hi, lo),
+                Ipv6Addr::new(0x2002, hi, lo, 0, 0, 0, 0, 1),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn ipv6_forms_of_an_ipv4_address_are_judged_as_that_address(v4 in any::<Ipv4Addr>()) {
+                let inside = is_internal_address(IpAddr::V4(v4));
+                for v6 in carriers(v4) {
+                    prop_assert_eq!(is_internal_address(IpAddr::V6(v6)), inside, "{} carrying {}", v6, v4);
+                }
+            }
+
+            #[test]
+            fn every_address_in_an_internal_network_is_internal(
+                v4 in (0..INTERNAL_V4.len(), any::<u32>()),
+                v6 in (0..INTERNAL_V6.len(), any::<u128>()),
+            ) {
+                let (net, len, why) = INTERNAL_V4[v4.0];
+                let host = v4.1.checked_shr(u32::from(len)).unwrap_or(0);
+                let ip = Ipv4Addr::from(u32::from(net) | host);
+                prop_assert!(is_internal_address(IpAddr::V4(ip)), "{} ({})", ip, why);
+                let (net, len, why) = INTERNAL_V6[v6.0];
+                let host = v6.1.checked_shr(u32::from(len)).unwrap_or(0);
+                let ip = Ipv6Addr::from(u128::from(net) | host);
+                // IPv4-carrying forms inside ::/8 are judged by their IPv4 address.
+                prop_assume!(embedded_v4(ip).is_none());
+                prop_assert!(is_internal_address(IpAddr::V6(ip)), "{} ({})", ip, why);
+            }
+
+            #[test]
+            fn what_std_calls_local_is_internal(ip in any::<IpAddr>()) {
+                let local = match ip {
+                    IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local() || v4.is_multicast()
+                        || v4.is_broadcast() || v4.is_documentation() || v4.is_unspecified(),
+                    IpAddr::V6(v6) => v6.is_loopback() || v6.is_multicast() || v6.is_unspecified()
+                        || v6.is_unique_local() || v6.is_unicast_link_local()
+                        || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private()),
+                };
+                if local {
+                    prop_assert!(is_internal_address(ip), "{}", ip);
+                }
+            }
+        }
+    }
 }

@@ -164,8 +164,8 @@ mod tests {
         let before = format!("[skills.web]\nenv = [\"TOKEN\"]\n\n{api}");
         assert!(parse(Path::new("/"), &before).unwrap_err().starts_with("reach.toml:2:8: skills.web.env[0]"));
         // The same skill, as before.
-        let own = format!("[skills.api]\nnet = [\"api.example.com\"]\nenv = [\"TOKEN\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\nenv = \"TOKEN\"\n");
-        let err = parse(Path::new("/"), &own).unwrap_err();
+        let own = "[skills.api]\nnet = [\"api.example.com\"]\nenv = [\"TOKEN\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\nenv = \"TOKEN\"\n";
+        let err = parse(Path::new("/"), own).unwrap_err();
         assert!(err.starts_with("reach.toml:3:8: skills.api.env[0]: TOKEN is the secret of the credential for api.example.com (line 5)"), "{err}");
         // Another variable is fine.
         parse(Path::new("/"), &format!("{api}\n[skills.web]\nenv = [\"TOKEN2\"]\n")).expect("no overlap");

@@ -98,14 +98,6 @@ impl HostPattern {
             }
     }
 
-    /// True when the pattern accepts `port` under some allowed scheme.
-    fn accepts_port_any_scheme(&self, port: u16) -> bool {
-        match self.port {
-            PortMatch::SchemeDefault => port == 80 || port == 443,
-            PortMatch::Exact(p) => port == p,
-            PortMatch::Any => true,
-        }
-    }
 }
 
 impl FromStr for HostPattern {
@@ -179,22 +171,18 @@ impl NetAllowlist {
 
     /// True when the table names this resolved address itself, so the SSRF
     /// guard may let an internal address through: some pattern is that IP
-    /// literal and accepts `port` (one without a port accepts 80 and 443: the
-    /// scheme was already checked by [`allows`](Self::allows)).
+    /// literal and accepts `port` for `scheme` — a pattern without a port
+    /// accepts only the scheme's default port (80 for http, 443 for https),
+    /// exactly as [`allows`](Self::allows) reads it.
     ///
     /// A name pattern never counts, not even `localhost`: DNS (or
     /// `/etc/hosts`) decides what it resolves to, and the operator vouched
     /// for a name, not an address. To reach a local service, grant
     /// `127.0.0.1:PORT`.
-    pub fn names_address_explicitly(&self, ip: IpAddr, port: u16) -> bool {
-        let ip = ip.to_canonical();
-        self.patterns.iter().any(|p| {
-            let host_ok = match &p.host {
-                HostMatch::Ip(want) => *want == ip,
-                HostMatch::Name(_) | HostMatch::Subdomains(_) => false,
-            };
-            host_ok && p.accepts_port_any_scheme(port)
-        })
+    pub fn names_address_explicitly(&self, scheme: &str, ip: IpAddr, port: u16) -> bool {
+        let Some(default) = default_port(scheme) else { return false };
+        let ip = RequestHost::Ip(ip.to_canonical());
+        self.patterns.iter().any(|p| matches!(p.host, HostMatch::Ip(_)) && p.matches(default, &ip, port))
     }
 }
 
@@ -401,49 +389,52 @@ mod tests {
         );
     }
 
-    /// (patterns, resolved address, port, named explicitly?)
-    const EXPLICIT: &[(&[&str], &str, u16, bool)] = &[
-        (&["127.0.0.1:8080"], "127.0.0.1", 8080, true),
-        (&["127.0.0.1:8080"], "127.0.0.1", 9090, false),
-        (&["127.0.0.1"], "127.0.0.1", 80, true),
-        (&["127.0.0.1"], "127.0.0.1", 443, true),
-        (&["127.0.0.1"], "127.0.0.1", 8080, false),
-        (&["127.0.0.1"], "::ffff:127.0.0.1", 80, true),
-        (&["127.0.0.1:*"], "127.0.0.2", 80, false),
-        (&["localhost:3000"], "127.0.0.1", 3000, false),
-        (&["localhost:3000"], "127.0.0.53", 3000, false),
-        (&["localhost:3000"], "::1", 3000, false),
-        (&["127.0.0.1:3000"], "127.0.0.1", 3000, true),
-        (&["127.0.0.1:3000"], "127.0.0.1", 3001, false),
-        (&["[::1]:3000"], "::1", 3000, true),
-        (&["localhost:3000"], "10.0.0.1", 3000, false),
-        (&["localhost:*"], "169.254.169.254", 80, false),
-        (&["[::1]:*"], "::1", 5000, true),
-        (&["10.0.0.5"], "10.0.0.5", 443, true),
-        (&["intranet.example.com"], "10.0.0.5", 443, false),
-        (&["*.example.com:*"], "10.0.0.5", 443, false),
-        (&["metadata.google.internal"], "169.254.169.254", 80, false),
-        (
-            &["example.com", "169.254.169.254"],
-            "169.254.169.254",
-            80,
-            true,
-        ),
-        (&[], "127.0.0.1", 80, false),
+    /// (patterns, scheme, resolved address, port, named explicitly?)
+    const EXPLICIT: &[(&[&str], &str, &str, u16, bool)] = &[
+        (&["127.0.0.1:8080"], "http", "127.0.0.1", 8080, true),
+        (&["127.0.0.1:8080"], "https", "127.0.0.1", 8080, true),
+        (&["127.0.0.1:8080"], "http", "127.0.0.1", 9090, false),
+        // Without a port: the scheme's own default port, nothing else.
+        (&["127.0.0.1"], "http", "127.0.0.1", 80, true),
+        (&["127.0.0.1"], "https", "127.0.0.1", 443, true),
+        (&["127.0.0.1"], "https", "127.0.0.1", 80, false),
+        (&["127.0.0.1"], "http", "127.0.0.1", 443, false),
+        (&["127.0.0.1"], "HTTP", "127.0.0.1", 80, true),
+        (&["127.0.0.1"], "ftp", "127.0.0.1", 80, false),
+        (&["127.0.0.1"], "http", "127.0.0.1", 8080, false),
+        (&["127.0.0.1"], "http", "::ffff:127.0.0.1", 80, true),
+        (&["[::1]"], "https", "::1", 443, true),
+        (&["[::1]"], "https", "::1", 80, false),
+        (&["127.0.0.1:*"], "http", "127.0.0.2", 80, false),
+        (&["127.0.0.1:*"], "https", "127.0.0.1", 80, true),
+        (&["localhost:3000"], "http", "127.0.0.1", 3000, false),
+        (&["localhost:3000"], "http", "127.0.0.53", 3000, false),
+        (&["localhost:3000"], "http", "::1", 3000, false),
+        (&["127.0.0.1:3000"], "http", "127.0.0.1", 3000, true),
+        (&["127.0.0.1:3000"], "http", "127.0.0.1", 3001, false),
+        (&["[::1]:3000"], "http", "::1", 3000, true),
+        (&["localhost:3000"], "http", "10.0.0.1", 3000, false),
+        (&["localhost:*"], "http", "169.254.169.254", 80, false),
+        (&["[::1]:*"], "http", "::1", 5000, true),
+        (&["10.0.0.5"], "https", "10.0.0.5", 443, true),
+        (&["10.0.0.5"], "http", "10.0.0.5", 443, false),
+        (&["intranet.example.com"], "https", "10.0.0.5", 443, false),
+        (&["*.example.com:*"], "https", "10.0.0.5", 443, false),
+        (&["metadata.google.internal"], "http", "169.254.169.254", 80, false),
+        (&["example.com", "169.254.169.254"], "http", "169.254.169.254", 80, true),
+        (&["example.com:*", "169.254.169.254"], "https", "169.254.169.254", 80, false),
+        (&[], "http", "127.0.0.1", 80, false),
     ];
 
     #[test]
     fn names_address_explicitly_table() {
-        for &(patterns, ip, port, expected) in EXPLICIT {
-            let list: NetAllowlist = patterns
-                .iter()
-                .map(|p| HostPattern::parse(p).expect(p))
-                .collect();
+        for &(patterns, scheme, ip, port, expected) in EXPLICIT {
+            let list: NetAllowlist = patterns.iter().map(|p| HostPattern::parse(p).expect(p)).collect();
             let ip: IpAddr = ip.parse().expect(ip);
             assert_eq!(
-                list.names_address_explicitly(ip, port),
+                list.names_address_explicitly(scheme, ip, port),
                 expected,
-                "{patterns:?} names {ip} port {port}"
+                "{patterns:?} names {scheme}://{ip} port {port}"
             );
         }
     }
@@ -456,5 +447,92 @@ mod tests {
             .collect();
         let value = toml::Value::try_from(&list).expect("serialize");
         assert_eq!(value.to_string(), r#"["example.com", "[::1]"]"#);
+    }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A DNS label: letters, digits, `-` inside, `_`; never all digits.
+        fn label() -> impl Strategy<Value = String> {
+            "[a-z][a-z0-9_-]{0,10}[a-z0-9]".prop_map(String::from)
+        }
+
+        /// A name of two to four labels.
+        fn name() -> impl Strategy<Value = String> {
+            proptest::collection::vec(label(), 2..5).prop_map(|labels| labels.join("."))
+        }
+
+        fn scheme() -> impl Strategy<Value = &'static str> {
+            prop_oneof![Just("http"), Just("https")]
+        }
+
+        fn default_of(scheme: &str) -> u16 {
+            if scheme == "https" { 443 } else { 80 }
+        }
+
+        proptest! {
+            #[test]
+            fn a_bare_name_allows_itself_on_the_default_port_only(name in name(), scheme in scheme(), port in 1u16..) {
+                let pattern = HostPattern::parse(&name).unwrap();
+                prop_assert_eq!(pattern.allows(scheme, &name, port), port == default_of(scheme));
+                // Spelling does not matter: case and one trailing dot.
+                let port = default_of(scheme);
+                let shouted = format!("{}.", name.to_ascii_uppercase());
+                prop_assert!(pattern.allows(scheme, &shouted, port));
+                // Look-alikes never match.
+                for other in [format!("x{name}"), format!("{name}x"), format!("a.{name}"), format!("{name}.evil.net")] {
+                    prop_assert!(!pattern.allows(scheme, &other, port), "{} allowed {}", name, other);
+                }
+                prop_assert!(!pattern.allows("ftp", &name, port));
+            }
+
+            #[test]
+            fn a_wildcard_allows_subdomains_never_the_apex_or_a_look_alike(
+                name in name(), sub in proptest::collection::vec(label(), 1..3), scheme in scheme(),
+            ) {
+                let pattern = HostPattern::parse(&format!("*.{name}")).unwrap();
+                let port = default_of(scheme);
+                let inside = format!("{}.{name}", sub.join("."));
+                prop_assert!(pattern.allows(scheme, &inside, port), "{}", inside);
+                prop_assert!(!pattern.allows(scheme, &name, port));
+                let glued = format!("{}{name}", sub.join(""));
+                let dashed = format!("{}-{name}", sub[0]);
+                let elsewhere = format!("{}.{name}.evil.net", sub[0]);
+                for other in [glued, dashed, elsewhere] {
+                    prop_assert!(!pattern.allows(scheme, &other, port), "*.{} allowed {}", name, other);
+                }
+            }
+
+            #[test]
+            fn parsing_never_panics_and_what_parses_round_trips(text in "\\PC{0,40}") {
+                if let Ok(pattern) = HostPattern::parse(&text) {
+                    let shown = pattern.to_string();
+                    prop_assert_eq!(HostPattern::parse(&shown), Ok(pattern));
+                } else {
+                    prop_assert!(HostPattern::parse(&text).unwrap_err().ends_with(ACCEPTED));
+                }
+            }
+
+            #[test]
+            fn an_ip_pattern_names_its_address_on_its_port_only(
+                ip in any::<IpAddr>(), port in prop::option::of(1u16..), asked in 1u16.., scheme in scheme(),
+            ) {
+                let ip = ip.to_canonical();
+                let written = match (ip, port) {
+                    (IpAddr::V4(v4), Some(p)) => format!("{v4}:{p}"),
+                    (IpAddr::V4(v4), None) => v4.to_string(),
+                    (IpAddr::V6(v6), Some(p)) => format!("[{v6}]:{p}"),
+                    (IpAddr::V6(v6), None) => format!("[{v6}]"),
+                };
+                let list = NetAllowlist::new([HostPattern::parse(&written).unwrap()]);
+                let wanted = port.unwrap_or(default_of(scheme));
+                prop_assert_eq!(list.names_address_explicitly(scheme, ip, asked), asked == wanted);
+                prop_assert_eq!(list.names_address_explicitly(scheme, ip, wanted), true);
+                // A name pattern never names an address, whatever the port.
+                let names = NetAllowlist::new([HostPattern::parse("localhost:*").unwrap()]);
+                prop_assert!(!names.names_address_explicitly(scheme, ip, asked));
+            }
+        }
     }
 }

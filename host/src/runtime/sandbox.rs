@@ -11,6 +11,7 @@ use super::folders::FolderCache;
 use super::net::NetGuard;
 use super::state::{Capture, MemoryGuard, StoreState};
 use crate::policy::SkillGrants;
+use std::time::Instant;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 use wasmtime_wasi_http::WasiHttpCtx;
@@ -97,7 +98,8 @@ pub(crate) fn build(grants: &SkillGrants, cache: &FolderCache) -> Sandbox {
             http: WasiHttpCtx::new(),
             table: ResourceTable::new(),
             folders: preopens,
-            net: NetGuard::new(skill, grants.net.clone(), &grants.credentials),
+            // The call's deadline starts now, give or take the instantiation.
+            net: NetGuard::new(skill, grants.net.clone(), &grants.credentials, Instant::now() + grants.limits.timeout),
             memory: MemoryGuard::new(grants.limits.memory_bytes),
         },
         stdout,
