@@ -3,7 +3,8 @@
 //! Every request — and every redirect hop, which this client follows itself —
 //! goes through the host, which checks it against the permission table's
 //! network allowlist and refuses internal addresses that the table does not
-//! name. A refusal comes back as [`HttpError::Denied`].
+//! name. A refusal comes back as [`HttpError::Denied`]. A redirect from
+//! https to plain http is never followed.
 
 use crate::ToolError;
 use std::time::Duration;
@@ -161,6 +162,14 @@ impl Request {
                         HttpError::Failed(format!("{url} redirected to an invalid location {location:?}: {e}"))
                     })?;
                     check_scheme(&next)?;
+                    // An https page that sends us to plain http would have the
+                    // next request, and its answer, travel unencrypted. The host
+                    // refuses that hop too; this says why before it is sent.
+                    if url.scheme() == "https" && next.scheme() == "http" {
+                        return Err(HttpError::Denied(format!(
+                            "net: {url} redirected from https to plain http ({next}); such a redirect is not followed"
+                        )));
+                    }
                     // 303, and 301/302 after POST, switch to GET as browsers do.
                     if response.status == 303 || (matches!(response.status, 301 | 302) && method == "POST") {
                         method = "GET".to_owned();
@@ -298,6 +307,12 @@ fn map_error(url: &url::Url, code: ErrorCode) -> HttpError {
             HttpError::Failed(format!("{url}: the host name could not be resolved"))
         }
         ErrorCode::ConnectionRefused => HttpError::Failed(format!("{url}: connection refused")),
+        ErrorCode::HttpResponseContentCoding(_) => HttpError::Denied(format!(
+            "net: {url}: the host refused the answer: it came compressed, and a response to a request with a credential must be readable to be masked"
+        )),
+        ErrorCode::ConnectionLimitReached => HttpError::Failed(format!(
+            "{url}: too many requests of this call are in flight; finish reading one response before sending another"
+        )),
         other => HttpError::Failed(format!("{url}: {other:?}")),
     }
 }

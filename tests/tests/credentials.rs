@@ -176,3 +176,129 @@ async fn json_bodies_and_extra_headers_are_sent() {
     assert!(err.message.contains("/method") && err.message.contains("\"GET\""), "names the field and the choices: {err}");
     assert_eq!(parse(&out)["sent"]["method"], "POST");
 }
+
+// --- what a server can hand back, read by `probe` over raw wasi:http. Its
+// `held_hex` is every byte the skill received, so these tests see what the
+// skill held, not what the host's last net (masking the result) let out.
+
+/// A secret with the characters encoders treat differently.
+const ODD_SECRET: &str = "tok/9f+8e 7d&q=s3cr3t";
+
+/// A workspace where `probe` has a credential for `server`: header
+/// `Authorization: Bearer <secret>`, over plain http (loopback test host).
+async fn probe_with_credential(server: &Recorder, secret: &str) -> (Workspace, agent_reach::Host) {
+    let ws = Workspace::new();
+    ws.install("test-skill-probe");
+    let file = ws.write("secrets/token", &format!("{secret}\n"));
+    let policy = format!(
+        "[skills.probe]\nlevel = \"auto\"\nnet = [\"{addr}\"]\n\n[[skills.probe.credentials]]\nhost = \"{addr}\"\nfile = \"{file}\"\nheader = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true\n",
+        addr = server.addr,
+        file = file.display(),
+    );
+    let host = ws.host(&policy).await;
+    (ws, host)
+}
+
+async fn raw(host: &agent_reach::Host, server: &Recorder, path: &str, headers: Value) -> Result<Value, agent_reach::ToolFailure> {
+    let args = json!({"scheme": "http", "authority": server.addr.to_string(), "path": path, "headers": headers});
+    call(host, "probe.raw", args).await.map(|out| parse(&out))
+}
+
+/// `probe`, holding a credential whose value is `secret`, sends GET `path`
+/// with `headers` to a fresh recording server.
+async fn probe_echo(secret: &str, path: &str, headers: Value) -> (Recorder, Result<Value, agent_reach::ToolFailure>) {
+    let server = Recorder::start();
+    let (_ws, host) = probe_with_credential(&server, secret).await;
+    let reply = raw(&host, &server, path, headers).await;
+    (server, reply)
+}
+
+/// What the skill held (the raw reply's `held_hex`, decoded), after
+/// checking that `secret` is not in it.
+fn held_without(reply: &Value, secret: &str) -> String {
+    let hex = reply["held_hex"].as_str().expect("held_hex");
+    let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex")).collect();
+    let held = String::from_utf8_lossy(&bytes).into_owned();
+    assert!(!held.contains(secret), "the skill held the secret: {held}");
+    held
+}
+
+#[tokio::test]
+async fn a_credentialed_request_asks_for_an_uncompressed_answer_and_gets_it_masked() {
+    let (server, reply) = probe_echo(SECRET, "/gzip", json!({"accept-encoding": "gzip, br"})).await;
+    let head = &server.heads()[0];
+    let asked: Vec<&str> = head.lines().filter(|l| l.to_ascii_lowercase().starts_with("accept-encoding:")).collect();
+    assert_eq!(asked, ["accept-encoding: identity"], "the host decides the encoding: {head}");
+    let held = held_without(&reply.expect("raw"), SECRET);
+    // The value as sent, prefix and all, is one mask.
+    assert!(held.contains("authorization: [REDACTED]\\r\\n"), "a readable, masked echo: {held}");
+}
+
+#[tokio::test]
+async fn a_compressed_answer_to_a_credentialed_request_is_refused() {
+    // Regression: a gzip body went to the skill as it came; the mask cannot
+    // see into it, and the skill can decompress it.
+    let (server, reply) = probe_echo(SECRET, "/gzip-always", json!({})).await;
+    let err = reply.unwrap_err();
+    assert!(err.message.contains("HttpResponseContentCoding"), "{err}");
+    assert!(err.message.contains("content-encoding: gzip") && err.message.contains("an encoded body cannot be"), "the denial says why: {err}");
+    assert_eq!(server.heads().len(), 1);
+    // Without a credential nothing needs masking, and compression is the skill's business.
+    let ws = Workspace::new();
+    ws.install("test-skill-probe");
+    let plain = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
+    let reply = raw(&plain, &server, "/gzip-always", json!({})).await.expect("no credential, no refusal");
+    assert_eq!(reply["status"], 200);
+}
+
+#[tokio::test]
+async fn a_secret_in_a_header_value_that_is_not_ascii_is_masked() {
+    // Regression: only visible-ASCII header values were masked; `é <secret>`
+    // reached the skill as it was.
+    let (_server, reply) = probe_echo(SECRET, "/raw-header", json!({})).await;
+    let held = held_without(&reply.expect("raw"), SECRET);
+    assert!(held.contains("x-echo-raw: \u{e9} [REDACTED] \u{fc}"), "{held}");
+}
+
+#[tokio::test]
+async fn a_secret_in_a_trailer_is_masked() {
+    // Regression: trailer frames passed through the masking body untouched.
+    let (_server, reply) = probe_echo(SECRET, "/trailers", json!({})).await;
+    let reply = reply.expect("raw");
+    assert_eq!(reply["body"], "ok");
+    held_without(&reply, SECRET);
+    assert_eq!(reply["trailers"], json!([["x-echo-trailer", "[REDACTED]"]]), "{reply}");
+}
+
+#[tokio::test]
+async fn every_spelling_of_an_echoed_secret_is_masked() {
+    // Regression: only the exact value, the value with its prefix and one
+    // percent-encoding were masked; JSON's `\/`, lower-case hex, a form's
+    // `+` and base64 (`Basic user:…`) reached the skill.
+    use agent_reach_tests::recorder::{base64, percent};
+    let (_server, reply) = probe_echo(ODD_SECRET, "/encoded", json!({})).await;
+    let reply = reply.expect("raw");
+    let held = held_without(&reply, ODD_SECRET);
+    let body: Value = serde_json::from_str(reply["body"].as_str().expect("body")).expect("the masked body is still JSON");
+    for key in ["json", "percent", "lower", "form", "html", "basic", "basic_url"] {
+        assert!(body[key].as_str().is_some_and(|v| v.contains("[REDACTED]")), "{key}: {body}");
+    }
+    // The secret sits at byte 12 of `user:Bearer <secret>`, a multiple of 3:
+    // its base64 starts on a character boundary.
+    let basic_core = |url| {
+        let encoded = base64(format!("user:Bearer {ODD_SECRET}").as_bytes(), url);
+        encoded[16..16 + ODD_SECRET.len() * 8 / 6].to_owned()
+    };
+    for spelled in [
+        ODD_SECRET.to_owned(),
+        ODD_SECRET.replace('/', "\\/"),
+        percent(ODD_SECRET, true, false),
+        percent(ODD_SECRET, false, false),
+        percent(ODD_SECRET, true, true),
+        ODD_SECRET.replace('&', "&amp;"),
+        basic_core(false),
+        basic_core(true),
+    ] {
+        assert!(!held.contains(&spelled), "{spelled:?} reached the skill: {held}");
+    }
+}

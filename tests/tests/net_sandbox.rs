@@ -75,3 +75,38 @@ async fn non_http_schemes_are_refused() {
     let err = call(&host, "probe.fetch", json!({"url": "ftp://example.com/file"})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
 }
+
+#[tokio::test]
+async fn a_url_with_a_user_name_or_password_is_refused() {
+    // Regression: `user:pass@host` passed the allowlist (which reads only
+    // the host) and went out with the user info in its Host header.
+    let server = agent_reach_tests::recorder::Recorder::start();
+    let ws = ws();
+    let host = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
+    let args = json!({"scheme": "http", "authority": format!("user:hunter2@{}", server.addr), "path": "/"});
+    let err = call(&host, "probe.raw", args).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains("user name or password"), "says why: {err}");
+    assert!(!err.message.contains("hunter2"), "never repeats the password: {err}");
+    assert!(server.heads().is_empty(), "nothing was sent");
+    // The same request without user info goes through.
+    let args = json!({"scheme": "http", "authority": server.addr.to_string(), "path": "/"});
+    call(&host, "probe.raw", args).await.expect("plain authority");
+}
+
+#[tokio::test]
+async fn requests_in_flight_per_call_are_capped() {
+    // Regression: a call could open as many concurrent requests (and
+    // connections, and host tasks) as it liked.
+    let server = agent_reach_tests::recorder::Recorder::start();
+    let ws = ws();
+    let host = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
+    let args = json!({"scheme": "http", "authority": server.addr.to_string(), "path": "/slow", "n": 12});
+    let out: serde_json::Value = serde_json::from_str(&call(&host, "probe.parallel", args).await.expect("parallel")).unwrap();
+    let results = out["results"].as_array().expect("results");
+    let ok = results.iter().filter(|r| **r == 200).count();
+    let refused = results.iter().filter(|r| r.as_str().is_some_and(|e| e.contains("ConnectionLimitReached"))).count();
+    assert_eq!((ok, refused), (8, 4), "{out}");
+    assert_eq!(out["after"], 200, "slots come back once responses are read: {out}");
+    assert_eq!(server.heads().len(), 9, "the refused ones never left the host");
+}

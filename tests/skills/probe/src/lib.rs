@@ -1,6 +1,10 @@
 //! Test skill `probe`: touches files, environment and network with plain
 //! `std` calls and raw `wasi:http`, so tests prove that the *runtime*
-//! enforces the permission table, not checks in the SDK.
+//! enforces the permission table, not checks in the SDK. `fetch` goes
+//! through the SDK (which follows redirects); `raw` and `parallel` speak
+//! `wasi:http` directly, sending exactly what they are given.
+
+mod raw;
 
 use agent_reach_sdk::prelude::*;
 
@@ -70,6 +74,8 @@ impl Skill for Probe {
                 let r = agent_reach_sdk::http::get(&a.url)?;
                 Ok(serde_json::json!({"status": r.status, "body": r.text(), "url": r.url}))
             })
+            .tool("raw", "One GET over raw wasi:http with the scheme, authority, path and headers as given; returns status, headers, body and trailers.", raw::one)
+            .tool("parallel", "Send `n` GETs over raw wasi:http before waiting for any; returns each status or error, then one more request's.", raw::parallel)
     }
 }
 
