@@ -20,7 +20,21 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     for name in ctx.policy.listed_skills() {
         let line = ctx.policy.skill_line(name).map(|l| format!(":{l}")).unwrap_or_default();
         if ctx.registry.active(name).is_none() {
-            warnings.push(format!("{origin}{line}: [skills.{name}] names a skill that is not installed in {}", ctx.registry.dir().display()));
+            // A file that claims the name but was refused (wrong file name,
+            // another pin) is the likelier story than "not installed".
+            let refused: Vec<String> = ctx
+                .registry
+                .entries()
+                .iter()
+                .filter(|e| e.status == Status::Broken && e.manifest.as_ref().is_some_and(|m| m.name == name))
+                .map(|e| e.path.display().to_string())
+                .collect();
+            let why = if refused.is_empty() {
+                format!("names a skill that is not installed in {}", ctx.registry.dir().display())
+            } else {
+                format!("names a skill whose files were refused ({}; see below)", refused.join(", "))
+            };
+            warnings.push(format!("{origin}{line}: [skills.{name}] {why}"));
             continue;
         }
         let grants = ctx.policy.grants(name);
