@@ -146,7 +146,8 @@ impl RunReport {
             if self.usage.estimated { " (estimated)" } else { "" }
         ));
         for a in &self.actions {
-            out.push_str(&format!("  step {}: {} → {} ({} ms)\n", a.step, a.tool, a.outcome, a.duration_ms));
+            // The tool name is the model's text; this summary is for a terminal.
+            out.push_str(&format!("  step {}: {} → {} ({} ms)\n", a.step, crate::text::escape_for_terminal(&a.tool), a.outcome, a.duration_ms));
         }
         let left = match &self.stop {
             Stop::Answered => "Done: the model answered.".to_owned(),
@@ -238,9 +239,7 @@ impl<'a> Harness<'a> {
             if message.tool_calls.is_empty() {
                 // Small models write the call as JSON in the text.
                 let offered = |n: &str| self.toolbox.target(n).is_some();
-                let found = repair::call_in_text(&message.content, &offered)
-                    .or_else(|| repair::described_call(&message.content, self.toolbox.specs()));
-                if let Some(call) = found {
+                if let Some(call) = repair::call_in_text(&message.content, &offered) {
                     message.tool_calls.push(ToolCall {
                         id: format!("text-call-{steps}"),
                         name: call.name,
@@ -271,13 +270,16 @@ impl<'a> Harness<'a> {
                 // still leaves a record of what may have happened.
                 let (skill, version, hash) = self.skill_identity(&call.name);
                 let asked = repair::arguments(&call.arguments).map_or_else(|_| json!(call.arguments), Value::Object);
-                self.audit.record(
+                let recorded = self.audit.record_before(
                     "tool_call_started",
                     json!({"step": steps, "call": actions.len() + 1, "tool": call.name, "skill": skill, "version": version,
                            "wasm_hash": hash, "arguments": asked}),
                 );
                 let started = Instant::now();
-                let (outcome, decision, arguments) = self.execute(&call).await;
+                let (outcome, decision, arguments) = match recorded {
+                    Ok(()) => self.execute(&call).await,
+                    Err(why) => (Err(ToolFailure::new(ErrorCode::Failed, why)), "-", asked),
+                };
                 let duration_ms = started.elapsed().as_millis() as u64;
                 let (text, code) = match &outcome {
                     Ok(text) => (text.clone(), "ok".to_owned()),

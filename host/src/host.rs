@@ -128,6 +128,9 @@ impl Host {
         if let Some(cache) = runtime.cache_dir() {
             own.push(ProtectedPath::new("the compile cache", cache));
         }
+        if let Some(key) = runtime.cache_key_file() {
+            own.push(ProtectedPath::new("the compile cache's key", key));
+        }
         if policy.origin().is_file() {
             own.push(ProtectedPath::new("the permission table", policy.origin()));
         }

@@ -134,8 +134,9 @@ impl Policy {
     pub fn check_protected(&self, protected: &[ProtectedPath]) -> Result<(), PolicyError> {
         let resolved: Vec<(&ProtectedPath, PathBuf)> = protected.iter().map(|p| (p, p.resolved())).collect();
         for skill in &self.skills {
-            for at in &skill.write_at {
-                let hit = resolved.iter().find(|(_, path)| folders::touches(&at.path, path));
+            for at in skill.folders_at.iter().filter(|at| at.writable) {
+                // Both where the grant is and where it points.
+                let hit = resolved.iter().find(|(_, path)| folders::touches(&at.grant.path, path) || folders::touches(&at.grant.lexical, path));
                 if let Some((what, path)) = hit {
                     return Err(PolicyError::Invalid {
                         file: self.origin.clone(),
@@ -145,7 +146,7 @@ impl Policy {
                         message: format!(
                             "{:?} would let {} write {} ({}); no skill may write the host's own files — \
                              grant a folder that neither contains it nor lies inside it",
-                            at.declared,
+                            at.grant.declared,
                             skill.grants.skill,
                             what.what,
                             path.display()

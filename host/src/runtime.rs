@@ -26,6 +26,9 @@ use wasmtime::{Engine, Store, Trap};
 /// The major.minor of the `agent-reach:skill` contract this host runs.
 pub const CONTRACT: semver::Version = semver::Version::new(0, 1, 0);
 
+/// The largest `.wasm` file loaded (bundled skills are 0.2–3 MB).
+const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
 /// Time allowed for `describe`, which should only return constants.
 const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -145,6 +148,12 @@ impl Runtime {
         self.cache.dir()
     }
 
+    /// The key that vouches for the compile cache's entries (beside the
+    /// folder), if caching is on: as much the host's own as the cache.
+    pub fn cache_key_file(&self) -> Option<PathBuf> {
+        self.cache.key_file()
+    }
+
     /// Whether the pooling allocator is in use.
     pub fn is_pooled(&self) -> bool {
         self.pooled
@@ -154,7 +163,14 @@ impl Runtime {
     /// otherwise compile it (calling `on_compile` first, for progress output).
     pub fn load(&self, path: &Path, on_compile: impl FnOnce()) -> Result<LoadedSkill, RuntimeError> {
         let invalid = |reason: String| RuntimeError::Invalid { path: path.to_owned(), reason };
-        let wasm = std::fs::read(path).map_err(|source| RuntimeError::Read { path: path.to_owned(), source })?;
+        let read_err = |source| RuntimeError::Read { path: path.to_owned(), source };
+        // A dropped multi-gigabyte file must not stall every start: compiling
+        // is roughly linear in size, and no real skill comes near this.
+        let size = std::fs::metadata(path).map_err(read_err)?.len();
+        if size > MAX_COMPONENT_BYTES {
+            return Err(invalid(format!("is {} MiB; components over {} MiB are not loaded", size >> 20, MAX_COMPONENT_BYTES >> 20)));
+        }
+        let wasm = std::fs::read(path).map_err(read_err)?;
         if wasm.get(..4) != Some(b"\0asm") {
             return Err(invalid("not a WebAssembly file (wrong magic bytes); build skills with `--target wasm32-wasip2`".into()));
         }

@@ -29,9 +29,14 @@ pub(crate) fn shorten_bytes(text: &str, max_bytes: usize) -> String {
 /// value can neither move the cursor, redraw a prompt line, nor pass one
 /// text off as another.
 pub fn escape_for_terminal(text: &str) -> String {
+    escape(text, false)
+}
+
+fn escape(text: &str, keep_lines: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
+            '\n' | '\t' if keep_lines => out.push(c),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
@@ -43,21 +48,55 @@ pub fn escape_for_terminal(text: &str) -> String {
     out
 }
 
-/// Format characters that change how surrounding text is displayed.
+/// Characters a terminal shows as nothing (or that change how the text
+/// around them is shown): Unicode's format characters and the other
+/// default-ignorable code points — soft hyphen, bidi marks, overrides and
+/// isolates, zero-width characters, line and paragraph separators, fillers,
+/// variation selectors, tag characters (which can carry a hidden message).
 fn is_invisible_format(c: char) -> bool {
-    matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}' | '\u{061c}' | '\u{180e}')
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{034f}'
+            | '\u{061c}'
+            | '\u{115f}'..='\u{1160}'
+            | '\u{17b4}'..='\u{17b5}'
+            | '\u{180b}'..='\u{180f}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{206f}'
+            | '\u{3164}'
+            | '\u{fe00}'..='\u{fe0f}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff0}'..='\u{fffb}'
+            | '\u{1bca0}'..='\u{1bca3}'
+            | '\u{1d173}'..='\u{1d17a}'
+            | '\u{e0000}'..='\u{e0fff}'
+    )
 }
 
 /// A value for a person to judge: escaped for the terminal, and when longer
-/// than `max_chars`, cut with its full length stated, so what is shown is
-/// never mistaken for the whole of it.
+/// than `max_chars`, its beginning and its end with the full length stated
+/// between them — so what is shown is never mistaken for the whole of it,
+/// and a payload after a run of padding still shows.
 pub fn shown_value(text: &str, max_chars: usize) -> String {
-    let escaped = escape_for_terminal(text);
-    let total = text.chars().count();
-    match escaped.char_indices().nth(max_chars) {
-        Some((cut, _)) => format!("{}… [cut: {total} characters in full]", &escaped[..cut]),
-        None => escaped,
+    let escaped: Vec<char> = escape_for_terminal(text).chars().collect();
+    if escaped.len() <= max_chars {
+        return escaped.into_iter().collect();
     }
+    let total = text.chars().count();
+    let tail = max_chars / 4;
+    let head: String = escaped[..max_chars - tail].iter().collect();
+    let end: String = escaped[escaped.len() - tail..].iter().collect();
+    format!("{head} … [{total} characters in full] … {end}")
+}
+
+/// `text` escaped like [`escape_for_terminal`], except that line breaks
+/// and tabs stay as they are: for multi-line text a person reads (a model's
+/// answer, a skill's instructions).
+pub fn escape_keeping_lines(text: &str) -> String {
+    escape(text, true)
 }
 
 #[cfg(test)]
@@ -86,6 +125,10 @@ mod tests {
         ("evil\u{202e}txt.exe", "evil\\u{202e}txt.exe"),
         ("zero\u{200b}width", "zero\\u{200b}width"),
         ("iso\u{2066}late", "iso\\u{2066}late"),
+        ("LGTM\u{e0041}\u{e0042}", "LGTM\\u{e0041}\\u{e0042}"),
+        ("soft\u{ad}hyphen", "soft\\u{ad}hyphen"),
+        ("line\u{2028}sep", "line\\u{2028}sep"),
+        ("vs\u{fe0f}", "vs\\u{fe0f}"),
         ("back\\slash", "back\\\\slash"),
     ];
 
@@ -100,8 +143,9 @@ mod tests {
     #[test]
     fn long_values_are_cut_with_their_full_length() {
         assert_eq!(shown_value("short", 10), "short");
-        let long = "x".repeat(5_000);
-        assert_eq!(shown_value(&long, 3), "xxx… [cut: 5000 characters in full]");
-        assert_eq!(shown_value("a\nb", 2), "a\\… [cut: 3 characters in full]", "cut after escaping: no raw control character survives");
+        let long = format!("{}PAYLOAD", " ".repeat(5_000));
+        assert_eq!(shown_value(&long, 8), "       … [5007 characters in full] … AD", "the end shows too");
+        assert_eq!(shown_value("a\nbcdefgh", 4), "a\\n … [9 characters in full] … h", "cut after escaping: no raw control character survives");
+        assert_eq!(escape_keeping_lines("one\n\ttwo\u{1b}[2K"), "one\n\ttwo\\u{1b}[2K");
     }
 }

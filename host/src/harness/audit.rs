@@ -69,23 +69,40 @@ impl AuditLog {
     }
 
     /// Append one event, as one write. A failed write is logged, not fatal:
-    /// the run goes on.
+    /// the run goes on. For the record that must exist before an action,
+    /// use [`AuditLog::record_before`].
     pub fn record(&mut self, event: &str, fields: Value) {
+        if let Err(err) = self.try_record(event, fields) {
+            tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log");
+        }
+    }
+
+    /// Append the record of an action about to happen; `Err` means it is not
+    /// on record, and the caller must not act (fail closed: a skill that
+    /// filled the disk does not get to run unrecorded).
+    pub fn record_before(&mut self, event: &str, fields: Value) -> Result<(), String> {
+        self.try_record(event, fields).map_err(|err| {
+            tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log; the call does not run");
+            format!("the audit log {} could not be written ({err}), so the call was not run", self.path.display())
+        })
+    }
+
+    fn try_record(&mut self, event: &str, fields: Value) -> std::io::Result<()> {
         if self.file.is_none() {
-            return;
+            return Ok(());
         }
         let mut line = json!({"event": event, "time": now_rfc3339(), "run_id": self.run_id});
         if let (Value::Object(line), Value::Object(fields)) = (&mut line, self.mask_value(fields)) {
             line.extend(fields);
         }
-        // The encoded line is masked too: a secret could only survive the
-        // value pass by being split across two values, and then it is not
-        // whole here either — this pass is a second net, not the first.
-        let mut text = self.redactor.text(&line.to_string()).into_owned();
+        // Masked as values only: masking the encoded line as well could cut
+        // a JSON token (a granted value such as `true`) and leave a line
+        // that no longer parses.
+        let mut text = line.to_string();
         text.push('\n');
-        let Some(file) = self.file.as_mut() else { return };
-        if let Err(err) = file.write_all(text.as_bytes()) {
-            tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log");
+        match self.file.as_mut() {
+            Some(file) => file.write_all(text.as_bytes()),
+            None => Ok(()),
         }
     }
 
@@ -160,5 +177,32 @@ mod tests {
         assert_eq!(line["arguments"]["content"], "key: [REDACTED]");
         assert_eq!(line["arguments"]["[REDACTED]"], 1, "keys are masked too");
         assert_eq!(line["list"][0], "[REDACTED]");
+    }
+}
+
+#[cfg(test)]
+mod fail_closed {
+    use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_record_that_cannot_be_written_is_an_error_for_record_before() {
+        let mut log = AuditLog::create(&tempfile::tempdir().unwrap().keep(), "r3", vec![]).unwrap();
+        // /dev/full: every write fails with ENOSPC, as on a full disk.
+        log.file = Some(std::fs::OpenOptions::new().append(true).open("/dev/full").unwrap());
+        let err = log.record_before("tool_call_started", json!({"tool": "files__write"})).unwrap_err();
+        assert!(err.contains("was not run"), "{err}");
+        log.record("run_finished", json!({})); // best effort: logged, not fatal
+    }
+
+    #[test]
+    fn values_that_look_like_json_tokens_keep_the_line_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = AuditLog::create(dir.path(), "r4", vec!["true".into(), "null".into()]).unwrap();
+        log.record("tool_call", json!({"ok": true, "none": null, "text": "it is true"}));
+        let text = std::fs::read_to_string(log.path()).unwrap();
+        let line: Value = serde_json::from_str(text.trim()).expect("still JSON");
+        assert_eq!(line["ok"], true);
+        assert_eq!(line["text"], "it is [REDACTED]");
     }
 }

@@ -13,6 +13,12 @@ pub struct FolderGrant {
     pub path: PathBuf,
     /// The path as the policy file wrote it, for messages.
     pub declared: String,
+    /// The declared path made absolute with `.` and `..` removed, before
+    /// symlinks are resolved: where the grant *is*, as opposed to where it
+    /// points (`path`). Compared with other grants so that a link someone
+    /// planted cannot hide that one grant lies inside another.
+    #[serde(skip)]
+    pub lexical: PathBuf,
     /// False when the folder did not exist at load time; the grant is kept
     /// (the folder may appear later) and callers can warn about it.
     pub exists: bool,
@@ -54,7 +60,7 @@ pub(super) fn resolve_folder(declared: &str, base_dir: &Path) -> Result<FolderGr
         }
         Err(error) => {
             tracing::debug!(folder = %lexical.display(), %error, "granted folder is not there");
-            (lexical, false)
+            (lexical.clone(), false)
         }
     };
     // Paths travel into WASI preopens, messages and JSON as text; a path that
@@ -67,6 +73,7 @@ pub(super) fn resolve_folder(declared: &str, base_dir: &Path) -> Result<FolderGr
     Ok(FolderGrant {
         path,
         declared: declared.to_owned(),
+        lexical,
         exists,
     })
 }
@@ -87,21 +94,12 @@ pub(super) fn lexical_normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// A read-only folder that lies strictly inside a writable one, as
-/// `(read index, write index)`.
-///
-/// Preopened folders cannot express "writable, except this part": a skill
-/// reaches the inner folder through the outer handle (`docs/x` under
-/// `/data`) as easily as through its own, so the read-only grant would not
-/// hold. The table is refused instead of silently granting the looser rule.
-/// The same folder in both lists is fine: it is writable, as documented.
-pub(super) fn read_inside_write(read: &[FolderGrant], write: &[FolderGrant]) -> Option<(usize, usize)> {
-    read.iter().enumerate().find_map(|(r, inner)| {
-        write
-            .iter()
-            .position(|outer| inner.path != outer.path && inner.path.starts_with(&outer.path))
-            .map(|w| (r, w))
-    })
+/// True when `inner` lies strictly inside `outer`, where each is compared
+/// both as declared (`lexical`) and as resolved (`path`): a grant that a
+/// symlink makes look elsewhere still counts where it is.
+pub(super) fn strictly_inside(inner: &FolderGrant, outer: &FolderGrant) -> bool {
+    let inside = |a: &Path, b: &Path| a != b && a.starts_with(b);
+    [&inner.lexical, &inner.path].iter().any(|i| [&outer.lexical, &outer.path].iter().any(|o| inside(i, o)))
 }
 
 /// A path the host itself depends on — the permission table, the skills
@@ -221,6 +219,7 @@ mod tests {
             let grant = FolderGrant {
                 path: PathBuf::from(folder),
                 declared: folder.into(),
+                lexical: PathBuf::from(folder),
                 exists: true,
             };
             assert_eq!(
@@ -336,6 +335,7 @@ mod tests {
         let grant = |p: &str| FolderGrant {
             path: p.into(),
             declared: p.into(),
+            lexical: p.into(),
             exists: true,
         };
         let read = vec![grant("/a"), grant("/b"), grant("/a"), grant("/c")];

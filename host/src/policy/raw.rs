@@ -12,7 +12,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::error::{PolicyError, Source, toml_key};
-use super::folders::{read_inside_write, resolve_folder, split_read_write};
+use super::folders::{resolve_folder, split_read_write, strictly_inside};
 use super::credentials::{Credential, Injection, SecretSource};
 use super::{HostPattern, Level, Limits, NetAllowlist, SkillGrants};
 
@@ -97,20 +97,21 @@ pub(super) struct ListedSkill {
     pub(super) line: usize,
     /// Tools with an override, and the line of each, in file order.
     pub(super) tool_lines: Vec<(String, usize)>,
-    /// Each `write` entry: where it was declared and what it resolved to.
-    pub(super) write_at: Vec<WriteAt>,
+    /// Each `read` and `write` entry: where it was declared and what it
+    /// resolved to.
+    pub(super) folders_at: Vec<FolderAt>,
     /// The `sha256` the skill's file must have, if pinned.
     pub(super) pin: Option<super::SkillPin>,
 }
 
-/// One `write` entry of the table, with its position for messages.
+/// One `read` or `write` entry of the table, with its position for messages.
 #[derive(Clone, Debug)]
-pub(super) struct WriteAt {
-    pub(super) path: std::path::PathBuf,
-    pub(super) declared: String,
+pub(super) struct FolderAt {
+    pub(super) grant: super::FolderGrant,
     pub(super) key: String,
     pub(super) line: usize,
     pub(super) column: usize,
+    pub(super) writable: bool,
 }
 
 /// The whole file after checking.
@@ -149,6 +150,7 @@ impl RawPolicy {
             .into_iter()
             .map(|(name, raw)| resolve_skill(src, base_dir, &name, raw.into_inner(), level, limits))
             .collect::<Result<_, _>>()?;
+        check_nesting(src, &skills)?;
         super::cross_checks::check(src, base_dir, &skills)?;
         let model = match self.model {
             Some(raw) => raw.resolve(src)?,
@@ -200,32 +202,20 @@ fn resolve_skill(
             .collect::<Result<Vec<_>, _>>()
     };
     let (read, write) = (folders(&raw.read, "read")?, folders(&raw.write, "write")?);
-    if let Some((r, w)) = read_inside_write(&read, &write) {
-        return Err(src.invalid(
-            &raw.read[r].span(),
-            format!("{prefix}.read[{r}]"),
-            format!(
-                "{:?} lies inside the writable folder {:?} (write[{w}], line {}); a skill can write everything \
-                 inside a folder it may write, so this read-only grant would not hold — grant a read-only \
-                 folder outside it, or drop one of the two",
-                read[r].declared,
-                write[w].declared,
-                src.line(&raw.write[w].span())
-            ),
-        ));
-    }
-    // Where each writable folder was declared, for the host's later check
-    // that no skill may write the host's own files.
-    let write_at = raw
-        .write
-        .iter()
-        .zip(&write)
-        .enumerate()
-        .map(|(i, (entry, grant))| {
-            let (line, column) = src.position(entry.span().start);
-            WriteAt { path: grant.path.clone(), declared: grant.declared.clone(), key: format!("{prefix}.write[{i}]"), line, column }
-        })
-        .collect();
+    // Where each folder was declared, for the checks across the whole table
+    // (nested grants, the host's own files) made once every skill is read.
+    let at = |list: &[Spanned<String>], grants: &[super::FolderGrant], field: &str, writable: bool| {
+        list.iter()
+            .zip(grants)
+            .enumerate()
+            .map(|(i, (entry, grant))| {
+                let (line, column) = src.position(entry.span().start);
+                FolderAt { grant: grant.clone(), key: format!("{prefix}.{field}[{i}]"), line, column, writable }
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut folders_at = at(&raw.read, &read, "read", false);
+    folders_at.extend(at(&raw.write, &write, "write", true));
     let (read, write) = split_read_write(read, write);
 
     let net = raw
@@ -322,7 +312,7 @@ fn resolve_skill(
         },
         line: src.line(&name.span()),
         tool_lines,
-        write_at,
+        folders_at,
         pin,
     })
 }
@@ -572,4 +562,58 @@ mod tests {
             assert_eq!(limits_of(&text).is_ok(), output, "max_output_kb = {n}");
         }
     }
+}
+
+/// No folder of the table may lie strictly inside a folder that some skill
+/// may write. A skill that can write the outer folder can replace the inner
+/// one with a symbolic link to anything (`../../home/u/.ssh`): the runtime
+/// never follows it while running, but the next start would resolve the
+/// grant through it. Inside the same skill a read-only folder would not even
+/// hold (it is writable through the outer one). The same folder in both
+/// lists, or granted to several skills, is fine: no one can replace it.
+fn check_nesting(src: &Source<'_>, skills: &[ListedSkill]) -> Result<(), PolicyError> {
+    for inner_skill in skills {
+        for inner in &inner_skill.folders_at {
+            for outer_skill in skills {
+                for outer in outer_skill.folders_at.iter().filter(|o| o.writable) {
+                    if !strictly_inside(&inner.grant, &outer.grant) {
+                        continue;
+                    }
+                    let same = inner_skill.grants.skill == outer_skill.grants.skill;
+                    let message = match (same, inner.writable) {
+                        (true, false) => format!(
+                            "{:?} lies inside the writable folder {:?} ({}, line {}); a skill can write everything \
+                             inside a folder it may write, so this read-only grant would not hold — grant a read-only \
+                             folder outside it, or drop one of the two",
+                            inner.grant.declared, outer.grant.declared, outer.key, outer.line
+                        ),
+                        (true, true) => format!(
+                            "{:?} lies inside the writable folder {:?} ({}, line {}), which already covers it — and \
+                             the skill could replace it with a symbolic link that the next start would follow; drop it",
+                            inner.grant.declared, outer.grant.declared, outer.key, outer.line
+                        ),
+                        (false, _) => format!(
+                            "{:?} lies inside {:?}, which skill {} may write ({}, line {}); {} could replace it with a \
+                             symbolic link to anything, which the next start would follow — grant folders that do not \
+                             nest, or the same folder to both",
+                            inner.grant.declared,
+                            outer.grant.declared,
+                            outer_skill.grants.skill,
+                            outer.key,
+                            outer.line,
+                            outer_skill.grants.skill
+                        ),
+                    };
+                    return Err(PolicyError::Invalid {
+                        file: src.origin.to_owned(),
+                        line: inner.line,
+                        column: inner.column,
+                        key: inner.key.clone(),
+                        message,
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -508,14 +508,12 @@ fn a_read_only_folder_inside_a_writable_one_is_a_table_error() {
     let err = error("[skills.files]\nwrite = [\"/data\"]\nread = [\"/srv\", \"/data/docs\"]\n");
     insta::assert_snapshot!(
         err,
-        @r#"reach.toml:3:17: skills.files.read[1]: "/data/docs" lies inside the writable folder "/data" (write[0], line 2); a skill can write everything inside a folder it may write, so this read-only grant would not hold — grant a read-only folder outside it, or drop one of the two"#
+        @r#"reach.toml:3:17: skills.files.read[1]: "/data/docs" lies inside the writable folder "/data" (skills.files.write[0], line 2); a skill can write everything inside a folder it may write, so this read-only grant would not hold — grant a read-only folder outside it, or drop one of the two"#
     );
     // The same folder in both lists is writable (as documented), and a
     // writable folder inside a read-only one is fine: each handle keeps its rule.
     let ok = parse_in(Path::new("/"), "[skills.files]\nwrite = [\"/data\", \"/srv/notes\"]\nread = [\"/data\", \"/srv\"]\n").expect("valid");
     assert_eq!(ok.grants("files").read.len(), 1);
-    // Different skills are different sandboxes.
-    parse_in(Path::new("/"), "[skills.a]\nwrite = [\"/data\"]\n[skills.b]\nread = [\"/data/docs\"]\n").expect("valid");
 }
 
 #[test]
@@ -530,11 +528,11 @@ fn no_skill_may_write_the_hosts_own_files() {
     ];
     let check = |text: &str| parse_in(&base, text).expect("parses").check_protected(&protected);
     check("[skills.files]\nwrite = [\"./notes\"]\nread = [\".\"]\n").expect("reading is not writing");
-    let err = check("[skills.files]\nwrite = [\"./notes\", \".\"]\n").expect_err("the base folder holds the skills");
+    let err = check("[skills.files]\nwrite = [\".\"]\n").expect_err("the base folder holds the skills");
     assert_eq!(
         err.to_string(),
         format!(
-            "reach.toml:2:21: skills.files.write[1]: \".\" would let files write the skills folder ({}); no skill may write the host's own files — grant a folder that neither contains it nor lies inside it",
+            "reach.toml:2:10: skills.files.write[0]: \".\" would let files write the skills folder ({}); no skill may write the host's own files — grant a folder that neither contains it nor lies inside it",
             base.join("skills").display()
         )
     );
@@ -578,4 +576,99 @@ fn the_sample_table_lets_no_auto_tool_write_where_writes_need_a_person() {
             }
         }
     }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A level as an operator may write it.
+    fn level() -> impl Strategy<Value = (&'static str, Level)> {
+        prop_oneof![
+            Just(("auto", Level::Auto)),
+            Just(("L2", Level::Auto)),
+            Just(("Confirm", Level::Confirm)),
+            Just(("l1", Level::Confirm)),
+            Just(("deny", Level::Deny)),
+            Just(("L0", Level::Deny)),
+        ]
+    }
+
+    proptest! {
+        /// Whatever the text, parsing never panics, and a refusal points
+        /// inside the text (a line that exists, a column on it).
+        #[test]
+        fn any_text_is_refused_with_a_position_or_accepted(text in "(\\[|\\]|[a-z_.]{1,8}|=|\"[a-zA-Z0-9*.:/_-]{0,10}\"|[0-9]{1,12}|\n| ){0,40}") {
+            match parse_in(Path::new("/"), &text) {
+                Ok(_) => {}
+                Err(PolicyError::Syntax { line, column, .. } | PolicyError::Invalid { line, column, .. }) => {
+                    let lines = text.split('\n').count();
+                    prop_assert!(line >= 1 && line <= lines, "line {line} of {lines}");
+                    let width = text.split('\n').nth(line - 1).map_or(0, |l| l.chars().count());
+                    prop_assert!(column >= 1 && column <= width + 1, "column {column} of {width}");
+                }
+                Err(other) => prop_assert!(false, "unexpected error kind: {other}"),
+            }
+        }
+
+        /// A generated valid table grants exactly what it says: levels per
+        /// skill and tool, and nothing to a skill it does not list.
+        #[test]
+        fn a_valid_table_grants_exactly_what_it_lists(
+            skills in proptest::collection::btree_map("[a-z][a-z0-9_-]{0,10}", (level(), proptest::option::of(("[a-z][a-z_]{0,8}", level()))), 1..6),
+            default in level(),
+        ) {
+            let mut text = format!("[defaults]\nlevel = \"{}\"\n", default.0);
+            for (name, ((level_text, _), tool)) in &skills {
+                text.push_str(&format!("\n[skills.{name}]\nlevel = \"{level_text}\"\n"));
+                if let Some((tool, (tool_level, _))) = tool {
+                    text.push_str(&format!("[skills.{name}.tools.{tool}]\nlevel = \"{tool_level}\"\n"));
+                }
+            }
+            let policy = parse_in(Path::new("/"), &text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            for (name, ((_, level), tool)) in &skills {
+                let grants = policy.grants(name);
+                prop_assert!(grants.listed && grants.read.is_empty() && grants.write.is_empty() && grants.net.is_empty() && grants.env.is_empty());
+                prop_assert_eq!(grants.level, *level);
+                match tool {
+                    Some((tool, (_, tool_level))) => {
+                        prop_assert_eq!(policy.level(name, tool), *tool_level);
+                        prop_assert_eq!(policy.level(name, &format!("{tool}x")), *level);
+                    }
+                    None => prop_assert_eq!(policy.level(name, "anything"), *level),
+                }
+            }
+            prop_assert!(!policy.grants("zz-not-listed-9").listed);
+            prop_assert_eq!(policy.level("zz-not-listed-9", "t"), default.1);
+        }
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_folder_inside_another_skills_writable_folder_is_a_table_error() {
+    // Regression: skill `a` could write ./work and replace ./work/out (a
+    // grant of its own or another skill's) with `out -> ../../home/u/.ssh`;
+    // the runtime refused the link, but the next start resolved the grant
+    // through it and handed over ~/.ssh.
+    let (_dir, base) = tempdir();
+    std::fs::create_dir_all(base.join("work/out")).expect("mkdir");
+    std::fs::create_dir_all(base.join("secret")).expect("mkdir");
+    let err = parse_in(&base, "[skills.a]\nwrite = [\"./work\"]\n\n[skills.b]\nread = [\"./work/out\"]\n").expect_err("nested across skills");
+    insta::assert_snapshot!(
+        err,
+        @r#"reach.toml:5:9: skills.b.read[0]: "./work/out" lies inside "./work", which skill a may write (skills.a.write[0], line 2); a could replace it with a symbolic link to anything, which the next start would follow — grant folders that do not nest, or the same folder to both"#
+    );
+    let err = parse_in(&base, "[skills.a]\nwrite = [\"./work\", \"./work/out\"]\n").expect_err("nested in one skill");
+    assert!(err.to_string().contains("skills.a.write[1]") && err.to_string().contains("drop it"), "{err}");
+
+    // After the swap, the grant still counts where it is declared, not
+    // where the link points.
+    std::fs::remove_dir(base.join("work/out")).expect("rmdir");
+    std::os::unix::fs::symlink("../secret", base.join("work/out")).expect("symlink");
+    let err = parse_in(&base, "[skills.a]\nwrite = [\"./work\"]\n\n[skills.b]\nread = [\"./work/out\"]\n").expect_err("the link does not hide it");
+    assert!(err.to_string().contains("skills.b.read[0]"), "{err}");
+
+    // The same folder for several skills, or in both lists, nests nothing.
+    parse_in(&base, "[skills.a]\nwrite = [\"./work\"]\nread = [\"./work\"]\n\n[skills.b]\nread = [\"./work\"]\n").expect("valid");
 }

@@ -70,6 +70,11 @@ impl CompileCache {
         self.dir.as_deref()
     }
 
+    /// The key file, when the cache is in use.
+    pub(crate) fn key_file(&self) -> Option<PathBuf> {
+        self.dir.as_deref().map(key_path)
+    }
+
     fn entry(&self, digest: &str) -> Option<PathBuf> {
         let dir = self.dir.as_ref()?;
         Some(dir.join(format!("{}-{:016x}.cwasm", &digest[..32], self.engine_key)))

@@ -19,7 +19,7 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     } else {
         call.arguments.clone()
     };
-    let host = context::load(cli).await?;
+    let host = context::load_with_runs(cli, &call.runs_dir).await?;
     let confirmer = TerminalConfirmer { yes: call.yes };
     // A call that cannot be recorded does not run.
     let id = crate::run::run_id();
@@ -31,10 +31,12 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     };
     let asked = serde_json::from_str::<Value>(&arguments).unwrap_or_else(|_| json!(arguments));
     audit.record("run_started", json!({"kind": "call", "task": format!("reach call {}", call.target), "model": null}));
-    audit.record(
-        "tool_call_started",
-        json!({"step": 0, "call": 1, "tool": call.target, "skill": skill, "version": version, "wasm_hash": hash, "arguments": asked}),
-    );
+    audit
+        .record_before(
+            "tool_call_started",
+            json!({"step": 0, "call": 1, "tool": call.target, "skill": skill, "version": version, "wasm_hash": hash, "arguments": asked}),
+        )
+        .map_err(anyhow::Error::msg)?;
     let started = std::time::Instant::now();
     let result = host.invoke(skill, tool, &arguments, &confirmer).await;
     let (outcome, code, bytes) = match &result {
@@ -52,6 +54,9 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     match result {
         Ok(output) => {
             let mut stdout = std::io::stdout().lock();
+            // The result is a skill's (or a page's) text: raw for a pipe, the
+            // product; escaped for a terminal, which it could otherwise drive.
+            let output = if stdout.is_terminal() { agent_reach::text::escape_keeping_lines(&output) } else { output };
             stdout.write_all(output.as_bytes())?;
             if !output.ends_with('\n') {
                 stdout.write_all(b"\n")?;
@@ -96,7 +101,9 @@ impl Confirmer for TerminalConfirmer {
 
 fn ask(skill: &str, tool: &str, arguments: &serde_json::Value) -> std::io::Result<bool> {
     let mut err = std::io::stderr().lock();
-    writeln!(err, "{}", agent_reach::confirmation_prompt(skill, tool, arguments))?;
+    // Reset colours and visibility first: nothing printed before (a model's
+    // text, a progress line) can leave the question hidden or disguised.
+    writeln!(err, "\x1b[0m{}", agent_reach::confirmation_prompt(skill, tool, arguments))?;
     write!(err, "Run it? [y/N] ")?;
     err.flush()?;
     let mut answer = String::new();

@@ -53,11 +53,12 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     if as_json {
         println!("{}", serde_json::to_string_pretty(&json!({"policy": origin, "ok": errors.is_empty(), "errors": errors, "warnings": warnings}))?);
     } else {
+        // Warnings quote skills' own error text and file names: escaped.
         for e in &errors {
-            println!("error: {e}");
+            println!("error: {}", agent_reach::text::escape_for_terminal(e));
         }
         for w in &warnings {
-            println!("warning: {w}");
+            println!("warning: {}", agent_reach::text::escape_for_terminal(w));
         }
         let listed = ctx.policy.listed_skills().len();
         let verdict = if errors.is_empty() { "OK" } else { "FAILED" };

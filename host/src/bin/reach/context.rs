@@ -7,6 +7,7 @@ use agent_reach::registry::Registry;
 use agent_reach::runtime::{Runtime, RuntimeConfig};
 use anyhow::Context as _;
 use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use tracing_subscriber::EnvFilter;
 
 /// Set up tracing on stderr.
@@ -43,6 +44,13 @@ pub fn load_policy(cli: &Cli) -> anyhow::Result<Policy> {
 
 /// Start the runtime, read the policy and scan the skills folder.
 pub async fn load(cli: &Cli) -> anyhow::Result<Host> {
+    let runs = std::env::var_os("REACH_RUNS_DIR").map_or_else(|| PathBuf::from(".reach"), Into::into);
+    load_with_runs(cli, &runs).await
+}
+
+/// [`load`] for a command that writes audit logs to `runs`: that folder is
+/// protected from skills' `write` grants along with `.reach/`.
+pub async fn load_with_runs(cli: &Cli, runs: &Path) -> anyhow::Result<Host> {
     let policy = load_policy(cli)?;
     let config = RuntimeConfig {
         cache_dir: if cli.no_cache { None } else { cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir) },
@@ -59,7 +67,8 @@ pub async fn load(cli: &Cli) -> anyhow::Result<Host> {
     .await
     .with_context(|| "could not load skills")?;
     // The audit logs of `reach run` and `reach call` (.reach/ under the
-    // working directory by default) are the host's own files too.
-    let runs = std::env::var_os("REACH_RUNS_DIR").map_or_else(|| std::path::PathBuf::from(".reach"), Into::into);
-    Ok(Host::new(runtime, policy, registry, &[ProtectedPath::new("the audit logs", runs)])?)
+    // working directory, or wherever --runs-dir points) are the host's own
+    // files too.
+    let protected = [ProtectedPath::new("the audit logs", ".reach"), ProtectedPath::new("the audit logs", runs)];
+    Ok(Host::new(runtime, policy, registry, &protected)?)
 }

@@ -10,6 +10,7 @@ use crate::{context, model_setup};
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{self, Harness, Progress, RunConfig, Stop};
 use agent_reach::model::Usage;
+use agent_reach::text::{escape_for_terminal, escape_keeping_lines};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -40,14 +41,16 @@ impl Progress for TerminalProgress {
 
     fn tool_started(&self, _step: usize, tool: &str) {
         if self.on {
-            eprint!("  {tool} … ");
+            // The name is the model's text: escaped, like everything the
+            // model, a page or a skill wrote that reaches the terminal.
+            eprint!("  {} … ", escape_for_terminal(tool));
             let _ = std::io::stderr().flush();
         }
     }
 
     fn tool_finished(&self, _step: usize, _tool: &str, outcome: &str, ms: u64) {
         if self.on {
-            eprintln!("{outcome} ({ms} ms)");
+            eprintln!("{} ({ms} ms)", escape_for_terminal(outcome));
         }
     }
 }
@@ -62,7 +65,7 @@ pub fn run_id() -> String {
 
 /// `reach run`.
 pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let host = context::load(cli).await?;
+    let host = context::load_with_runs(cli, &args.runs_dir).await?;
     let table = host.policy.model().clone();
     let (model, api_key) = model_setup::build(args, &table)?;
     let id = run_id();
@@ -79,16 +82,16 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit);
     let progress = TerminalProgress { on: !args.json && std::io::stderr().is_terminal() };
     if progress.on {
-        eprintln!("run {id}: {} tool(s) offered, model {}", harness.toolbox().specs().len(), model.name());
+        eprintln!("run {id}: {} tool(s) offered, model {}", harness.toolbox().specs().len(), escape_for_terminal(model.name()));
     }
     let report = harness.run(&id, &args.task, &progress).await;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
         if let Some(answer) = &report.answer {
-            println!("{answer}");
+            println!("{}", escape_keeping_lines(answer));
         }
-        eprintln!("\n{}", report.summary());
+        eprintln!("\n{}", escape_keeping_lines(&report.summary()));
         eprintln!("audit log: {}  (reach runs show {id})", log_path.display());
     }
     Ok(match report.stop {

@@ -3,6 +3,7 @@
 use crate::args::Cli;
 use crate::context;
 use agent_reach::policy::Policy;
+use agent_reach::text::{escape_for_terminal, escape_keeping_lines};
 use agent_reach::registry::seen::{Change, SeenSkill, SeenState};
 use agent_reach::registry::{Registry, SkillEntry, Status};
 use serde_json::json;
@@ -68,6 +69,8 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
             Status::Broken => "broken",
         };
         let digest = e.sha256.as_deref().map_or("-", |d| d.get(..SHORT_DIGEST).unwrap_or(d));
+        // Reasons carry a skill's own error text and file names: escaped.
+        let (name, detail) = (escape_for_terminal(&name), escape_for_terminal(&detail));
         println!("{name:<16} {version:<10} {status:<11} {digest:<SHORT_DIGEST$}  {detail}");
         if let Some(change) = active_change(e, &changes) {
             println!("{:<16} {change} — review: reach skills inspect {name}", "");
@@ -140,7 +143,8 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{} {} — {}", m.name, m.version, m.description);
+    // Descriptions, examples and instructions are the skill's own text.
+    println!("{} {} — {}", m.name, m.version, escape_keeping_lines(&m.description));
     println!("file: {} (contract agent-reach:skill@{})", skill.loaded().path().display(), skill.loaded().contract());
     match pin {
         Some(pin) => println!("sha256: {sha256} (pinned: {} line {})", ctx.policy.origin().display(), pin.line),
@@ -171,15 +175,15 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
     println!();
     for t in &m.tools {
         println!("tool {}.{} — level {}", m.name, t.name, grants.level_for(&t.name));
-        println!("  {}", t.description.replace('\n', "\n  "));
+        println!("  {}", escape_keeping_lines(&t.description).replace('\n', "\n  "));
         println!("  parameters: {}", serde_json::to_string(&t.parameters)?);
         for ex in &t.examples {
-            println!("  example: {} → {}", ex.arguments, ex.result.as_deref().unwrap_or("…"));
+            println!("  example: {} → {}", escape_for_terminal(&ex.arguments.to_string()), escape_for_terminal(ex.result.as_deref().unwrap_or("…")));
         }
     }
     if let Some(text) = &m.instructions {
         println!();
-        println!("{text}");
+        println!("{}", escape_keeping_lines(text));
     }
     Ok(ExitCode::SUCCESS)
 }
