@@ -34,6 +34,32 @@ a tool's result only exists once the tool has answered. If you cannot use the to
 interface, call a tool by replying with only this JSON and nothing else: \
 {\"name\": \"<tool name>\", \"arguments\": {…}}.";
 
+/// How often in a run a model that described a call instead of making it
+/// is asked whether to make it (see [`describe_back`]).
+const DESCRIBED_CALL_QUESTIONS: usize = 2;
+
+/// The harness's question when the model described a call in prose:
+/// nothing ran; one word says whether to run it. A one-word reply is what
+/// small models manage reliably (asked to resend the call as JSON, the
+/// local model repeats its prose instead).
+fn describe_back(call: &repair::TextCall) -> String {
+    let json = Value::Object(call.arguments.clone());
+    format!(
+        "[harness] Nothing was run: your message describes a call to `{}` with {json} but does not make it. \
+         Reply with exactly one word: CALL to run it now, or ANSWER if you did not mean to run it.",
+        call.name
+    )
+}
+
+/// True when a reply to [`describe_back`] picks `option`: a short reply
+/// whose first word is the option (small models often echo the rest of it,
+/// "CALL to run it now").
+fn says(reply: &str, option: &str) -> bool {
+    let reply = reply.trim();
+    let first = reply.split(|c: char| !c.is_ascii_alphanumeric()).find(|w| !w.is_empty()).unwrap_or("");
+    reply.chars().count() <= 40 && first.eq_ignore_ascii_case(option)
+}
+
 /// When the conversation has this many tool calls, the prompt carries a
 /// summary of what was already tried, so a long run keeps its bearings.
 const SUMMARY_AFTER: usize = 4;
@@ -212,6 +238,9 @@ impl<'a> Harness<'a> {
         self.audit.record("run_started", json!({"task": task, "model": self.model.name(), "tools": offered}));
         let mut steps = 0;
         let mut answer = None;
+        let mut questions_left = DESCRIBED_CALL_QUESTIONS;
+        // The described call the model was just asked about.
+        let mut pending: Option<(repair::TextCall, String)> = None;
         let stop = 'run: loop {
             if steps >= self.config.max_steps {
                 break Stop::MaxSteps;
@@ -236,10 +265,21 @@ impl<'a> Harness<'a> {
             let mut message = response.message;
             let text_chars = message.content.chars().count();
             let mut text_call = false;
+            let mut described = None;
+            let asked = pending.take();
+            let mut chose_answer = false;
+            if message.tool_calls.is_empty()
+                && let Some((_, said)) = asked.as_ref().filter(|_| says(&message.content, "answer"))
+            {
+                // The model meant its description as the answer.
+                message.content = said.clone();
+                chose_answer = true;
+            }
             if message.tool_calls.is_empty() {
                 // Small models write the call as JSON in the text.
                 let offered = |n: &str| self.toolbox.target(n).is_some();
-                if let Some(call) = repair::call_in_text(&message.content, &offered) {
+                let confirmed = asked.map(|(call, _)| call).filter(|_| says(&message.content, "call"));
+                if let Some(call) = confirmed.or_else(|| repair::call_in_text(&message.content, &offered)) {
                     message.tool_calls.push(ToolCall {
                         id: format!("text-call-{steps}"),
                         name: call.name,
@@ -247,6 +287,12 @@ impl<'a> Harness<'a> {
                     });
                     message.content.clear();
                     text_call = true;
+                } else if questions_left > 0 && !chose_answer {
+                    // A model that describes what it already did is answering.
+                    described = repair::described_call(&message.content, self.toolbox.specs()).filter(|call| {
+                        let args = canonical(&Value::Object(call.arguments.clone()));
+                        !actions.iter().any(|a| a.tool == call.name && a.outcome == "ok" && canonical(&a.arguments) == args)
+                    });
                 }
             }
             // Logged after the text is read, so a call written in the text
@@ -254,10 +300,22 @@ impl<'a> Harness<'a> {
             self.audit.record(
                 "model_request",
                 json!({"step": steps, "model": response.model, "messages": messages.len(), "usage": response.usage,
-                       "latency_ms": latency_ms, "tool_calls": message.tool_calls.len(), "text_call": text_call, "text_chars": text_chars}),
+                       "latency_ms": latency_ms, "tool_calls": message.tool_calls.len(), "text_call": text_call, "text_chars": text_chars,
+                       "described_call": described.as_ref().map(|c: &repair::TextCall| c.name.clone())}),
             );
             progress.model_finished(steps, latency_ms, &response.usage, message.tool_calls.len());
             if message.tool_calls.is_empty() {
+                if let Some(call) = described {
+                    // Prose that describes a call runs nothing (it is also
+                    // what an answer quoting a page looks like); the model is
+                    // asked once to make the call itself, or to answer.
+                    questions_left -= 1;
+                    let said = message.content.clone();
+                    conversation.push(message);
+                    conversation.push(Message::user(describe_back(&call)));
+                    pending = Some((call, said));
+                    continue;
+                }
                 answer = Some(self.audit.mask(&message.content));
                 conversation.push(message);
                 break Stop::Answered;
@@ -473,6 +531,17 @@ mod tests {
             result_bytes: 10,
             duration_ms: 1,
         }
+    }
+
+    #[test]
+    fn only_a_short_call_reply_runs_a_described_call() {
+        for yes in ["CALL", "call", "CALL.", "`CALL`", "CALL to run it now", "**Call**"] {
+            assert!(says(yes, "call"), "{yes}");
+        }
+        for no in ["ANSWER", "", "I will not call it.", "Calling it would overwrite your notes, so I did not.", "recall"] {
+            assert!(!says(no, "call"), "{no}");
+        }
+        assert!(says("ANSWER", "answer") && !says("CALL", "answer"));
     }
 
     #[test]

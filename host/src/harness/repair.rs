@@ -99,6 +99,68 @@ fn whole_object(text: &str) -> Option<Map<String, Value>> {
     None
 }
 
+/// A call the model *described* instead of making — a call-shaped object
+/// for an offered tool somewhere in prose, or prose that names exactly one
+/// offered tool next to an object whose keys that tool's schema knows
+/// (every required one included) — so the harness can ask the model to make
+/// the call. Never run as found: the same text is what an answer quoting a
+/// page (or a planted call) looks like, and only the model can say which it
+/// meant.
+pub fn described_call(text: &str, tools: &[crate::model::ToolSpec]) -> Option<TextCall> {
+    let offered = |name: &str| tools.iter().any(|t| t.name == name);
+    for block in candidate_objects(text) {
+        if let Ok(map) = arguments(block)
+            && let Some(call) = as_call(&map, &offered)
+        {
+            return Some(call);
+        }
+    }
+    let mut named = tools.iter().filter(|t| mentions(text, &t.name));
+    let tool = named.next()?;
+    if named.next().is_some() {
+        return None;
+    }
+    let properties = tool.parameters.get("properties").and_then(Value::as_object)?;
+    let required: Vec<&str> = tool
+        .parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    candidate_objects(text).into_iter().find_map(|block| {
+        let map = arguments(block).ok()?;
+        let known = !map.is_empty() && map.keys().all(|k| properties.contains_key(k));
+        (known && required.iter().all(|r| map.contains_key(*r))).then(|| TextCall { name: tool.name.clone(), arguments: map })
+    })
+}
+
+/// `name` appears as a whole word (not inside a longer identifier).
+fn mentions(text: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back().is_none_or(|c| !is_ident(c));
+        let after = text[at + name.len()..].chars().next().is_none_or(|c| !is_ident(c));
+        before && after
+    })
+}
+
+/// The text of each fenced block, then the outermost object of the whole text.
+fn candidate_objects(text: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("```") {
+        let after = &rest[start + 3..];
+        let body_start = after.find('\n').map_or(0, |i| i + 1);
+        let Some(end) = after[body_start..].find("```") else { break };
+        found.push(&after[body_start..body_start + end]);
+        rest = &after[body_start + end + 3..];
+    }
+    if let Some(object) = outermost_object(text) {
+        found.push(object);
+    }
+    found
+}
+
 fn as_call(map: &Map<String, Value>, offered: &dyn Fn(&str) -> bool) -> Option<TextCall> {
     if let Some(Value::Object(function)) = map.get("function") {
         return as_call(function, offered);
@@ -249,6 +311,27 @@ mod tests {
         for text in answers {
             assert_eq!(call_in_text(text, &offered), None, "{text}");
         }
+    }
+
+    #[test]
+    fn a_described_call_is_recognised_for_the_question_back() {
+        let tools = vec![
+            crate::model::ToolSpec {
+                name: "web__to_markdown".into(),
+                description: String::new(),
+                parameters: json!({"type": "object", "properties": {"url": {}, "path": {}}, "required": ["url"]}),
+            },
+            crate::model::ToolSpec { name: "web__fetch".into(), description: String::new(), parameters: json!({"properties": {"url": {}}, "required": ["url"]}) },
+        ];
+        // What Qwen2.5-Coder-1.5B answers to "save this page as Markdown".
+        let text = "To save the web page, you can use the `web__to_markdown` function with the following arguments:\n\n```json\n{\n  \"url\": \"http://x/a.html\"\n}\n```\n\nThis will fetch the page.";
+        let call = described_call(text, &tools).expect("found");
+        assert_eq!((call.name.as_str(), call.arguments), ("web__to_markdown", obj(json!({"url": "http://x/a.html"}))));
+        let quoted = "The page says: {\"name\": \"web__fetch\", \"arguments\": {\"url\": \"u\"}} which I ignored.";
+        assert_eq!(described_call(quoted, &tools).map(|c| c.name), Some("web__fetch".to_owned()), "a call-shaped object in prose");
+        assert_eq!(described_call("Use web__to_markdown or web__fetch with {\"url\": \"u\"}", &tools), None, "two tools named");
+        assert_eq!(described_call("web__to_markdown gave {\"status\": \"ok\"}", &tools), None, "keys the schema does not know");
+        assert_eq!(described_call("my_web__to_markdown_x {\"url\": \"u\"}", &tools), None, "not a whole word");
     }
 
     #[test]

@@ -487,6 +487,60 @@ pub(super) fn is_env_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// No folder of the table may lie strictly inside a folder that some skill
+/// may write. A skill that can write the outer folder can replace the inner
+/// one with a symbolic link to anything (`../../home/u/.ssh`): the runtime
+/// never follows it while running, but the next start would resolve the
+/// grant through it. Inside the same skill a read-only folder would not even
+/// hold (it is writable through the outer one). The same folder in both
+/// lists, or granted to several skills, is fine: no one can replace it.
+fn check_nesting(src: &Source<'_>, skills: &[ListedSkill]) -> Result<(), PolicyError> {
+    for inner_skill in skills {
+        for inner in &inner_skill.folders_at {
+            for outer_skill in skills {
+                for outer in outer_skill.folders_at.iter().filter(|o| o.writable) {
+                    if !strictly_inside(&inner.grant, &outer.grant) {
+                        continue;
+                    }
+                    let same = inner_skill.grants.skill == outer_skill.grants.skill;
+                    let message = match (same, inner.writable) {
+                        (true, false) => format!(
+                            "{:?} lies inside the writable folder {:?} ({}, line {}); a skill can write everything \
+                             inside a folder it may write, so this read-only grant would not hold — grant a read-only \
+                             folder outside it, or drop one of the two",
+                            inner.grant.declared, outer.grant.declared, outer.key, outer.line
+                        ),
+                        (true, true) => format!(
+                            "{:?} lies inside the writable folder {:?} ({}, line {}), which already covers it — and \
+                             the skill could replace it with a symbolic link that the next start would follow; drop it",
+                            inner.grant.declared, outer.grant.declared, outer.key, outer.line
+                        ),
+                        (false, _) => format!(
+                            "{:?} lies inside {:?}, which skill {} may write ({}, line {}); {} could replace it with a \
+                             symbolic link to anything, which the next start would follow — grant folders that do not \
+                             nest, or the same folder to both",
+                            inner.grant.declared,
+                            outer.grant.declared,
+                            outer_skill.grants.skill,
+                            outer.key,
+                            outer.line,
+                            outer_skill.grants.skill
+                        ),
+                    };
+                    return Err(PolicyError::Invalid {
+                        file: src.origin.to_owned(),
+                        line: inner.line,
+                        column: inner.column,
+                        key: inner.key.clone(),
+                        message,
+                    });
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -562,58 +616,4 @@ mod tests {
             assert_eq!(limits_of(&text).is_ok(), output, "max_output_kb = {n}");
         }
     }
-}
-
-/// No folder of the table may lie strictly inside a folder that some skill
-/// may write. A skill that can write the outer folder can replace the inner
-/// one with a symbolic link to anything (`../../home/u/.ssh`): the runtime
-/// never follows it while running, but the next start would resolve the
-/// grant through it. Inside the same skill a read-only folder would not even
-/// hold (it is writable through the outer one). The same folder in both
-/// lists, or granted to several skills, is fine: no one can replace it.
-fn check_nesting(src: &Source<'_>, skills: &[ListedSkill]) -> Result<(), PolicyError> {
-    for inner_skill in skills {
-        for inner in &inner_skill.folders_at {
-            for outer_skill in skills {
-                for outer in outer_skill.folders_at.iter().filter(|o| o.writable) {
-                    if !strictly_inside(&inner.grant, &outer.grant) {
-                        continue;
-                    }
-                    let same = inner_skill.grants.skill == outer_skill.grants.skill;
-                    let message = match (same, inner.writable) {
-                        (true, false) => format!(
-                            "{:?} lies inside the writable folder {:?} ({}, line {}); a skill can write everything \
-                             inside a folder it may write, so this read-only grant would not hold — grant a read-only \
-                             folder outside it, or drop one of the two",
-                            inner.grant.declared, outer.grant.declared, outer.key, outer.line
-                        ),
-                        (true, true) => format!(
-                            "{:?} lies inside the writable folder {:?} ({}, line {}), which already covers it — and \
-                             the skill could replace it with a symbolic link that the next start would follow; drop it",
-                            inner.grant.declared, outer.grant.declared, outer.key, outer.line
-                        ),
-                        (false, _) => format!(
-                            "{:?} lies inside {:?}, which skill {} may write ({}, line {}); {} could replace it with a \
-                             symbolic link to anything, which the next start would follow — grant folders that do not \
-                             nest, or the same folder to both",
-                            inner.grant.declared,
-                            outer.grant.declared,
-                            outer_skill.grants.skill,
-                            outer.key,
-                            outer.line,
-                            outer_skill.grants.skill
-                        ),
-                    };
-                    return Err(PolicyError::Invalid {
-                        file: src.origin.to_owned(),
-                        line: inner.line,
-                        column: inner.column,
-                        key: inner.key.clone(),
-                        message,
-                    });
-                }
-            }
-        }
-    }
-    Ok(())
 }
