@@ -268,6 +268,30 @@ impl Policy {
         self.listed(skill).and_then(|s| s.pin.as_ref())
     }
 
+    /// Folders that a skill with an `auto` tool may write although another
+    /// skill writes there only after a person confirms: the operator asked
+    /// for a person before writes land there, and the `auto` skill would
+    /// skip the question. One sentence each, for `reach policy check`.
+    pub fn auto_writes_where_confirm_asks(&self) -> Vec<String> {
+        let auto = |g: &SkillGrants| g.level == Level::Auto || g.tool_levels.values().any(|l| *l == Level::Auto);
+        let asks = |g: &SkillGrants| g.level == Level::Confirm || g.tool_levels.values().any(|l| *l == Level::Confirm);
+        let mut found = Vec::new();
+        for a in self.skills.iter().map(|s| &s.grants).filter(|g| auto(g)) {
+            for b in self.skills.iter().map(|s| &s.grants).filter(|g| g.skill != a.skill && asks(g)) {
+                for wa in &a.write {
+                    for wb in b.write.iter().filter(|wb| folders::touches(&wa.path, &wb.path)) {
+                        found.push(format!(
+                            "{} may write {:?} without a person (level auto), where {} writes {:?} only after confirmation; \
+                             give {} its own folder, or make its writing tools `confirm`",
+                            a.skill, wa.declared, b.skill, wb.declared, a.skill
+                        ));
+                    }
+                }
+            }
+        }
+        found
+    }
+
     fn listed(&self, skill: &str) -> Option<&ListedSkill> {
         self.skills.iter().find(|s| s.grants.skill == skill)
     }

@@ -306,7 +306,7 @@ impl Runtime {
 }
 
 /// Map a skill's own error, adding what the host refused during the call.
-fn tool_error(skill: &str, err: ToolError, denials: &std::sync::Mutex<Vec<String>>) -> ToolFailure {
+fn tool_error(skill: &str, err: ToolError, denials: &std::sync::Mutex<net::Denials>) -> ToolFailure {
     use bindings::ErrorCode as E;
     let code = match err.code {
         E::InvalidArguments => ErrorCode::InvalidArgs,
@@ -318,20 +318,13 @@ fn tool_error(skill: &str, err: ToolError, denials: &std::sync::Mutex<Vec<String
     if !message.starts_with(&format!("{skill}:")) {
         message = format!("{skill}: {message}");
     }
-    let denials = denials.lock().unwrap_or_else(|e| e.into_inner());
-    if !denials.is_empty() {
-        // A skill that loops on refused requests must not grow the message:
-        // the first few say what is wrong; the count says how often.
-        let shown: Vec<&str> = denials.iter().take(DENIALS_SHOWN).map(String::as_str).collect();
-        let more = denials.len().saturating_sub(DENIALS_SHOWN);
-        let tail = if more > 0 { format!("; and {more} more refused") } else { String::new() };
-        message.push_str(&format!(" [host: {}{tail}]", shown.join("; ")));
+    // A skill that loops on refused requests must not grow the message: the
+    // first few say what is wrong; the count says how often.
+    if let Some(summary) = denials.lock().unwrap_or_else(|e| e.into_inner()).summary() {
+        message.push_str(&format!(" [host: {summary}]"));
     }
     ToolFailure::new(code, message)
 }
-
-/// At most this many of the host's refusals are listed in an error.
-const DENIALS_SHOWN: usize = 8;
 
 /// Hold an error's message to the skill's output limit, like a result: an
 /// error is output too, and reaches the model and the log.

@@ -58,7 +58,7 @@ pub(crate) struct NetGuard {
     downgrade: Arc<Mutex<Option<String>>>,
     /// Refusals during this call, appended to a `denied` error so the model
     /// and the operator see exactly what was refused and what is allowed.
-    pub(crate) denials: Arc<Mutex<Vec<String>>>,
+    pub(crate) denials: Arc<Mutex<Denials>>,
 }
 
 impl NetGuard {
@@ -80,9 +80,47 @@ fn allowed_list(allow: &NetAllowlist) -> String {
     if allow.is_empty() { "nothing is allowed".to_owned() } else { format!("allowed: {allow}") }
 }
 
-fn deny(skill: &str, denials: &Mutex<Vec<String>>, reason: String) {
-    tracing::warn!(skill, capability = "net", "denied: {reason}");
-    denials.lock().unwrap_or_else(|e| e.into_inner()).push(format!("net: {reason}"));
+fn deny(skill: &str, denials: &Mutex<Denials>, reason: String) {
+    denials.lock().unwrap_or_else(|e| e.into_inner()).push(skill, reason);
+}
+
+/// The refusals of one call: the first [`Denials::KEPT`] kept (each cut to
+/// [`Denials::REASON_BYTES`]) and logged, the rest only counted, so a skill
+/// that loops on refused requests grows neither the host's memory nor its
+/// log.
+#[derive(Debug, Default)]
+pub(crate) struct Denials {
+    kept: Vec<String>,
+    more: usize,
+}
+
+impl Denials {
+    /// Refusals kept and logged per call.
+    pub(crate) const KEPT: usize = 8;
+    /// Longest reason kept (a refused URL can be long).
+    const REASON_BYTES: usize = 512;
+
+    fn push(&mut self, skill: &str, reason: String) {
+        if self.kept.len() >= Self::KEPT {
+            self.more += 1;
+            if self.more == 1 {
+                tracing::warn!(skill, capability = "net", "further refusals in this call are counted, not logged");
+            }
+            return;
+        }
+        let reason = crate::text::shorten_bytes(&reason, Self::REASON_BYTES);
+        tracing::warn!(skill, capability = "net", "denied: {reason}");
+        self.kept.push(format!("net: {reason}"));
+    }
+
+    /// `net: …; net: …; and N more refused`, or `None` when nothing was.
+    pub(crate) fn summary(&self) -> Option<String> {
+        if self.kept.is_empty() {
+            return None;
+        }
+        let more = if self.more > 0 { format!("; and {} more refused", self.more) } else { String::new() };
+        Some(format!("{}{more}", self.kept.join("; ")))
+    }
 }
 
 /// `GET https://host:port`, for messages: never the user info, path or query.
@@ -535,7 +573,7 @@ mod tests {
         remember_downgrade(&guard.downgrade, "GET https://example.com", &to);
         let err = send_through(&mut guard, &format!("http://{addr}/landing")).await.unwrap_err();
         assert!(matches!(err, Error::HttpRequestDenied), "{err:?}");
-        let denials = guard.denials.lock().unwrap().join("\n");
+        let denials = guard.denials.lock().unwrap().summary().unwrap_or_default();
         assert!(denials.contains("redirected from https to plain http") && denials.contains("example.com"), "{denials}");
         let err = send_through(&mut guard, &format!("http://{addr}/elsewhere")).await.unwrap_err();
         assert!(matches!(err, Error::HttpRequestDenied), "any plain http, not only the target: {err:?}");
@@ -590,5 +628,24 @@ mod tests {
         ask_for_a_maskable_answer(&mut sent);
         assert_eq!(sent["accept-encoding"], "identity");
         assert!(sent.get("te").is_none() && sent.get("range").is_none());
+    }
+}
+
+#[cfg(test)]
+mod denial_tests {
+    use super::*;
+
+    #[test]
+    fn refusals_in_a_loop_are_counted_not_kept() {
+        // Regression: every refusal was kept (and logged) whole, so a skill
+        // looping on refused requests with long URLs grew the host without
+        // bound, outside its memory limit.
+        let mut denials = Denials::default();
+        for _ in 0..100_000 {
+            denials.push("probe", format!("GET http://{}.example/ is not granted", "a".repeat(60_000)));
+        }
+        assert_eq!(denials.kept.len(), Denials::KEPT);
+        assert!(denials.kept.iter().all(|r| r.len() <= Denials::REASON_BYTES + 16));
+        assert!(denials.summary().unwrap().ends_with("; and 99992 more refused"));
     }
 }

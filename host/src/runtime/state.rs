@@ -187,6 +187,29 @@ mod tests {
     }
 
     #[test]
+    fn the_limit_holds_on_the_hosts_own_pooling_engine() {
+        // The engine calls use: pooling allocator, keep-resident memory. It
+        // allows one memory per core module (several per component), so
+        // this counts a memory and a table together.
+        let (engine, pooled) = super::super::engine::build(true).expect("engine");
+        let module = r#"(module (memory 40) (table $t 0 funcref)
+            (func (export "grow_t") (param i32) (result i32) (table.grow $t (ref.null func) (local.get 0))))"#;
+        let module = Module::new(&engine, wat::parse_str(module).expect("wat")).expect("module");
+        // The pool caps a table at 20,000 slots of its own; stay under it.
+        let slots: usize = 10_000;
+        let limit = (40u64 << 16) + (slots * TABLE_ELEMENT_BYTES) as u64;
+        let mut store = Store::new(&engine, MemoryGuard::new(limit));
+        store.limiter(|guard| guard);
+        store.set_epoch_deadline(1 << 40);
+        let instance = Instance::new(&mut store, &module, &[]).expect("instantiate");
+        let grow_t = instance.get_typed_func::<i32, i32>(&mut store, "grow_t").expect("grow_t");
+        assert_eq!(grow_t.call(&mut store, i32::try_from(slots).unwrap()).expect("call"), 0, "memory + table exactly at the limit");
+        assert!(!store.data().hit);
+        assert_eq!(grow_t.call(&mut store, 1).expect("call"), -1, "pooled: {pooled}");
+        assert!(store.data().hit);
+    }
+
+    #[test]
     fn tables_count_against_the_same_limit() {
         let (mut store, instance) = instance(3);
         let grow_t = instance.get_typed_func::<i32, i32>(&mut store, "grow_t").expect("grow_t");

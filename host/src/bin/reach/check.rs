@@ -44,6 +44,9 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    for w in ctx.policy.auto_writes_where_confirm_asks() {
+        warnings.push(format!("{origin}: {w}"));
+    }
     for e in ctx.registry.entries() {
         if e.status == Status::Broken {
             warnings.push(format!("{}: broken skill: {}", e.path.display(), e.reason.as_deref().unwrap_or("")));

@@ -8,9 +8,24 @@ use std::process::ExitCode;
 
 /// One audit log's events.
 fn events(path: &Path) -> anyhow::Result<Vec<Value>> {
+    Ok(read_log(path)?.0)
+}
+
+/// One audit log's events, and the numbers of lines that are not JSON
+/// other than a last, half-written one (a run that crashed mid-write).
+fn read_log(path: &Path) -> anyhow::Result<(Vec<Value>, Vec<usize>)> {
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    // A run that crashed may end in a half-written line: keep what parses.
-    Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect())
+    let lines: Vec<&str> = text.lines().collect();
+    let mut events = Vec::with_capacity(lines.len());
+    let mut bad = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        match serde_json::from_str(line) {
+            Ok(event) => events.push(event),
+            Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => {}
+            Err(_) => bad.push(i + 1),
+        }
+    }
+    Ok((events, bad))
 }
 
 fn logs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
@@ -70,7 +85,12 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
         [] => bail!("no run {run:?} in {} (see `reach runs list`)", dir.display()),
         _ => bail!("{run:?} matches {} runs; give more of the id", matches.len()),
     };
-    let events = events(path)?;
+    let (events, bad) = read_log(path)?;
+    if !bad.is_empty() {
+        // Records are written whole; a broken one in the middle means the
+        // log was changed or damaged after the fact.
+        println!("warning: {} line(s) of {} are not JSON: {:?} (changed or damaged?)", bad.len(), path.display(), bad);
+    }
     // Calls with an outcome; a `tool_call_started` without one is a call the
     // host never finished (it died, or was stopped, mid-call).
     let finished: Vec<&Value> = events.iter().filter(|e| e["event"] == "tool_call").map(|e| &e["call"]).collect();
