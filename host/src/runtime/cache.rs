@@ -6,17 +6,21 @@
 //! further checks (`Component::deserialize` is `unsafe` for that reason), so
 //! the host loads only entries it can prove it wrote itself:
 //!
-//! - Each entry ends with a 32-byte tag: BLAKE3 keyed with a secret kept
-//!   *outside* the cache folder (`<cache folder>.key`, mode 0600, made on
-//!   first use), over the entry's name (the `.wasm` digest and the engine's
-//!   configuration) and its contents. Whoever can write the cache folder but
-//!   not read the key cannot forge an entry, nor pass one skill's code off
-//!   as another's by renaming it.
-//! - The folder, the key and every entry must belong to the user the host
-//!   runs as and be writable by no one else; otherwise the cache is not
-//!   used (or the entry is ignored), with a warning saying what to fix.
-//! - The entry is read into memory once, checked, and deserialised from
-//!   those same bytes: nothing can change between the check and the use.
+//! - Each entry (`….cwasm`) has a 32-byte tag kept apart from it
+//!   (`….cwasm.tag`): BLAKE3 keyed with a secret kept *outside* the cache
+//!   folder (`<cache folder>.key`, mode 0600, made on first use), over the
+//!   entry's name (the `.wasm` digest and the engine's configuration) and
+//!   its contents. Whoever can write the cache folder but not read the key
+//!   cannot forge an entry, nor pass one skill's code off as another's by
+//!   renaming it.
+//! - The folder, the key, every entry and its tag must belong to the user
+//!   the host runs as and be writable by no one else; otherwise the cache
+//!   is not used (or the entry is ignored), with a warning saying what to
+//!   fix.
+//! - The checked file is then mapped, not copied (a copy made start-up with
+//!   20 skills several times slower). Between the check and the mapping only
+//!   a writer that the ownership check allows — the host's own user, who
+//!   can read the key and so forge a tag anyway — could change it.
 //!
 //! Anything that fails a check is compiled again from the `.wasm` file, which
 //! is always the source of truth.
@@ -92,7 +96,7 @@ impl CompileCache {
     ) -> Result<(Component, LoadSource), wasmtime::Error> {
         let entry = self.entry(digest);
         if let (Some(path), Some(key)) = (entry.as_deref().filter(|p| p.exists()), &self.key) {
-            match read_checked(path, key).and_then(|code| deserialize(engine, &code).map_err(|e| format!("{e:#}"))) {
+            match check(path, key).and_then(|()| deserialize(engine, path).map_err(|e| format!("{e:#}"))) {
                 Ok(component) => return Ok((component, LoadSource::Cache)),
                 // Not an error: compile again from the .wasm and replace it.
                 Err(why) => tracing::warn!(path = %path.display(), "compile-cache entry refused, compiling again: {why}"),
@@ -211,47 +215,57 @@ fn entry_name(path: &Path) -> Vec<u8> {
     path.file_name().map(|n| n.to_string_lossy().into_owned().into_bytes()).unwrap_or_default()
 }
 
-/// Read an entry once and return its code if the file is ours and its tag
-/// checks out.
-fn read_checked(path: &Path, key: &[u8; TAG_LEN]) -> Result<Vec<u8>, String> {
-    let meta = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a plain file".into());
+/// Where an entry's tag is kept: beside it, not in it.
+fn tag_path(entry: &Path) -> PathBuf {
+    let mut name = entry.as_os_str().to_owned();
+    name.push(".tag");
+    PathBuf::from(name)
+}
+
+/// `Ok` when the entry and its tag are plain files of ours that no one else
+/// can write, and the tag is the keyed hash of the entry's name and bytes.
+fn check(path: &Path, key: &[u8; TAG_LEN]) -> Result<(), String> {
+    let tag_file = tag_path(path);
+    for file in [path, tag_file.as_path()] {
+        let meta = std::fs::symlink_metadata(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        if !meta.is_file() {
+            return Err(format!("{} is not a plain file", file.display()));
+        }
+        check_owned(&meta, 0o022).map_err(|why| format!("{} {why}", file.display()))?;
     }
-    check_owned(&meta, 0o022)?;
-    let mut bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    if bytes.len() < TAG_LEN {
-        return Err("too short to carry a tag".into());
-    }
-    let code_len = bytes.len() - TAG_LEN;
-    let stored: [u8; TAG_LEN] = bytes[code_len..].try_into().map_err(|_| "bad tag".to_owned())?;
+    let stored: [u8; TAG_LEN] = std::fs::read(&tag_file)
+        .map_err(|e| e.to_string())?
+        .try_into()
+        .map_err(|_| "its tag is not 32 bytes".to_owned())?;
+    let code = std::fs::read(path).map_err(|e| e.to_string())?;
     // blake3::Hash compares in constant time.
-    if tag(key, &entry_name(path), &bytes[..code_len]) != blake3::Hash::from(stored) {
+    if tag(key, &entry_name(path), &code) != blake3::Hash::from(stored) {
         return Err("its tag does not match: not written by this host (or damaged)".into());
     }
-    bytes.truncate(code_len);
-    Ok(bytes)
+    Ok(())
 }
 
 #[expect(unsafe_code, reason = "loading precompiled machine code is unsafe by nature")]
-fn deserialize(engine: &Engine, code: &[u8]) -> Result<Component, wasmtime::Error> {
-    // SAFETY: `code` is exactly the bytes whose tag `read_checked` verified
-    // with the host's key: `store` below wrote them from a component this
-    // engine compiled. wasmtime also checks the header and that the engine
-    // configuration matches.
-    unsafe { Component::deserialize(engine, code) }
+fn deserialize(engine: &Engine, path: &Path) -> Result<Component, wasmtime::Error> {
+    // SAFETY: `check` just verified, with the host's key, that this file is
+    // what `store` below wrote from a component this engine compiled, and
+    // that only the host's own user can change it. wasmtime also checks the
+    // header and that the engine configuration matches.
+    unsafe { Component::deserialize_file(engine, path) }
 }
 
 fn store(component: &Component, path: &Path, key: &[u8; TAG_LEN]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let dir = path.parent().ok_or("cache entry has no parent folder")?;
-    let mut bytes = component.serialize()?;
+    let bytes = component.serialize()?;
     let tag = tag(key, &entry_name(path), &bytes);
-    bytes.extend_from_slice(tag.as_bytes());
-    // Write to a temporary file (0600) and rename, so a concurrent reader
-    // never sees a half-written file.
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(&bytes)?;
-    tmp.persist(path)?;
+    // Each written to a temporary file (0600) and renamed, so a concurrent
+    // reader never sees half a file; a reader that sees a new entry with the
+    // old tag refuses it and compiles.
+    for (target, content) in [(path.to_owned(), bytes.as_slice()), (tag_path(path), tag.as_bytes().as_slice())] {
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(content)?;
+        tmp.persist(target)?;
+    }
     Ok(())
 }
 
@@ -299,10 +313,12 @@ mod tests {
         std::fs::write(&entry, &planted).unwrap();
         assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled);
 
-        // ... or the host's own entry for TWO, renamed to ONE's name.
+        // ... or the host's own entry for TWO, with its tag, renamed to ONE's name.
         assert_eq!(load(&cache, &engine, TWO), LoadSource::Compiled);
         let (_, digest_two) = wasm(TWO);
-        std::fs::copy(cache.entry(&digest_two).unwrap(), &entry).unwrap();
+        let two_entry = cache.entry(&digest_two).unwrap();
+        std::fs::copy(&two_entry, &entry).unwrap();
+        std::fs::copy(tag_path(&two_entry), tag_path(&entry)).unwrap();
         assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled, "a tag binds the entry to its name");
         assert_eq!(load(&cache, &engine, ONE), LoadSource::Cache, "and the rewritten entry is good again");
     }
