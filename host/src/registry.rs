@@ -229,7 +229,10 @@ async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&P
             let text = err.to_string();
             let reason = text.strip_prefix(&format!("{}: ", path.display())).unwrap_or(&text).to_owned();
             // Only shown, never checked: this file is refused anyway.
-            let sha256 = std::fs::read(path).ok().map(|bytes| sha256_hex(&bytes));
+            // Not for a file refused for its size: that read is what the
+            // size limit is there to avoid.
+            let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= crate::runtime::MAX_COMPONENT_BYTES);
+            let sha256 = small.then(|| std::fs::read(path).ok().map(|bytes| sha256_hex(&bytes))).flatten();
             return broken(reason, sha256);
         }
     };

@@ -27,7 +27,7 @@ use wasmtime::{Engine, Store, Trap};
 pub const CONTRACT: semver::Version = semver::Version::new(0, 1, 0);
 
 /// The largest `.wasm` file loaded (bundled skills are 0.2–3 MB).
-const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_COMPONENT_BYTES: u64 = 256 << 20;
 
 /// Time allowed for `describe`, which should only return constants.
 const DESCRIBE_TIMEOUT: Duration = Duration::from_secs(5);

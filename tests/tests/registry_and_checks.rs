@@ -66,6 +66,16 @@ async fn broken_files_are_reported_and_the_others_still_load() {
     let err = call(&host, "garbage.anything", json!({})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NoSuchTool);
     assert!(err.message.contains("failed to load"), "{err}");
+
+    // A huge file is refused by its size, without being read or compiled.
+    std::fs::File::create(ws.path("skills/huge.wasm")).unwrap().set_len(300 << 20).unwrap();
+    let host = ws.host("").await;
+    let huge = host.registry.entries().iter().find(|e| e.path.ends_with("huge.wasm")).unwrap();
+    assert!(huge.reason.as_deref().unwrap().contains("components over 256 MiB are not loaded"), "{:?}", huge.reason);
+    assert!(huge.sha256.is_none());
+    let err = call(&host, "garbage.anything", json!({})).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NoSuchTool);
+    assert!(err.message.contains("failed to load"), "{err}");
 }
 
 #[tokio::test]
