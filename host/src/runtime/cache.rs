@@ -96,10 +96,16 @@ impl CompileCache {
     ) -> Result<(Component, LoadSource), wasmtime::Error> {
         let entry = self.entry(digest);
         if let (Some(path), Some(key)) = (entry.as_deref().filter(|p| p.exists()), &self.key) {
-            match check(path, key).and_then(|()| deserialize(engine, path).map_err(|e| format!("{e:#}"))) {
-                Ok(component) => return Ok((component, LoadSource::Cache)),
-                // Not an error: compile again from the .wasm and replace it.
-                Err(why) => tracing::warn!(path = %path.display(), "compile-cache entry refused, compiling again: {why}"),
+            if !tag_path(path).exists() {
+                // Written by an older version (or half-written): not a threat,
+                // just not vouched for. Compile again and replace it.
+                tracing::info!(path = %path.display(), "compile-cache entry has no tag; compiling again");
+            } else {
+                match check(path, key).and_then(|()| deserialize(engine, path).map_err(|e| format!("{e:#}"))) {
+                    Ok(component) => return Ok((component, LoadSource::Cache)),
+                    // Not an error: compile again from the .wasm and replace it.
+                    Err(why) => tracing::warn!(path = %path.display(), "compile-cache entry refused, compiling again: {why}"),
+                }
             }
         }
         on_compile();
