@@ -194,6 +194,9 @@ fn rss_report() {
         .arg("--cache-dir")
         .arg(&cache)
         .args(["skills", "list"])
+        // `skills list` records what it showed in .reach/ beside the
+        // (absent) table: keep that in the temporary folder.
+        .current_dir(skills.path())
         .stdout(Stdio::null())
         .status()
         .unwrap();
