@@ -327,7 +327,9 @@ impl<'a> Harness<'a> {
                 // Written before the call runs: a host that dies mid-call
                 // still leaves a record of what may have happened.
                 let (skill, version, hash) = self.skill_identity(&call.name);
-                let asked = repair::arguments(&call.arguments).map_or_else(|_| json!(call.arguments), Value::Object);
+                // Read once: recorded as understood here, and run as such.
+                let parsed = repair::arguments(&call.arguments);
+                let asked = parsed.as_ref().map_or_else(|_| json!(call.arguments), |map| Value::Object(map.clone()));
                 let recorded = self.audit.record_before(
                     "tool_call_started",
                     json!({"step": steps, "call": actions.len() + 1, "tool": call.name, "skill": skill, "version": version,
@@ -335,7 +337,7 @@ impl<'a> Harness<'a> {
                 );
                 let started = Instant::now();
                 let (outcome, decision, arguments) = match recorded {
-                    Ok(()) => self.execute(&call).await,
+                    Ok(()) => self.execute(&call, parsed).await,
                     Err(why) => (Err(ToolFailure::new(ErrorCode::Failed, why)), "-", asked),
                 };
                 let duration_ms = started.elapsed().as_millis() as u64;
@@ -397,8 +399,13 @@ impl<'a> Harness<'a> {
     }
 
     /// Run one call: the checks, then the tool. Returns the outcome, the
-    /// level decision and the arguments as understood.
-    async fn execute(&mut self, call: &ToolCall) -> (Result<String, ToolFailure>, &'static str, Value) {
+    /// level decision and the arguments as understood. `parsed` is
+    /// `repair::arguments` of the call, read once by the caller.
+    async fn execute(
+        &mut self,
+        call: &ToolCall,
+        parsed: Result<serde_json::Map<String, Value>, String>,
+    ) -> (Result<String, ToolFailure>, &'static str, Value) {
         let Some(target) = self.toolbox.target(&call.name).cloned() else {
             let close = self.toolbox.close_names(&call.name);
             let failure = ToolFailure::new(
@@ -407,7 +414,7 @@ impl<'a> Harness<'a> {
             );
             return (Err(failure), "-", Value::Null);
         };
-        let arguments = match repair::arguments(&call.arguments) {
+        let arguments = match parsed {
             Ok(map) => Value::Object(map),
             Err(why) => return (Err(ToolFailure::new(ErrorCode::InvalidArgs, format!("{}: {why}", call.name))), "-", Value::Null),
         };

@@ -138,12 +138,9 @@ impl Policy {
                 // Both where the grant is and where it points.
                 let hit = resolved.iter().find(|(_, path)| folders::touches(&at.grant.path, path) || folders::touches(&at.grant.lexical, path));
                 if let Some((what, path)) = hit {
-                    return Err(PolicyError::Invalid {
-                        file: self.origin.clone(),
-                        line: at.line,
-                        column: at.column,
-                        key: at.key.clone(),
-                        message: format!(
+                    return Err(at.at.invalid(
+                        &self.origin,
+                        format!(
                             "{:?} would let {} write {} ({}); no skill may write the host's own files — \
                              grant a folder that neither contains it nor lies inside it",
                             at.grant.declared,
@@ -151,7 +148,7 @@ impl Policy {
                             what.what,
                             path.display()
                         ),
-                    });
+                    ));
                 }
             }
         }

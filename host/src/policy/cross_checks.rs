@@ -13,36 +13,12 @@
 //! Each error points at the grant that would leak (the `env` or folder
 //! entry), names both skills and the credential's line, and says the fix.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use toml::Spanned;
-
 use super::SecretSource;
-use super::error::{PolicyError, Source, toml_key};
-use super::folders::{lexical_normalize, resolve_folder};
+use super::error::PolicyError;
+use super::folders::lexical_normalize;
 use super::raw::ListedSkill;
-
-/// The positions of the entries these checks point at. The table was
-/// already parsed strictly; this second, lenient read only finds spans.
-#[derive(Deserialize)]
-struct Positions {
-    #[serde(default)]
-    skills: BTreeMap<String, SkillPositions>,
-}
-
-#[derive(Deserialize)]
-struct SkillPositions {
-    #[serde(default)]
-    read: Vec<Spanned<String>>,
-    #[serde(default)]
-    write: Vec<Spanned<String>>,
-    #[serde(default)]
-    env: Vec<Spanned<String>>,
-    #[serde(default)]
-    credentials: Vec<Spanned<toml::Table>>,
-}
 
 /// One credential, with what identifies its secret.
 struct Secret<'a> {
@@ -55,31 +31,27 @@ struct Secret<'a> {
 }
 
 /// Refuse a table in which a credential's secret is also granted to a
-/// skill, by `env` or by a folder. `skills` are in file order.
-pub(super) fn check(src: &Source<'_>, base_dir: &Path, skills: &[ListedSkill]) -> Result<(), PolicyError> {
-    if skills.iter().all(|s| s.grants.credentials.is_empty()) {
-        return Ok(());
-    }
-    let positions: Positions = toml::from_str(src.text).map_err(|e| src.syntax(&e))?;
+/// skill, by `env` or by a folder. `skills` are in file order, with the
+/// positions their entries were read from; `file` names the table.
+pub(super) fn check(file: &Path, skills: &[ListedSkill]) -> Result<(), PolicyError> {
     let mut secrets = Vec::new();
     for skill in skills {
         let name = skill.grants.skill.as_str();
-        let entries = positions.skills.get(name).map_or(&[][..], |p| &p.credentials[..]);
-        for (cred, entry) in skill.grants.credentials.iter().zip(entries) {
+        for (cred, &line) in skill.grants.credentials.iter().zip(&skill.credential_lines) {
             let paths = match &cred.source {
                 SecretSource::File(path) => spellings(path),
                 SecretSource::Env(_) => Vec::new(),
             };
-            secrets.push(Secret { skill: name, target: cred.target(), line: src.line(&entry.span()), source: &cred.source, paths });
+            secrets.push(Secret { skill: name, target: cred.target(), line, source: &cred.source, paths });
         }
+    }
+    if secrets.is_empty() {
+        return Ok(());
     }
 
     for skill in skills {
         let name = skill.grants.skill.as_str();
-        let Some(at) = positions.skills.get(name) else { continue };
-        let prefix = format!("skills.{}", toml_key(name));
-        for (i, entry) in at.env.iter().enumerate() {
-            let var = entry.get_ref();
+        for (var, at) in &skill.env_at {
             let hit = secrets.iter().find(|s| matches!(s.source, SecretSource::Env(v) if v == var));
             if let Some(secret) = hit {
                 let message = if secret.skill == name {
@@ -88,37 +60,34 @@ pub(super) fn check(src: &Source<'_>, base_dir: &Path, skills: &[ListedSkill]) -
                         secret.target, secret.line
                     )
                 } else {
+                    let env_key = at.key.rsplit_once('[').map_or(at.key.as_str(), |(k, _)| k);
                     format!(
-                        "{var} is the secret of skill {}'s credential for {} (line {}); no other skill may see it — remove it from {prefix}.env",
+                        "{var} is the secret of skill {}'s credential for {} (line {}); no other skill may see it — remove it from {env_key}",
                         secret.skill, secret.target, secret.line
                     )
                 };
-                return Err(src.invalid(&entry.span(), format!("{prefix}.env[{i}]"), message));
+                return Err(at.invalid(file, message));
             }
         }
-        for (field, entries) in [("read", &at.read), ("write", &at.write)] {
-            for (i, entry) in entries.iter().enumerate() {
-                let Ok(folder) = resolve_folder(entry.get_ref(), base_dir) else { continue };
-                let hit = secrets.iter().find_map(|s| s.paths.iter().find(|p| p.starts_with(&folder.path)).map(|p| (s, p)));
-                if let Some((secret, path)) = hit {
-                    let whose = if secret.skill == name {
-                        "its own credential".to_owned()
-                    } else {
-                        format!("skill {}'s credential", secret.skill)
-                    };
-                    return Err(src.invalid(
-                        &entry.span(),
-                        format!("{prefix}.{field}[{i}]"),
-                        format!(
-                            "{:?} contains {}, the secret of {whose} for {} (line {}); a skill that can read the file holds the secret — \
-                             keep secrets outside every granted folder, or grant a narrower folder",
-                            entry.get_ref(),
-                            path.display(),
-                            secret.target,
-                            secret.line
-                        ),
-                    ));
-                }
+        for folder in &skill.folders_at {
+            let hit = secrets.iter().find_map(|s| s.paths.iter().find(|p| p.starts_with(&folder.grant.path)).map(|p| (s, p)));
+            if let Some((secret, path)) = hit {
+                let whose = if secret.skill == name {
+                    "its own credential".to_owned()
+                } else {
+                    format!("skill {}'s credential", secret.skill)
+                };
+                return Err(folder.at.invalid(
+                    file,
+                    format!(
+                        "{:?} contains {}, the secret of {whose} for {} (line {}); a skill that can read the file holds the secret — \
+                         keep secrets outside every granted folder, or grant a narrower folder",
+                        folder.grant.declared,
+                        path.display(),
+                        secret.target,
+                        secret.line
+                    ),
+                ));
             }
         }
     }

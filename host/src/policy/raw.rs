@@ -100,17 +100,42 @@ pub(super) struct ListedSkill {
     /// Each `read` and `write` entry: where it was declared and what it
     /// resolved to.
     pub(super) folders_at: Vec<FolderAt>,
+    /// Each `env` entry (before duplicates are dropped) and where it is.
+    pub(super) env_at: Vec<(String, Spot)>,
+    /// The line of each `[[…credentials]]` entry, in the order of
+    /// `grants.credentials`.
+    pub(super) credential_lines: Vec<usize>,
     /// The `sha256` the skill's file must have, if pinned.
     pub(super) pin: Option<super::SkillPin>,
+}
+
+/// Where an entry of the table is, for checks made after every skill is
+/// read (across skills, or against the host's own paths).
+#[derive(Clone, Debug)]
+pub(super) struct Spot {
+    /// The dotted key, e.g. `skills.files.write[0]`.
+    pub(super) key: String,
+    pub(super) line: usize,
+    pub(super) column: usize,
+}
+
+impl Spot {
+    fn new(src: &Source<'_>, span: &Range<usize>, key: String) -> Spot {
+        let (line, column) = src.position(span.start);
+        Spot { key, line, column }
+    }
+
+    /// A [`PolicyError::Invalid`] pointing at this entry of `file`.
+    pub(super) fn invalid(&self, file: &Path, message: String) -> PolicyError {
+        PolicyError::Invalid { file: file.to_owned(), line: self.line, column: self.column, key: self.key.clone(), message }
+    }
 }
 
 /// One `read` or `write` entry of the table, with its position for messages.
 #[derive(Clone, Debug)]
 pub(super) struct FolderAt {
     pub(super) grant: super::FolderGrant,
-    pub(super) key: String,
-    pub(super) line: usize,
-    pub(super) column: usize,
+    pub(super) at: Spot,
     pub(super) writable: bool,
 }
 
@@ -151,7 +176,7 @@ impl RawPolicy {
             .map(|(name, raw)| resolve_skill(src, base_dir, &name, raw.into_inner(), level, limits))
             .collect::<Result<_, _>>()?;
         check_nesting(src, &skills)?;
-        super::cross_checks::check(src, base_dir, &skills)?;
+        super::cross_checks::check(src.origin, &skills)?;
         let model = match self.model {
             Some(raw) => raw.resolve(src)?,
             None => super::ModelSettings::default(),
@@ -208,9 +233,10 @@ fn resolve_skill(
         list.iter()
             .zip(grants)
             .enumerate()
-            .map(|(i, (entry, grant))| {
-                let (line, column) = src.position(entry.span().start);
-                FolderAt { grant: grant.clone(), key: format!("{prefix}.{field}[{i}]"), line, column, writable }
+            .map(|(i, (entry, grant))| FolderAt {
+                grant: grant.clone(),
+                at: Spot::new(src, &entry.span(), format!("{prefix}.{field}[{i}]")),
+                writable,
             })
             .collect::<Vec<_>>()
     };
@@ -251,6 +277,7 @@ fn resolve_skill(
             env.push(var.clone());
         }
     }
+    let env_at = raw.env.iter().enumerate().map(|(i, e)| (e.get_ref().clone(), Spot::new(src, &e.span(), format!("{prefix}.env[{i}]")))).collect();
 
     let credentials = raw
         .credentials
@@ -258,6 +285,7 @@ fn resolve_skill(
         .enumerate()
         .map(|(i, entry)| resolve_credential(src, &format!("{prefix}.credentials[{i}]"), entry, &net))
         .collect::<Result<Vec<_>, _>>()?;
+    let credential_lines = raw.credentials.iter().map(|c| src.line(&c.span())).collect();
     // Whether a credential's secret is also granted (by `env` or a folder),
     // to this skill or any other, is checked across the table at the end.
 
@@ -313,6 +341,8 @@ fn resolve_skill(
         line: src.line(&name.span()),
         tool_lines,
         folders_at,
+        env_at,
+        credential_lines,
         pin,
     })
 }
@@ -508,12 +538,12 @@ fn check_nesting(src: &Source<'_>, skills: &[ListedSkill]) -> Result<(), PolicyE
                             "{:?} lies inside the writable folder {:?} ({}, line {}); a skill can write everything \
                              inside a folder it may write, so this read-only grant would not hold — grant a read-only \
                              folder outside it, or drop one of the two",
-                            inner.grant.declared, outer.grant.declared, outer.key, outer.line
+                            inner.grant.declared, outer.grant.declared, outer.at.key, outer.at.line
                         ),
                         (true, true) => format!(
                             "{:?} lies inside the writable folder {:?} ({}, line {}), which already covers it — and \
                              the skill could replace it with a symbolic link that the next start would follow; drop it",
-                            inner.grant.declared, outer.grant.declared, outer.key, outer.line
+                            inner.grant.declared, outer.grant.declared, outer.at.key, outer.at.line
                         ),
                         (false, _) => format!(
                             "{:?} lies inside {:?}, which skill {} may write ({}, line {}); {} could replace it with a \
@@ -522,18 +552,12 @@ fn check_nesting(src: &Source<'_>, skills: &[ListedSkill]) -> Result<(), PolicyE
                             inner.grant.declared,
                             outer.grant.declared,
                             outer_skill.grants.skill,
-                            outer.key,
-                            outer.line,
+                            outer.at.key,
+                            outer.at.line,
                             outer_skill.grants.skill
                         ),
                     };
-                    return Err(PolicyError::Invalid {
-                        file: src.origin.to_owned(),
-                        line: inner.line,
-                        column: inner.column,
-                        key: inner.key.clone(),
-                        message,
-                    });
+                    return Err(inner.at.invalid(src.origin, message));
                 }
             }
         }
