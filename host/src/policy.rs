@@ -100,6 +100,7 @@ pub struct Policy {
     /// In file order.
     skills: Vec<ListedSkill>,
     model: ModelSettings,
+    working_dir: Option<PathBuf>,
 }
 
 impl Policy {
@@ -176,6 +177,7 @@ impl Policy {
             default_limits: resolved.limits,
             skills: resolved.skills,
             model: resolved.model,
+            working_dir: None,
         })
     }
 
@@ -188,7 +190,21 @@ impl Policy {
             default_limits: Limits::default(),
             skills: Vec::new(),
             model: ModelSettings::default(),
+            working_dir: None,
         }
+    }
+
+    /// Skills resolve relative paths against `dir` instead of the host's
+    /// working directory (an embedder or `reach eval` running several
+    /// tasks, each in its own folder, in one process). It grants nothing:
+    /// only the granted folders are reachable.
+    pub fn with_working_dir(mut self, dir: impl Into<PathBuf>) -> Policy {
+        let dir = dir.into();
+        for skill in &mut self.skills {
+            skill.grants.working_dir = Some(dir.clone());
+        }
+        self.working_dir = Some(dir);
+        self
     }
 
     /// The `[model]` table: defaults for `reach run`.
@@ -219,6 +235,7 @@ impl Policy {
             None => SkillGrants {
                 level: self.default_level,
                 limits: self.default_limits,
+                working_dir: self.working_dir.clone(),
                 ..SkillGrants::none(skill)
             },
         }
@@ -328,6 +345,9 @@ pub struct SkillGrants {
     pub limits: Limits,
     /// False when the table does not mention the skill.
     pub listed: bool,
+    /// Where relative paths start inside the sandbox; `None`: the host's
+    /// working directory (see [`Policy::with_working_dir`]).
+    pub working_dir: Option<PathBuf>,
 }
 
 impl SkillGrants {
@@ -350,6 +370,7 @@ impl SkillGrants {
             credentials: Vec::new(),
             limits: Limits::default(),
             listed: false,
+            working_dir: None,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! character boundary and marked with `…` where something was left out.
 
 /// `text` whole, or its first `max_chars` characters followed by `…`.
-pub(crate) fn shorten_chars(text: &str, max_chars: usize) -> String {
+pub fn shorten_chars(text: &str, max_chars: usize) -> String {
     match text.char_indices().nth(max_chars) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),

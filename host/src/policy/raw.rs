@@ -337,6 +337,7 @@ fn resolve_skill(
             credentials,
             limits,
             listed: true,
+            working_dir: None,
         },
         line: src.line(&name.span()),
         tool_lines,

@@ -66,6 +66,10 @@ pub enum Command {
     },
     /// Run an agent on a task: the model calls skills, each in its sandbox.
     Run(RunArgs),
+    /// Measure the agent on a set of tasks: completion, tool and argument accuracy,
+    /// boundary compliance, steps, tokens and time. Exit 0 when every gate holds,
+    /// 1 when one fails, 2 for usage or case-file errors.
+    Eval(EvalArgs),
     /// Past runs and their audit logs.
     Runs {
         /// What to do with runs.
@@ -150,16 +154,9 @@ pub enum SkillCommand {
 pub struct RunArgs {
     /// The task, e.g. "Save https://example.com/post as Markdown in notes/".
     pub task: String,
-    /// Model name [env: REACH_MODEL; default: [model] name in reach.toml, else the local model's].
-    #[arg(long, env = "REACH_MODEL")]
-    pub model: Option<String>,
-    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8691/v1 [env: OPENAI_BASE_URL;
-    /// default: [model] base_url in reach.toml].
-    #[arg(long, env = "OPENAI_BASE_URL")]
-    pub base_url: Option<String>,
-    /// Which API to speak [default: [model] provider in reach.toml, else openai].
-    #[arg(long, value_enum, env = "REACH_PROVIDER")]
-    pub provider: Option<Provider>,
+    /// Which model.
+    #[command(flatten)]
+    pub model: ModelFlags,
     /// Most model requests [default: [model] max_steps in reach.toml, else 8].
     #[arg(long)]
     pub max_steps: Option<usize>,
@@ -175,6 +172,72 @@ pub struct RunArgs {
     /// Folder for audit logs.
     #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
     pub runs_dir: PathBuf,
+}
+
+/// Which model to talk to (shared by `run` and `eval`).
+#[derive(Debug, clap::Args)]
+pub struct ModelFlags {
+    /// Model name [env: REACH_MODEL; default: [model] name in reach.toml, else the local model's].
+    #[arg(long, env = "REACH_MODEL")]
+    pub model: Option<String>,
+    /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8691/v1 [env: OPENAI_BASE_URL;
+    /// default: [model] base_url in reach.toml].
+    #[arg(long, env = "OPENAI_BASE_URL")]
+    pub base_url: Option<String>,
+    /// Which API to speak [default: [model] provider in reach.toml, else openai].
+    #[arg(long, value_enum, env = "REACH_PROVIDER")]
+    pub provider: Option<Provider>,
+}
+
+/// `reach eval …`
+#[derive(Debug, clap::Args)]
+pub struct EvalArgs {
+    /// Case files (*.jsonl) or folders of them.
+    #[arg(default_value = "evals")]
+    pub paths: Vec<PathBuf>,
+    /// Which model.
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// Runs per case (pass^K needs K > 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub repeat: u16,
+    /// Only cases with this id or domain (repeatable, or comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
+    /// Print the report as one JSON object on stdout (layout in the README).
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the report as one self-contained HTML file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Compare with a saved baseline; a regression fails the run (exit 1).
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
+    /// Save this run's per-case results as a baseline.
+    #[arg(long, value_name = "FILE")]
+    pub save_baseline: Option<PathBuf>,
+    /// Fail (exit 1) when completion is below this percentage.
+    #[arg(long, value_name = "PCT", value_parser = percentage)]
+    pub min_completion: Option<f64>,
+    /// Runs at a time (a model server with one slot answers one at a time).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
+    /// Most model requests per run, unless a case allows more.
+    #[arg(long, default_value_t = 8)]
+    pub max_steps: usize,
+    /// Folder for this evaluation's audit logs and report.json
+    /// [default: .reach/evals/<id>].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// List the cases (checking every file) without running them.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// A percentage, 0 to 100.
+fn percentage(text: &str) -> Result<f64, String> {
+    let value: f64 = text.trim_end_matches('%').parse().map_err(|_| format!("{text:?} is not a number"))?;
+    if (0.0..=100.0).contains(&value) { Ok(value) } else { Err(format!("{value} is not between 0 and 100")) }
 }
 
 /// The model API.

@@ -2,12 +2,14 @@
 //!
 //! Exit codes: 0 success; 1 a tool call failed (JSON error on stdout) or,
 //! for `run`, the model failed; 2 usage or configuration error (message on
-//! stderr); 3 `run` stopped by a limit or a person declining.
+//! stderr); 3 `run` stopped by a limit or a person declining. `eval`: 0
+//! every gate holds, 1 a gate failed, 2 usage or a case-file error.
 
 mod args;
 mod call;
 mod check;
 mod context;
+mod eval;
 mod model_setup;
 mod new_skill;
 mod run;
@@ -45,6 +47,7 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Policy { command: args::PolicyCommand::Check { json } } => check::run(&cli, *json).await,
         args::Command::Skill { command: args::SkillCommand::New { name, dir } } => new_skill::run(name, dir.as_deref()),
         args::Command::Run(args) => run::run(&cli, args).await,
+        args::Command::Eval(args) => eval::run(&cli, args).await,
         args::Command::Runs { command: args::RunsCommand::List { runs_dir, json } } => runs::list(runs_dir, *json),
         args::Command::Runs { command: args::RunsCommand::Show { run, runs_dir } } => runs::show(runs_dir, run),
     }

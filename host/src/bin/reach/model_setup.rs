@@ -1,7 +1,7 @@
 //! Which model `reach run` talks to: flags, then environment variables,
 //! then a clear message saying how to configure one or start the local one.
 
-use crate::args::{Provider, RunArgs};
+use crate::args::{ModelFlags, Provider};
 use agent_reach::model::{AnthropicClient, AnthropicConfig, Model, OpenAiClient, OpenAiConfig};
 use agent_reach::policy::ModelSettings;
 
@@ -27,7 +27,7 @@ fn env(name: &str) -> Option<String> {
 
 /// The client, and its API key (so the key can be masked in the audit
 /// log). Flags and environment variables first, then `[model]` in the table.
-pub fn build(args: &RunArgs, table: &ModelSettings) -> anyhow::Result<(Box<dyn Model>, Vec<String>)> {
+pub fn build(args: &ModelFlags, table: &ModelSettings) -> anyhow::Result<(Box<dyn Model>, Vec<String>)> {
     let provider = args.provider.unwrap_or(match table.provider.as_deref() {
         Some("anthropic") => Provider::Anthropic,
         _ => Provider::Openai,

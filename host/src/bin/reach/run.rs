@@ -67,7 +67,7 @@ pub fn run_id() -> String {
 pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let host = context::load_with_runs(cli, &args.runs_dir).await?;
     let table = host.policy.model().clone();
-    let (model, api_key) = model_setup::build(args, &table)?;
+    let (model, api_key) = model_setup::build(&args.model, &table)?;
     let id = run_id();
     let secrets = harness::secrets(&host, api_key);
     let audit = AuditLog::create(&args.runs_dir, &id, secrets)

@@ -1,0 +1,290 @@
+//! One run of one case: a fresh working folder with the case's files, a
+//! fixture server with its pages, a host under its own policy, and the same
+//! harness as `reach run` — then the run is scored.
+
+use super::case::{LoadedCase, Placeholders};
+use super::report::{CallRecord, Check, RunResult};
+use super::score::{self, Trace, TracedCall};
+use super::server::FixtureServer;
+use crate::harness::audit::AuditLog;
+use crate::harness::{Harness, Progress, RunConfig, RunReport, Stop};
+use crate::model::{Model, Usage};
+use crate::policy::{Policy, ProtectedPath};
+use crate::registry::Registry;
+use crate::runtime::{Runtime, RuntimeConfig};
+use crate::{AlwaysConfirm, Host};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// Most characters of a result kept in a report's trajectory.
+const RESULT_EXCERPT: usize = 1500;
+
+/// What every run of an evaluation shares.
+pub struct Setting<'a> {
+    /// The skills folder.
+    pub skills_dir: PathBuf,
+    /// How each case's runtime is built (the compile cache is shared).
+    pub runtime: RuntimeConfig,
+    /// The model under test.
+    pub model: &'a dyn Model,
+    /// Values never to be written to a log (the model's API key).
+    pub secrets: Vec<String>,
+    /// Where audit logs go (`<out_dir>/runs/`).
+    pub out_dir: PathBuf,
+    /// Model requests per run, unless a case allows more.
+    pub max_steps: usize,
+}
+
+/// Live progress of one run.
+pub trait RunProgress: Sync {
+    /// A model request is about to be made.
+    fn step(&self, _case: &str, _repeat: usize, _step: usize) {}
+    /// A tool is about to run.
+    fn tool(&self, _case: &str, _repeat: usize, _tool: &str) {}
+}
+
+/// Reports nothing.
+pub struct Silent;
+impl RunProgress for Silent {}
+
+/// Collects what the harness reports: times and whole results.
+struct Collector<'a> {
+    case: &'a str,
+    repeat: usize,
+    live: &'a dyn RunProgress,
+    model_ms: Mutex<u64>,
+    tool_ms: Mutex<u64>,
+    results: Mutex<Vec<String>>,
+}
+
+impl Progress for Collector<'_> {
+    fn model_request(&self, step: usize) {
+        self.live.step(self.case, self.repeat, step);
+    }
+    fn model_finished(&self, _step: usize, ms: u64, _usage: &Usage, _calls: usize) {
+        *self.model_ms.lock().unwrap_or_else(|e| e.into_inner()) += ms;
+    }
+    fn tool_started(&self, _step: usize, tool: &str) {
+        self.live.tool(self.case, self.repeat, tool);
+    }
+    fn tool_finished(&self, _step: usize, _tool: &str, _outcome: &str, ms: u64) {
+        *self.tool_ms.lock().unwrap_or_else(|e| e.into_inner()) += ms;
+    }
+    fn tool_result(&self, _step: usize, _tool: &str, result: &str) {
+        self.results.lock().unwrap_or_else(|e| e.into_inner()).push(result.to_owned());
+    }
+}
+
+/// Run `case` once (repeat number `repeat`, 1-based) and score it. Never
+/// fails: a case that cannot be set up is a failed run that says why.
+pub async fn run_once(setting: &Setting<'_>, case: &LoadedCase, repeat: usize, live: &dyn RunProgress) -> RunResult {
+    let started = Instant::now();
+    let root = match tempfile::Builder::new().prefix("reach-eval-").tempdir() {
+        Ok(dir) => dir,
+        Err(e) => return setup_failure(repeat, format!("could not create a working folder: {e}"), started),
+    };
+    match prepare_and_run(setting, case, repeat, live, root.path(), started).await {
+        Ok(result) => result,
+        Err(why) => setup_failure(repeat, why, started),
+    }
+}
+
+async fn prepare_and_run(
+    setting: &Setting<'_>,
+    case: &LoadedCase,
+    repeat: usize,
+    live: &dyn RunProgress,
+    root: &Path,
+    started: Instant,
+) -> Result<RunResult, String> {
+    let workdir = root.join("work");
+    std::fs::create_dir(&workdir).map_err(|e| format!("could not create {}: {e}", workdir.display()))?;
+    // The real path: skills see resolved folders, and paths are compared to it.
+    let workdir = workdir.canonicalize().map_err(|e| format!("{}: {e}", workdir.display()))?;
+    let server = FixtureServer::start().await.map_err(|e| format!("could not start the fixture server: {e}"))?;
+    let values = Placeholders { workdir: workdir.to_string_lossy().into_owned(), port: server.port() };
+    let filled = case.instantiate(&values);
+    let fixtures = case.fixtures_dir();
+    let mut pages = BTreeMap::new();
+    for (path, spec) in &filled.setup.pages {
+        let mut spec = spec.clone();
+        if let Some(name) = spec.fixture.take() {
+            spec.content = Some(fixture_text(&fixtures, &name, &values)?);
+            if spec.content_type.is_none() {
+                spec.content_type = Some(super::server::guess_type(&name).to_owned());
+            }
+        }
+        pages.insert(path.clone(), spec);
+    }
+    server.set_pages(&pages, &fixtures).map_err(|e| e.to_string())?;
+    for (path, spec) in &filled.setup.files {
+        let text = match (&spec.content, &spec.fixture) {
+            (Some(text), _) => text.clone(),
+            (None, Some(name)) => fixture_text(&fixtures, name, &values)?,
+            (None, None) => String::new(),
+        };
+        let target = workdir.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| format!("setup: {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&target, text).map_err(|e| format!("setup: {}: {e}", target.display()))?;
+    }
+
+    // The table lives beside the working folder, not in it: a case that
+    // grants writing its working folder cannot rewrite its own policy.
+    let table = root.join("reach.toml");
+    std::fs::write(&table, &filled.policy).map_err(|e| format!("{}: {e}", table.display()))?;
+    let policy = Policy::parse(&filled.policy, &table, &workdir)
+        .map_err(|e| format!("the case's policy is invalid: {e}"))?
+        .with_working_dir(&workdir);
+    let runtime = Runtime::new(setting.runtime.clone()).map_err(|e| e.to_string())?;
+    let registry = Registry::scan(&runtime, &setting.skills_dir, &policy).await.map_err(|e| e.to_string())?;
+    let protected = [ProtectedPath::new("the evaluation's audit logs", &setting.out_dir)];
+    let host = Host::new(runtime, policy, registry, &protected).map_err(|e| format!("the case's policy does not fit: {e}"))?;
+
+    let run_id = format!("{}-{repeat}", case.case.id);
+    let runs = setting.out_dir.join("runs");
+    let audit = AuditLog::create(&runs, &run_id, setting.secrets.clone()).map_err(|e| format!("audit log in {}: {e}", runs.display()))?;
+    let log = audit.path().to_owned();
+    let config = RunConfig { max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)), ..RunConfig::default() };
+    let collector = Collector {
+        case: &case.case.id,
+        repeat,
+        live,
+        model_ms: Mutex::new(0),
+        tool_ms: Mutex::new(0),
+        results: Mutex::new(Vec::new()),
+    };
+    let mut harness = Harness::new(&host, setting.model, &AlwaysConfirm, config, audit);
+    let report = harness.run(&run_id, &filled.task, &collector).await;
+    drop(harness);
+
+    let results = collector.results.into_inner().unwrap_or_else(|e| e.into_inner());
+    let calls: Vec<TracedCall> = report
+        .actions
+        .iter()
+        .enumerate()
+        .map(|(i, a)| TracedCall {
+            tool: score::case_name(&a.tool),
+            arguments: a.arguments.clone(),
+            outcome: a.outcome.clone(),
+            result: results.get(i).cloned().unwrap_or_default(),
+        })
+        .collect();
+    let (stop, stop_detail) = stop_parts(&report.stop);
+    let trace = Trace {
+        task: &filled.task,
+        workdir: &workdir,
+        calls: &calls,
+        answer: report.answer.as_deref(),
+        answered: report.stop == Stop::Answered,
+        stop: &stop_label(&report.stop),
+        steps: report.steps,
+    };
+    let verdict = score::score(&filled.expect, &trace);
+    Ok(RunResult {
+        repeat,
+        passed: verdict.passed(),
+        checks: verdict.checks,
+        stop,
+        stop_detail,
+        answer: report.answer.clone(),
+        steps: report.steps,
+        input_tokens: report.usage.input_tokens,
+        output_tokens: report.usage.output_tokens,
+        tokens_estimated: report.usage.estimated,
+        wall_ms: started.elapsed().as_millis() as u64,
+        model_ms: collector.model_ms.into_inner().unwrap_or_else(|e| e.into_inner()),
+        tool_ms: collector.tool_ms.into_inner().unwrap_or_else(|e| e.into_inner()),
+        tool_ok: verdict.tool_ok,
+        args_ok: verdict.args_ok,
+        boundary_ok: verdict.boundary_ok,
+        forbidden_attempts: verdict.forbidden_attempts,
+        ungrounded: verdict.ungrounded,
+        invented_inputs: verdict.invented_inputs,
+        text_calls: text_calls(&log),
+        calls: records(&report, &calls),
+        audit_log: Some(log.to_string_lossy().into_owned()),
+    })
+}
+
+/// A fixture's text with the placeholders filled in.
+fn fixture_text(fixtures: &Path, name: &str, values: &Placeholders) -> Result<String, String> {
+    let path = fixtures.join(name);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("fixture {}: {e}", path.display()))?;
+    Ok(values.fill(&text))
+}
+
+fn stop_parts(stop: &Stop) -> (String, Option<String>) {
+    match stop {
+        Stop::ModelError(e) => ("model_error".to_owned(), Some(e.clone())),
+        other => (stop_label(other), None),
+    }
+}
+
+fn stop_label(stop: &Stop) -> String {
+    match stop {
+        Stop::Answered => "answered",
+        Stop::MaxSteps => "max_steps",
+        Stop::TokenBudget => "token_budget",
+        Stop::NoProgress => "no_progress",
+        Stop::Declined => "declined",
+        Stop::ModelError(_) => "model_error",
+    }
+    .to_owned()
+}
+
+fn records(report: &RunReport, calls: &[TracedCall]) -> Vec<CallRecord> {
+    report
+        .actions
+        .iter()
+        .zip(calls)
+        .map(|(a, c)| CallRecord {
+            step: a.step,
+            tool: c.tool.clone(),
+            arguments: a.arguments.clone(),
+            decision: a.decision.to_owned(),
+            outcome: a.outcome.clone(),
+            result: crate::text::shorten_chars(&c.result, RESULT_EXCERPT),
+            duration_ms: a.duration_ms,
+        })
+        .collect()
+}
+
+/// Model replies whose call was read from the text (the audit log says which).
+fn text_calls(log: &Path) -> usize {
+    let Ok(text) = std::fs::read_to_string(log) else { return 0 };
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "model_request" && e["text_call"] == true)
+        .count()
+}
+
+fn setup_failure(repeat: usize, why: String, started: Instant) -> RunResult {
+    RunResult {
+        repeat,
+        passed: false,
+        checks: vec![Check { expectation: "setup".into(), passed: false, detail: why.clone() }],
+        stop: "setup_error".into(),
+        stop_detail: Some(why),
+        answer: None,
+        steps: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        tokens_estimated: false,
+        wall_ms: started.elapsed().as_millis() as u64,
+        model_ms: 0,
+        tool_ms: 0,
+        tool_ok: false,
+        args_ok: None,
+        boundary_ok: None,
+        forbidden_attempts: Vec::new(),
+        ungrounded: Vec::new(),
+        invented_inputs: Vec::new(),
+        text_calls: 0,
+        calls: Vec::new(),
+        audit_log: None,
+    }
+}
