@@ -31,7 +31,9 @@ pub struct Setting<'a> {
     pub model: &'a dyn Model,
     /// Values never to be written to a log (the model's API key).
     pub secrets: Vec<String>,
-    /// Where audit logs go (`<out_dir>/runs/`).
+    /// Where audit logs go (`<out_dir>/runs/<case>-<repeat>.jsonl`). A log
+    /// is never overwritten: a run whose log exists already fails at setup,
+    /// so each evaluation needs a folder of its own.
     pub out_dir: PathBuf,
     /// Model requests per run, unless a case allows more.
     pub max_steps: usize,

@@ -225,8 +225,8 @@ pub struct EvalArgs {
     /// Most model requests per run, unless a case allows more.
     #[arg(long, default_value_t = 8)]
     pub max_steps: usize,
-    /// Folder for this evaluation's audit logs and report.json
-    /// [default: .reach/evals/<id>].
+    /// Folder for this evaluation's audit logs and report.json; one that
+    /// holds an earlier evaluation's logs is refused [default: .reach/evals/<id>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// List the cases (checking every file) without running them.

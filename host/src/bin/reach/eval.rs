@@ -111,6 +111,12 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         Some(dir) => dir.clone(),
         None => Path::new(".reach").join("evals").join(&id),
     };
+    // Audit logs are named after case and repeat and never overwritten: in
+    // a folder that holds an earlier evaluation's logs every run would fail.
+    let runs_dir = out_dir.join("runs");
+    if std::fs::read_dir(&runs_dir).is_ok_and(|mut entries| entries.next().is_some()) {
+        bail!("--out {}: {} already holds an evaluation's audit logs; give a new or empty folder", out_dir.display(), runs_dir.display());
+    }
     std::fs::create_dir_all(&out_dir).with_context(|| format!("could not create {}", out_dir.display()))?;
     let out_dir = out_dir.canonicalize()?;
     let setting = Setting {
