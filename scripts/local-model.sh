@@ -33,6 +33,10 @@
 #   REACH_MODEL_THREADS        server threads for generation [1]
 #   REACH_MODEL_BATCH_THREADS  server threads for reading the prompt [1]
 #   REACH_MODEL_CTX            context size in tokens [12288]
+#   REACH_MODEL_SLOTS          requests served at once; one slot keeps one prompt cache
+#                              that every request can reuse [1]
+#   REACH_MODEL_CACHE_REUSE    reuse cached chunks of at least this many tokens found
+#                              after a change in the prompt (llama-server --cache-reuse) [256]
 #   PYTHON                     Python used for pip and venv [python3]
 set -euo pipefail
 
@@ -341,7 +345,7 @@ cmd_start() {
         # the knobs. setsid: the server outlives the shell (and `just`) that
         # started it, and a Ctrl-C there does not reach it.
         nohup setsid "$SERVER" -m "$WEIGHTS" --alias "$MODEL_NAME" \
-            --host 127.0.0.1 --port "$PORT" "${TEMPLATE_ARGS[@]}" -c "${REACH_MODEL_CTX:-12288}" -t "${REACH_MODEL_THREADS:-1}" -tb "${REACH_MODEL_BATCH_THREADS:-1}" >"$LOG" 2>&1 </dev/null &
+            --host 127.0.0.1 --port "$PORT" "${TEMPLATE_ARGS[@]}" -c "${REACH_MODEL_CTX:-12288}" -t "${REACH_MODEL_THREADS:-1}" -tb "${REACH_MODEL_BATCH_THREADS:-1}" --cache-reuse "${REACH_MODEL_CACHE_REUSE:-256}" -np "${REACH_MODEL_SLOTS:-1}" >"$LOG" 2>&1 </dev/null &
         pid=$!
         echo "$pid $PORT $TEMPLATE" >"$PIDFILE"
     fi

@@ -46,7 +46,7 @@ pub(crate) fn build(grants: &SkillGrants, cache: &FolderCache) -> Sandbox {
     // Sockets stay closed: outgoing HTTP goes through the checked wasi:http hook only.
     wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
     let own = grants.working_dir.as_deref().and_then(|d| d.to_str());
-    if let Some(cwd) = own.or_else(|| host_cwd()) {
+    if let Some(cwd) = own.or(host_cwd()) {
         // Lets skills resolve paths relative to the host's working directory;
         // the path itself grants nothing.
         wasi.initial_cwd(cwd);
