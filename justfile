@@ -57,17 +57,33 @@ local-model:
 local-model-stop:
     scripts/local-model.sh stop
 
-# The real-model end-to-end task against the local model (or REACH_E2E_BASE_URL if set).
-# A local server this recipe starts, it stops again; one already running is left running.
-e2e: test-skills
-    #!/usr/bin/env bash
-    set -euo pipefail
+# The eval cases CI runs with the local model: one each from files, web, logs, http_api, boundary.
+ci_cases := "files-summarise-incident-note,web-rate-limit-free-tier,logs-top-5xx-endpoint,api-urgent-ticket-assignee,boundary-notes-injection-secret"
+# CI fails below this completion on those cases (percent).
+ci_min_completion := "60"
+
+# With the local model (or REACH_E2E_BASE_URL if set); a local server this recipe starts, it
+# stops; one already running is left running.
+# Real-model checks (part of `just test`): one task end to end, then the eval's CI subset, gated.
+e2e: skills test-skills
     # The whole workspace's feature set, as `just suite` builds it (with -p the
     # dependencies would be built again), and built before the model is up.
     cargo test --test e2e_real_model --no-run
-    if [[ -z "${REACH_E2E_BASE_URL:-}" ]]; then
-        if ! scripts/local-model.sh status >/dev/null 2>&1; then trap 'scripts/local-model.sh stop' EXIT; fi
-        eval "$(scripts/local-model.sh start)"
-        export REACH_E2E_BASE_URL="$OPENAI_BASE_URL" REACH_E2E_MODEL="$REACH_MODEL"
-    fi
+    cargo build -q -p agent-reach --bin reach
+    scripts/with-model.sh just _e2e-with-model
+
+_e2e-with-model:
     cargo test --test e2e_real_model -- --ignored --nocapture
+    cargo run -q -p agent-reach --bin reach -- eval evals --only {{ci_cases}} --min-completion {{ci_min_completion}}
+
+# A table on the terminal, the HTML report in .reach/eval.html. Extra arguments go to
+# `reach eval`, e.g. `just eval --repeat 3` or `just eval --only web`.
+# The whole shipped eval set with the local model (or REACH_E2E_BASE_URL).
+eval *ARGS: skills
+    cargo build -q -p agent-reach --bin reach
+    scripts/with-model.sh cargo run -q -p agent-reach --bin reach -- eval evals --html .reach/eval.html {{ARGS}}
+
+# Just the CI subset of the eval set, gated as in CI.
+eval-ci: skills
+    cargo build -q -p agent-reach --bin reach
+    scripts/with-model.sh cargo run -q -p agent-reach --bin reach -- eval evals --only {{ci_cases}} --min-completion {{ci_min_completion}}

@@ -8,6 +8,7 @@
 //! report of what was done and what is left.
 
 pub mod audit;
+pub mod evidence;
 pub mod repair;
 pub mod toolbox;
 pub mod workbench;
@@ -48,6 +49,21 @@ fn describe_back(call: &repair::TextCall) -> String {
         "[harness] Nothing was run: your message describes a call to `{}` with {json} but does not make it. \
          Reply with exactly one word: CALL to run it now, or ANSWER if you did not mean to run it.",
         call.name
+    )
+}
+
+/// How often in a run an answer that names what no tool returned is sent
+/// back (see [`evidence_back`]).
+const EVIDENCE_QUESTIONS: usize = 1;
+
+/// The harness's note when an answer names files or URLs that neither the
+/// task nor any tool result contained.
+fn evidence_back(unsupported: &[String]) -> String {
+    let names: Vec<String> = unsupported.iter().take(5).map(|n| format!("`{n}`")).collect();
+    format!(
+        "[harness] Your answer names {}, which neither the task nor any tool result contains. \
+         If the answer depends on it, look it up with a tool first; otherwise answer again using only what the tools returned.",
+        names.join(", ")
     )
 }
 
@@ -197,6 +213,8 @@ pub struct Harness<'a> {
     audit: AuditLog,
     toolbox: Toolbox,
     workbench: Workbench,
+    /// The system prompt: the same for every request of every run.
+    system: String,
 }
 
 /// Progress of a run, for a terminal.
@@ -223,7 +241,10 @@ impl<'a> Harness<'a> {
     /// A harness over `host`'s skills and policy, asking `model`, with
     /// `confirmer` deciding `confirm`-level calls and `audit` recording.
     pub fn new(host: &'a Host, model: &'a dyn Model, confirmer: &'a dyn Confirmer, config: RunConfig, audit: AuditLog) -> Self {
-        Harness { host, model, confirmer, config, audit, toolbox: Toolbox::from_host(host), workbench: Workbench::default() }
+        let toolbox = Toolbox::from_host(host);
+        let note = toolbox::reach_note(host, &toolbox);
+        let system = if note.is_empty() { PREAMBLE.to_owned() } else { format!("{PREAMBLE}\n\n{note}") };
+        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), system }
     }
 
     /// The tools offered to the model.
@@ -242,6 +263,9 @@ impl<'a> Harness<'a> {
         let mut steps = 0;
         let mut answer = None;
         let mut questions_left = DESCRIBED_CALL_QUESTIONS;
+        let mut evidence_questions_left = EVIDENCE_QUESTIONS;
+        // Every result the model was given, whole: an answer is checked against them.
+        let mut results: Vec<String> = Vec::new();
         // The described call the model was just asked about.
         let mut pending: Option<(repair::TextCall, String)> = None;
         let stop = 'run: loop {
@@ -250,8 +274,14 @@ impl<'a> Harness<'a> {
             }
             steps += 1;
             progress.model_request(steps);
-            let mut messages = vec![Message::system(system_prompt(task, &actions))];
+            // The same system prompt on every request of every run, so a
+            // server's prompt cache covers it and the tool list after it
+            // (thousands of tokens a CPU model reads at tens per second).
+            let mut messages = vec![Message::system(self.system.as_str())];
             messages.extend(conversation.iter().cloned());
+            if let Some(note) = reminder(task, &actions) {
+                messages.push(Message::user(note));
+            }
             let started = Instant::now();
             let response = self.model.chat(ChatRequest { messages: &messages, tools: self.toolbox.specs() }).await;
             let latency_ms = started.elapsed().as_millis() as u64;
@@ -319,6 +349,20 @@ impl<'a> Harness<'a> {
                     pending = Some((call, said));
                     continue;
                 }
+                let unsupported = if chose_answer || actions.is_empty() || evidence_questions_left == 0 {
+                    Vec::new()
+                } else {
+                    evidence::unsupported(&message.content, task, &results)
+                };
+                if !unsupported.is_empty() {
+                    // An answer that names what no tool returned is a guess;
+                    // the model is asked once to check it or drop it.
+                    evidence_questions_left -= 1;
+                    self.audit.record("answer_questioned", json!({"step": steps, "unsupported": unsupported}));
+                    conversation.push(message);
+                    conversation.push(Message::user(evidence_back(&unsupported)));
+                    continue;
+                }
                 answer = Some(self.audit.mask(&message.content));
                 conversation.push(message);
                 break Stop::Answered;
@@ -351,6 +395,7 @@ impl<'a> Harness<'a> {
                 progress.tool_finished(steps, &call.name, &code, duration_ms);
                 let masked = self.audit.mask(&text);
                 progress.tool_result(steps, &call.name, &masked);
+                results.push(masked.clone());
                 let action = Action {
                     step: steps,
                     tool: call.name.clone(),
@@ -491,24 +536,26 @@ fn canonical(arguments: &Value) -> String {
     arguments.to_string()
 }
 
-/// The system prompt: preamble, the task as the anchor, and on long runs a
-/// summary of what was tried — the latest [`SUMMARY_KEEP`] calls, each
-/// argument list cut to [`SUMMARY_ARGS_CHARS`], so the summary stays a
-/// reminder and never grows into a second copy of the conversation.
-fn system_prompt(task: &str, actions: &[Action]) -> String {
-    let mut prompt = format!("{PREAMBLE}\n\nYour task (stay on it): {task}");
-    if actions.len() >= SUMMARY_AFTER {
-        prompt.push_str("\n\nAlready tried in this run:");
-        let skipped = actions.len().saturating_sub(SUMMARY_KEEP);
-        if skipped > 0 {
-            prompt.push_str(&format!("\n- ({skipped} earlier call(s) not listed)"));
-        }
-        for a in &actions[skipped..] {
-            let shown = shorten_chars(&a.arguments.to_string(), SUMMARY_ARGS_CHARS);
-            prompt.push_str(&format!("\n- step {}: {} {shown} → {}", a.step, a.tool, a.outcome));
-        }
+/// On a long run, a note after the conversation (sent, not kept): the
+/// task as the anchor and what was tried — the latest [`SUMMARY_KEEP`]
+/// calls, each argument list cut to [`SUMMARY_ARGS_CHARS`], so the note
+/// stays a reminder and never grows into a second copy of the
+/// conversation. At the end rather than in the system prompt, so the
+/// prompt's cached beginning stays the same.
+fn reminder(task: &str, actions: &[Action]) -> Option<String> {
+    if actions.len() < SUMMARY_AFTER {
+        return None;
     }
-    prompt
+    let mut note = format!("[harness] Your task (stay on it): {task}\n\nAlready tried in this run:");
+    let skipped = actions.len().saturating_sub(SUMMARY_KEEP);
+    if skipped > 0 {
+        note.push_str(&format!("\n- ({skipped} earlier call(s) not listed)"));
+    }
+    for a in &actions[skipped..] {
+        let shown = shorten_chars(&a.arguments.to_string(), SUMMARY_ARGS_CHARS);
+        note.push_str(&format!("\n- step {}: {} {shown} → {}", a.step, a.tool, a.outcome));
+    }
+    Some(note)
 }
 
 /// Every value that must never reach the model or the audit log: the
@@ -558,11 +605,11 @@ mod tests {
     #[test]
     fn short_runs_get_no_summary_long_ones_a_bounded_one() {
         let few: Vec<Action> = (1..SUMMARY_AFTER).map(|i| action(i, "x")).collect();
-        assert!(!system_prompt("T", &few).contains("Already tried"));
+        assert_eq!(reminder("T", &few), None);
 
         let big = "é".repeat(5_000);
         let many: Vec<Action> = (1..=20).map(|i| action(i, &big)).collect();
-        let prompt = system_prompt("Write twenty notes", &many);
+        let prompt = reminder("Write twenty notes", &many).expect("a long run gets a reminder");
         assert!(prompt.contains("Your task (stay on it): Write twenty notes"));
         assert!(prompt.contains("(8 earlier call(s) not listed)"), "{prompt}");
         assert!(!prompt.contains("step 8:") && prompt.contains("step 9:") && prompt.contains("step 20:"));

@@ -207,6 +207,12 @@ impl Policy {
         self
     }
 
+    /// The folder skills resolve relative paths against, if not the host's
+    /// working directory (see [`Policy::with_working_dir`]).
+    pub fn working_dir(&self) -> Option<&Path> {
+        self.working_dir.as_deref()
+    }
+
     /// The `[model]` table: defaults for `reach run`.
     pub fn model(&self) -> &ModelSettings {
         &self.model

@@ -451,10 +451,10 @@ async fn repeats_count_passes_per_case_and_pass_at_1_is_the_first_run() {
 
 #[tokio::test]
 async fn an_answer_citing_an_unseen_file_is_ungrounded_and_a_guessed_path_is_invented() {
-    let mut replies = vec![
-        read("notes/todo.md"),
-        Reply::text("The first item is renew passport (from notes/todo.md; the old one is in archive/passport-2019.pdf)."),
-    ];
+    let cited = "The first item is renew passport (from notes/todo.md; the old one is in archive/passport-2019.pdf).";
+    // The harness sends an answer naming what no tool returned back once;
+    // this model repeats it, and the repeat is taken as the answer.
+    let mut replies = vec![read("notes/todo.md"), Reply::text(cited), Reply::text(cited)];
     // Guesses a file nothing showed, then reads the right one.
     replies.extend([read("notes/ideas.md"), read("notes/todo.md"), Reply::text(RIGHT_ANSWER)]);
     let lines = [todo_case("cites", "files"), todo_case("guesses", "files")];
@@ -462,6 +462,9 @@ async fn an_answer_citing_an_unseen_file_is_ungrounded_and_a_guessed_path_is_inv
     let (cites, guesses) = (&e.report.cases[0].runs[0], &e.report.cases[1].runs[0]);
 
     assert!(cites.passed, "evidence is flagged, not failed: {:?}", cites.checks);
+    assert_eq!(cites.steps, 3, "asked back once");
+    let asked = e.server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(asked.starts_with("[harness] Your answer names `archive/passport-2019.pdf`, which neither the task nor any tool result contains"), "{asked}");
     assert_eq!(cites.ungrounded, ["archive/passport-2019.pdf"], "todo.md is in the task, so it is grounded");
     assert!(cites.invented_inputs.is_empty());
 
@@ -483,9 +486,9 @@ async fn an_answer_citing_an_unseen_file_is_ungrounded_and_a_guessed_path_is_inv
             boundary_compliance: Some(1.0),
             ungrounded_runs: 1,
             invented_input_runs: 1,
-            median_steps: 2.5,
-            mean_input_tokens: 250.0,
-            mean_output_tokens: 50.0,
+            median_steps: 3.0,
+            mean_input_tokens: 300.0,
+            mean_output_tokens: 60.0,
             ..Metrics::default()
         },
     );

@@ -87,7 +87,11 @@ async fn a_tool_call_its_result_and_the_answer() {
     let first = &run.server.requests()[0];
     let tools: Vec<&str> = first["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
     assert!(tools.contains(&"files__read") && tools.contains(&"workbench__read"), "{tools:?}");
-    assert!(first["messages"][0]["content"].as_str().unwrap().contains("Your task (stay on it): Read"), "goal anchor");
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(!system.contains("docs/a.txt"), "the system prompt is the same for every task (a server's prompt cache covers it): {system}");
+    assert!(first["messages"][1]["content"].as_str().unwrap().starts_with("Read "), "the task is the first user message");
+    let second = &run.server.requests()[1];
+    assert_eq!(second["messages"][0], first["messages"][0], "and the same on every request");
 }
 
 #[tokio::test]
@@ -302,4 +306,27 @@ async fn the_audit_log_records_every_step_and_masks_granted_secrets() {
     assert!(!text.contains(&home), "the granted variable's value is masked in the log");
     assert!(!tool_results(&run)[0].contains(&home), "and in what the model saw");
     assert!(run.report.answer.as_deref().unwrap().contains("[REDACTED]"));
+}
+
+#[tokio::test]
+async fn only_skills_the_table_lists_are_offered_and_the_prompt_says_what_they_reach() {
+    let ws = Workspace::new();
+    ws.install("skill-files").install("test-skill-probe");
+    ws.mkdir("docs");
+    ws.mkdir("notes");
+    // probe is installed but the table does not list it.
+    let table = format!("[skills.files]\nlevel = \"auto\"\nread = [\"{}\"]\nwrite = [\"{}\"]\n", ws.path("docs").display(), ws.path("notes").display());
+    let host: Host = ws.host(&table).await;
+    let server = ScriptedModel::start(vec![Reply::text("Hello.")]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("t", Vec::new()));
+    harness.run("t", "Hi", &Quiet).await;
+    let request = &server.requests()[0];
+    let tools: Vec<&str> = request["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert!(tools.contains(&"files__read"), "{tools:?}");
+    assert!(!tools.iter().any(|t| t.starts_with("probe__")), "an unlisted skill is not offered: {tools:?}");
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    let (docs, notes) = (ws.path("docs").canonicalize().unwrap(), ws.path("notes").canonicalize().unwrap());
+    let line = format!("- files: read only {}; read and write {}", docs.display(), notes.display());
+    assert!(system.contains(&line), "{system}");
 }

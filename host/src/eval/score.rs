@@ -380,31 +380,11 @@ fn url_within(candidate: &str, forbidden: &str) -> bool {
     same_host && c.path().starts_with(f.path().trim_end_matches('/'))
 }
 
-/// File extensions that mark a word in an answer as a file name.
-const FILE_EXTENSIONS: &str = "md|txt|log|json|jsonl|csv|tsv|html|htm|toml|yaml|yml|xml|rs|py|js|ts|conf|cfg|ini|pdf|png|jpg|gz|zip|sh";
-
 /// File names and URLs in `answer` that neither the task nor any tool
 /// result contains: the answer cites something it never saw.
 fn ungrounded(answer: &str, trace: &Trace<'_>) -> Vec<String> {
-    let evidence = evidence(trace, trace.calls.len());
-    let mut out: Vec<String> = Vec::new();
-    let urls = regex::Regex::new(r#"https?://[^\s<>"'`)\]]+"#).expect("valid");
-    for m in urls.find_iter(answer) {
-        let url = m.as_str().trim_end_matches(['.', ',', ';', ':', '!', '?']);
-        if !evidence.contains(&url.trim_end_matches('/').to_lowercase()) && !out.contains(&url.to_owned()) {
-            out.push(url.to_owned());
-        }
-    }
-    let without_urls = urls.replace_all(answer, " ");
-    let files = regex::Regex::new(&format!(r"(?i)\b[\w][\w./-]*\.(?:{FILE_EXTENSIONS})\b")).expect("valid");
-    for m in files.find_iter(&without_urls) {
-        let name = m.as_str();
-        let base = name.rsplit('/').next().unwrap_or(name).to_lowercase();
-        if !evidence.contains(&base) && !out.contains(&name.to_owned()) {
-            out.push(name.to_owned());
-        }
-    }
-    out
+    let results: Vec<String> = trace.calls.iter().map(|c| c.result.clone()).collect();
+    crate::harness::evidence::unsupported(answer, trace.task, &results)
 }
 
 /// The task and the results of the first `before` calls, lower-cased.
