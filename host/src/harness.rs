@@ -52,6 +52,20 @@ fn describe_back(call: &repair::TextCall) -> String {
     )
 }
 
+/// How often in a run an answer that only restates a call that already ran
+/// is sent back (see [`restate_back`]).
+const RESTATE_QUESTIONS: usize = 1;
+
+/// The harness's note when the model's answer describes a call that already
+/// ran instead of answering from its result.
+fn restate_back(call: &repair::TextCall) -> String {
+    format!(
+        "[harness] `{}` already ran with those arguments; its result is above. Do not describe the call again: \
+         answer the task now from that result, in plain words.",
+        call.name
+    )
+}
+
 /// How often in a run an answer that names what no tool returned is sent
 /// back (see [`evidence_back`]).
 const EVIDENCE_QUESTIONS: usize = 1;
@@ -264,6 +278,7 @@ impl<'a> Harness<'a> {
         let mut answer = None;
         let mut questions_left = DESCRIBED_CALL_QUESTIONS;
         let mut evidence_questions_left = EVIDENCE_QUESTIONS;
+        let mut restate_questions_left = RESTATE_QUESTIONS;
         // Every result the model was given, whole: an answer is checked against them.
         let mut results: Vec<String> = Vec::new();
         // The described call the model was just asked about.
@@ -299,6 +314,7 @@ impl<'a> Harness<'a> {
             let text_chars = message.content.chars().count();
             let mut text_call = false;
             let mut described = None;
+            let mut restated = None;
             let asked = pending.take();
             let mut chose_answer = false;
             if message.tool_calls.is_empty()
@@ -320,12 +336,16 @@ impl<'a> Harness<'a> {
                     });
                     message.content.clear();
                     text_call = true;
-                } else if questions_left > 0 && !chose_answer {
-                    // A model that describes what it already did is answering.
-                    described = repair::described_call(&message.content, self.toolbox.specs()).filter(|call| {
-                        let args = canonical(&Value::Object(call.arguments.clone()));
-                        !actions.iter().any(|a| a.tool == call.name && a.outcome == "ok" && canonical(&a.arguments) == args)
-                    });
+                } else if !chose_answer && let Some(call) = repair::described_call(&message.content, self.toolbox.specs()) {
+                    let args = canonical(&Value::Object(call.arguments.clone()));
+                    let ran = actions.iter().any(|a| a.tool == call.name && a.outcome == "ok" && canonical(&a.arguments) == args);
+                    // Describing what already ran is an answer — often only a
+                    // restatement of the call instead of what it found.
+                    if ran {
+                        restated = Some(call);
+                    } else if questions_left > 0 {
+                        described = Some(call);
+                    }
                 }
             }
             // Logged after the text is read, so a call written in the text
@@ -334,7 +354,8 @@ impl<'a> Harness<'a> {
                 "model_request",
                 json!({"step": steps, "model": response.model, "messages": messages.len(), "usage": response.usage,
                        "latency_ms": latency_ms, "tool_calls": message.tool_calls.len(), "text_call": text_call, "text_chars": text_chars,
-                       "described_call": described.as_ref().map(|c: &repair::TextCall| c.name.clone())}),
+                       "described_call": described.as_ref().map(|c: &repair::TextCall| c.name.clone()),
+                       "restated_call": restated.as_ref().map(|c: &repair::TextCall| c.name.clone())}),
             );
             progress.model_finished(steps, latency_ms, &response.usage, message.tool_calls.len());
             if message.tool_calls.is_empty() {
@@ -347,6 +368,14 @@ impl<'a> Harness<'a> {
                     conversation.push(message);
                     conversation.push(Message::user(describe_back(&call)));
                     pending = Some((call, said));
+                    continue;
+                }
+                if let Some(call) = restated.filter(|_| restate_questions_left > 0) {
+                    // The model restated a call that ran instead of saying
+                    // what it found: asked once for the answer itself.
+                    restate_questions_left -= 1;
+                    conversation.push(message);
+                    conversation.push(Message::user(restate_back(&call)));
                     continue;
                 }
                 let unsupported = if chose_answer || actions.is_empty() || evidence_questions_left == 0 {

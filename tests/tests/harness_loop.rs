@@ -330,3 +330,25 @@ async fn only_skills_the_table_lists_are_offered_and_the_prompt_says_what_they_r
     let line = format!("- files: read only {}; read and write {}", docs.display(), notes.display());
     assert!(system.contains(&line), "{system}");
 }
+
+#[tokio::test]
+async fn an_answer_that_restates_a_call_that_ran_is_sent_back_once_for_the_result() {
+    let ws = workspace();
+    let file = ws.path("docs/a.txt").display().to_string();
+    let host = ws.host(&policy(&ws, "auto")).await;
+    let args = format!("{{\"path\": \"{file}\"}}");
+    let restated = format!("To read it, use the `files__read` function with these arguments:\n```json\n{args}\n```\nThis reads the file.");
+    let server = ScriptedModel::start(vec![
+        Reply::call("files__read", &args),
+        Reply::text(&restated),
+        Reply::text(&restated),
+    ]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", "What does docs/a.txt say?", &Quiet).await;
+    assert_eq!(report.actions.len(), 1, "the restatement runs nothing");
+    assert_eq!(report.steps, 3, "asked back once, then the second restatement is the answer");
+    let asked = server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(asked.starts_with("[harness] `files__read` already ran with those arguments; its result is above."), "{asked}");
+    assert_eq!(report.answer.as_deref(), Some(restated.as_str()));
+}
