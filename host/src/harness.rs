@@ -227,8 +227,8 @@ pub struct Harness<'a> {
     audit: AuditLog,
     toolbox: Toolbox,
     workbench: Workbench,
-    /// The system prompt: the same for every request of every run.
-    system: String,
+    /// What the offered skills can reach (see [`toolbox::reach_note`]).
+    reach: String,
 }
 
 /// Progress of a run, for a terminal.
@@ -256,9 +256,8 @@ impl<'a> Harness<'a> {
     /// `confirmer` deciding `confirm`-level calls and `audit` recording.
     pub fn new(host: &'a Host, model: &'a dyn Model, confirmer: &'a dyn Confirmer, config: RunConfig, audit: AuditLog) -> Self {
         let toolbox = Toolbox::from_host(host);
-        let note = toolbox::reach_note(host, &toolbox);
-        let system = if note.is_empty() { PREAMBLE.to_owned() } else { format!("{PREAMBLE}\n\n{note}") };
-        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), system }
+        let reach = toolbox::reach_note(host, &toolbox);
+        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), reach }
     }
 
     /// The tools offered to the model.
@@ -268,7 +267,11 @@ impl<'a> Harness<'a> {
 
     /// Run `task` to a stop.
     pub async fn run(&mut self, run_id: &str, task: &str, progress: &dyn Progress) -> RunReport {
-        let mut conversation = vec![Message::user(task)];
+        // What the tools can reach goes with the task, after the tool list:
+        // the system prompt and the tools stay the same for every task under
+        // one table, so a server's prompt cache covers them.
+        let first = if self.reach.is_empty() { task.to_owned() } else { format!("{task}\n\n[harness] {}", self.reach) };
+        let mut conversation = vec![Message::user(first)];
         let mut usage = Usage::default();
         let mut actions: Vec<Action> = Vec::new();
         let mut recent: Vec<(String, String)> = Vec::new();
@@ -292,7 +295,7 @@ impl<'a> Harness<'a> {
             // The same system prompt on every request of every run, so a
             // server's prompt cache covers it and the tool list after it
             // (thousands of tokens a CPU model reads at tens per second).
-            let mut messages = vec![Message::system(self.system.as_str())];
+            let mut messages = vec![Message::system(PREAMBLE)];
             messages.extend(conversation.iter().cloned());
             if let Some(note) = reminder(task, &actions) {
                 messages.push(Message::user(note));
