@@ -352,3 +352,10 @@ async fn an_answer_that_restates_a_call_that_ran_is_sent_back_once_for_the_resul
     assert!(asked.starts_with("[harness] `files__read` already ran with those arguments; its result is above."), "{asked}");
     assert_eq!(report.answer.as_deref(), Some(restated.as_str()));
 }
+
+#[tokio::test]
+async fn a_tool_named_the_way_the_docs_spell_it_runs() {
+    let run = run(vec![Reply::call("files.list", "{\"path\": \"/\"}"), Reply::text("ok")]).await;
+    assert_eq!(run.report.actions[0].tool, "files.list");
+    assert_eq!(run.report.actions[0].outcome, "DENIED", "ran as files__list (/ is not granted), not NO_SUCH_TOOL");
+}

@@ -9,6 +9,7 @@
 //! creative would invent arguments. The result is validated against the
 //! tool's schema afterwards in any case.
 
+use super::toolbox::dotted;
 use serde_json::{Map, Value};
 
 /// Parse tool arguments. Accepts strict JSON first; otherwise strips code
@@ -107,15 +108,18 @@ fn whole_object(text: &str) -> Option<Map<String, Value>> {
 /// page (or a planted call) looks like, and only the model can say which it
 /// meant.
 pub fn described_call(text: &str, tools: &[crate::model::ToolSpec]) -> Option<TextCall> {
-    let offered = |name: &str| tools.iter().any(|t| t.name == name);
+    // An offered name, or its `skill.tool` spelling, as the offered name.
+    let canonical = |name: &str| tools.iter().find(|t| t.name == name || dotted(&t.name).as_deref() == Some(name)).map(|t| t.name.clone());
+    let offered = |name: &str| canonical(name).is_some();
     for block in candidate_objects(text) {
         if let Ok(map) = arguments(block)
-            && let Some(call) = as_call(&map, &offered)
+            && let Some(mut call) = as_call(&map, &offered)
         {
+            call.name = canonical(&call.name).unwrap_or(call.name);
             return Some(call);
         }
     }
-    let mut named = tools.iter().filter(|t| mentions(text, &t.name));
+    let mut named = tools.iter().filter(|t| mentions(text, &t.name) || dotted(&t.name).is_some_and(|d| mentions(text, &d)));
     let tool = named.next()?;
     if named.next().is_some() {
         return None;
@@ -332,6 +336,11 @@ mod tests {
         assert_eq!(described_call("Use web__to_markdown or web__fetch with {\"url\": \"u\"}", &tools), None, "two tools named");
         assert_eq!(described_call("web__to_markdown gave {\"status\": \"ok\"}", &tools), None, "keys the schema does not know");
         assert_eq!(described_call("my_web__to_markdown_x {\"url\": \"u\"}", &tools), None, "not a whole word");
+        // The `skill.tool` spelling of the skills' docs, as the offered name.
+        let dotted = "You can use the `web.fetch` function with the following arguments:\n```json\n{\"url\": \"http://x/\"}\n```";
+        assert_eq!(described_call(dotted, &tools).map(|c| c.name), Some("web__fetch".to_owned()));
+        let object = "Call it like this: {\"name\": \"web.fetch\", \"arguments\": {\"url\": \"u\"}} and see.";
+        assert_eq!(described_call(object, &tools).map(|c| c.name), Some("web__fetch".to_owned()));
     }
 
     #[test]

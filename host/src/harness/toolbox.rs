@@ -84,8 +84,8 @@ impl Toolbox {
             toolbox.add(
                 SKILL_INSTRUCTIONS,
                 &format!(
-                    "Get the detailed instructions of a skill (how to use its tools well, limits, examples) \
-                     before using it for something non-trivial. Skills with instructions: {}.",
+                    "Only when a tool's own description leaves you unsure how to use it: the skill's longer \
+                     instructions (limits, examples). Not needed for ordinary calls. Skills with instructions: {}.",
                     with_instructions.join(", ")
                 ),
                 json!({"type": "object", "properties": {
@@ -99,6 +99,12 @@ impl Toolbox {
 
     fn add(&mut self, name: &str, description: &str, parameters: serde_json::Value, target: Target) {
         self.specs.push(ToolSpec { name: name.to_owned(), description: description.to_owned(), parameters });
+        // `files.read`, as the skills' own docs write it, means `files__read`.
+        if let Some(alias) = dotted(name)
+            && !self.targets.contains_key(&alias)
+        {
+            self.targets.insert(alias, target.clone());
+        }
         self.targets.insert(name.to_owned(), target);
     }
 
@@ -130,6 +136,12 @@ impl Toolbox {
         let close: Vec<&str> = scored.iter().filter(|(d, _)| *d <= cutoff).take(3).map(|(_, n)| *n).collect();
         if close.is_empty() { scored.iter().take(3).map(|(_, n)| *n).collect() } else { close }
     }
+}
+
+/// `skill.tool` for an offered `skill__tool`: the spelling the skills'
+/// instructions (and people) use, which models copy.
+pub fn dotted(offered: &str) -> Option<String> {
+    offered.split_once("__").map(|(skill, tool)| format!("{skill}.{tool}"))
 }
 
 /// `skill__tool`, with anything outside `[a-zA-Z0-9_-]` replaced by `_` and
