@@ -52,6 +52,22 @@ fn describe_back(call: &repair::TextCall) -> String {
     )
 }
 
+/// Error codes a model can fix itself: another name, path or argument.
+/// (A refusal is not one: `DENIED` is an answer to give the user.)
+const FIXABLE: [&str; 4] = ["INVALID_ARGS", "NOT_FOUND", "NO_SUCH_TOOL", "FAILED"];
+
+/// How often in a run a model that answers right after a call failed with
+/// a [`FIXABLE`] error is asked to try again (see [`retry_back`]).
+const RETRY_QUESTIONS: usize = 1;
+
+/// The harness's note when the model gives up after a fixable error.
+fn retry_back(tool: &str, code: &str) -> String {
+    format!(
+        "[harness] Your last call, `{tool}`, failed ({code}), so the task is not done yet. Fix what the error says — \
+         the tool, the name or path, or the arguments — and call again. Answer only if it cannot be done."
+    )
+}
+
 /// How often in a run an answer that only restates a call that already ran
 /// is sent back (see [`restate_back`]).
 const RESTATE_QUESTIONS: usize = 1;
@@ -282,6 +298,7 @@ impl<'a> Harness<'a> {
         let mut questions_left = DESCRIBED_CALL_QUESTIONS;
         let mut evidence_questions_left = EVIDENCE_QUESTIONS;
         let mut restate_questions_left = RESTATE_QUESTIONS;
+        let mut retry_questions_left = RETRY_QUESTIONS;
         // Every result the model was given, whole: an answer is checked against them.
         let mut results: Vec<String> = Vec::new();
         // The described call the model was just asked about.
@@ -371,6 +388,16 @@ impl<'a> Harness<'a> {
                     conversation.push(message);
                     conversation.push(Message::user(describe_back(&call)));
                     pending = Some((call, said));
+                    continue;
+                }
+                let fixable = actions.last().filter(|a| a.step + 1 == steps && FIXABLE.contains(&a.outcome.as_str()));
+                if let Some(failed) = fixable.filter(|_| retry_questions_left > 0 && !chose_answer) {
+                    // A small model often gives up on the first error it
+                    // could fix; it is asked once to try again.
+                    retry_questions_left -= 1;
+                    let note = retry_back(&failed.tool, &failed.outcome);
+                    conversation.push(message);
+                    conversation.push(Message::user(note));
                     continue;
                 }
                 if let Some(call) = restated.filter(|_| restate_questions_left > 0) {
@@ -496,7 +523,12 @@ impl<'a> Harness<'a> {
             return (Err(failure), "-", Value::Null);
         };
         let arguments = match parsed {
-            Ok(map) => Value::Object(map),
+            Ok(mut map) => {
+                if let Some(schema) = self.toolbox.parameters(&call.name) {
+                    repair::scalars_as_typed(&mut map, schema);
+                }
+                Value::Object(map)
+            }
             Err(why) => return (Err(ToolFailure::new(ErrorCode::InvalidArgs, format!("{}: {why}", call.name))), "-", Value::Null),
         };
         match target {

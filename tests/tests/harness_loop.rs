@@ -116,7 +116,7 @@ async fn the_file_content_reaches_the_model() {
 
 #[tokio::test]
 async fn an_unknown_tool_gets_close_names_and_the_run_goes_on() {
-    let run = run(vec![Reply::call("files_reed", "{}"), Reply::text("ok")]).await;
+    let run = run(vec![Reply::call("files_reed", "{}"), Reply::text("ok"), Reply::text("ok")]).await;
     assert_eq!(run.report.stop, Stop::Answered);
     let results = tool_results(&run);
     assert!(results[0].contains("NO_SUCH_TOOL") && results[0].contains("files__read"), "{results:?}");
@@ -130,6 +130,8 @@ async fn malformed_arguments_are_repaired_and_invalid_ones_named() {
             ("files__read", "{\"path\": 42}"),
             ("files__read", "path = x"),
         ]),
+        Reply::text("done"),
+        // After a fixable error the harness asks once more.
         Reply::text("done"),
     ])
     .await;
@@ -358,4 +360,37 @@ async fn a_tool_named_the_way_the_docs_spell_it_runs() {
     let run = run(vec![Reply::call("files.list", "{\"path\": \"/\"}"), Reply::text("ok")]).await;
     assert_eq!(run.report.actions[0].tool, "files.list");
     assert_eq!(run.report.actions[0].outcome, "DENIED", "ran as files__list (/ is not granted), not NO_SUCH_TOOL");
+}
+
+#[tokio::test]
+async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again() {
+    let ws = workspace();
+    let (missing, real) = (ws.path("docs/b.txt").display().to_string(), ws.path("docs/a.txt").display().to_string());
+    let host = ws.host(&policy(&ws, "auto")).await;
+    let server = ScriptedModel::start(vec![
+        Reply::call("files__read", &format!("{{\"path\": \"{missing}\"}}")),
+        Reply::text("I could not find that file."),
+        Reply::call("files__read", &format!("{{\"path\": \"{real}\"}}")),
+        Reply::text("It says alpha, beta."),
+    ]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", "What does docs/b.txt say?", &Quiet).await;
+    let outcomes: Vec<&str> = report.actions.iter().map(|a| a.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["NOT_FOUND", "ok"]);
+    assert_eq!(report.answer.as_deref(), Some("It says alpha, beta."));
+    let asked = server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(asked.starts_with("[harness] Your last call, `files__read`, failed (NOT_FOUND), so the task is not done yet."), "{asked}");
+
+    // Asked once: a second give-up is the answer.
+    let server = ScriptedModel::start(vec![
+        Reply::call("files__read", &format!("{{\"path\": \"{missing}\"}}")),
+        Reply::text("Not found."),
+        Reply::call("files__read", &format!("{{\"path\": \"{missing}\"}}")),
+        Reply::text("Still not found."),
+    ]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", "What does docs/b.txt say?", &Quiet).await;
+    assert_eq!((report.steps, report.answer.as_deref()), (4, Some("Still not found.")));
 }

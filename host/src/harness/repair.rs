@@ -38,6 +38,33 @@ pub fn arguments(text: &str) -> Result<Map<String, Value>, String> {
     Err(format!("the arguments are not valid JSON{err}: {}", preview(trimmed)))
 }
 
+/// Numbers and booleans written as strings (`"limit": "10"`, `"append":
+/// "true"`) become numbers and booleans where the tool's schema says so —
+/// the value the model meant, in the type the schema needs. Other values
+/// are left for the schema check to judge.
+pub fn scalars_as_typed(arguments: &mut Map<String, Value>, schema: &Value) {
+    let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
+    for (key, value) in arguments.iter_mut() {
+        let (Some(text), Some(kind)) = (value.as_str(), properties.get(key).and_then(|p| p.get("type")).and_then(Value::as_str)) else {
+            continue;
+        };
+        let text = text.trim();
+        let typed = match kind {
+            "integer" => text.parse::<i64>().ok().map(Value::from),
+            "number" => text.parse::<f64>().ok().filter(|n| n.is_finite()).map(Value::from),
+            "boolean" => match text.to_ascii_lowercase().as_str() {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(typed) = typed {
+            *value = typed;
+        }
+    }
+}
+
 /// A tool call found in the text of an answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TextCall {
@@ -315,6 +342,15 @@ mod tests {
         for text in answers {
             assert_eq!(call_in_text(text, &offered), None, "{text}");
         }
+    }
+
+    #[test]
+    fn numbers_and_booleans_sent_as_text_take_the_schema_type() {
+        let schema = json!({"properties": {"limit": {"type": "integer"}, "ratio": {"type": "number"}, "append": {"type": "boolean"}, "path": {"type": "string"}}});
+        let mut args = obj(json!({"limit": " 10", "ratio": "0.5", "append": "TRUE", "path": "10", "extra": "7", "bad": "x"}));
+        args.insert("limit2".into(), json!("ten"));
+        scalars_as_typed(&mut args, &schema);
+        assert_eq!(Value::Object(args), json!({"limit": 10, "ratio": 0.5, "append": true, "path": "10", "extra": "7", "bad": "x", "limit2": "ten"}));
     }
 
     #[test]

@@ -113,6 +113,12 @@ impl Toolbox {
         &self.specs
     }
 
+    /// The parameters schema of the tool `name` runs, if it was offered.
+    pub fn parameters(&self, name: &str) -> Option<&serde_json::Value> {
+        let target = self.targets.get(name)?;
+        self.specs.iter().find(|s| self.targets.get(&s.name) == Some(target)).map(|s| &s.parameters)
+    }
+
     /// What `name` runs, if it was offered.
     pub fn target(&self, name: &str) -> Option<&Target> {
         self.targets.get(name)

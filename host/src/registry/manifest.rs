@@ -131,6 +131,15 @@ impl ToolSpec {
             .collect();
         if problems.is_empty() {
             Ok(())
+        } else if problems.iter().any(|p| p.contains("additionalProperties")) {
+            // Say what the tool does take: a small model that invented a key
+            // can only fix the call if it knows the real ones.
+            let known: Vec<&str> =
+                self.parameters.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+            Err(ToolFailure::new(
+                ErrorCode::InvalidArgs,
+                format!("{skill}.{}: invalid arguments: {}; this tool takes only: {}", self.name, problems.join("; "), known.join(", ")),
+            ))
         } else {
             Err(ToolFailure::new(
                 ErrorCode::InvalidArgs,
