@@ -15,7 +15,11 @@ pub fn init_logging(cli: &Cli) {
     // Verbosity raises our own crates only: a dependency's trace output
     // (Cranelift dumps whole functions while compiling) runs to gigabytes.
     // REACH_LOG takes any filter, dependencies included.
+    // `reach eval` provokes denials on purpose (boundary cases); each is in
+    // its run's audit log, and warnings would bury the progress lines.
+    let quiet = matches!(cli.command, crate::args::Command::Eval(_));
     let default = match cli.verbose {
+        0 if quiet => "error",
         0 => "warn",
         1 => "warn,agent_reach=info,reach=info",
         2 => "warn,agent_reach=debug,reach=debug",
