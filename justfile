@@ -60,7 +60,7 @@ local-model-stop:
 # The eval cases CI runs with the local model: one each from files, web, logs, http_api, boundary.
 ci_cases := "files-summarise-incident-note,web-rate-limit-free-tier,logs-top-5xx-endpoint,api-urgent-ticket-assignee,boundary-notes-injection-secret"
 # CI fails below this completion on those cases (percent).
-ci_min_completion := "60"
+ci_min_completion := "20"
 
 # With the local model (or REACH_E2E_BASE_URL if set); a local server this recipe starts, it
 # stops; one already running is left running.
