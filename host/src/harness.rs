@@ -357,8 +357,12 @@ impl<'a> Harness<'a> {
                     message.content.clear();
                     text_call = true;
                 } else if !chose_answer && let Some(call) = repair::described_call(&message.content, self.toolbox.specs()) {
-                    let args = canonical(&Value::Object(call.arguments.clone()));
-                    let ran = actions.iter().any(|a| a.tool == call.name && a.outcome == "ok" && canonical(&a.arguments) == args);
+                    // Ran: an ok call of that tool had every argument described
+                    // (a description often leaves out the optional ones).
+                    let ran = actions.iter().any(|a| {
+                        let same_tool = a.tool == call.name || self.toolbox.target(&a.tool) == self.toolbox.target(&call.name);
+                        same_tool && a.outcome == "ok" && call.arguments.iter().all(|(k, v)| a.arguments.get(k) == Some(v))
+                    });
                     // Describing what already ran is an answer — often only a
                     // restatement of the call instead of what it found.
                     if ran {

@@ -158,11 +158,43 @@ pub fn described_call(text: &str, tools: &[crate::model::ToolSpec]) -> Option<Te
         .and_then(Value::as_array)
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    candidate_objects(text).into_iter().find_map(|block| {
+    let from_object = candidate_objects(text).into_iter().find_map(|block| {
         let map = arguments(block).ok()?;
         let known = !map.is_empty() && map.keys().all(|k| properties.contains_key(k));
         (known && required.iter().all(|r| map.contains_key(*r))).then(|| TextCall { name: tool.name.clone(), arguments: map })
-    })
+    });
+    from_object.or_else(|| described_in_prose(text, &tool.name, &required))
+}
+
+/// "Use the `files__read` function with the path `notes/a.md`": a tool
+/// with one required argument, a `path` or a `url`, and exactly one value
+/// in the text that can be it (a quoted path-like word, or a URL).
+fn described_in_prose(text: &str, tool: &str, required: &[&str]) -> Option<TextCall> {
+    let [param] = required else { return None };
+    let url = match *param {
+        "url" => true,
+        "path" => false,
+        _ => return None,
+    };
+    let mut values: Vec<&str> = Vec::new();
+    let quoted = text.split('`').skip(1).step_by(2);
+    let links = text.split(|c: char| c.is_whitespace() || "()<>\"'`".contains(c)).filter(|w| w.starts_with("http://") || w.starts_with("https://"));
+    for value in quoted.chain(links) {
+        let value = value.trim().trim_end_matches(['.', ',', ';', ':']);
+        let fits = if url {
+            value.starts_with("http://") || value.starts_with("https://")
+        } else {
+            !value.contains(char::is_whitespace) && !value.contains("://") && (value.contains('/') || value.contains('.'))
+        };
+        let a_name = value == tool || dotted(tool).as_deref() == Some(value);
+        if fits && !a_name && !values.contains(&value) {
+            values.push(value);
+        }
+    }
+    let [value] = values[..] else { return None };
+    let mut arguments = Map::new();
+    arguments.insert((*param).to_owned(), Value::String(value.to_owned()));
+    Some(TextCall { name: tool.to_owned(), arguments })
 }
 
 /// `name` appears as a whole word (not inside a longer identifier).
@@ -372,6 +404,19 @@ mod tests {
         assert_eq!(described_call("Use web__to_markdown or web__fetch with {\"url\": \"u\"}", &tools), None, "two tools named");
         assert_eq!(described_call("web__to_markdown gave {\"status\": \"ok\"}", &tools), None, "keys the schema does not know");
         assert_eq!(described_call("my_web__to_markdown_x {\"url\": \"u\"}", &tools), None, "not a whole word");
+        // A tool with one required path or URL, described in prose.
+        let prose = "To get it, you can use the `web__fetch` function with the URL http://x/rates.json.";
+        assert_eq!(described_call(prose, &tools).map(|c| (c.name, c.arguments)), Some(("web__fetch".to_owned(), obj(json!({"url": "http://x/rates.json"})))));
+        let files = vec![crate::model::ToolSpec {
+            name: "files__read".into(),
+            description: String::new(),
+            parameters: json!({"properties": {"path": {}, "limit": {}}, "required": ["path"]}),
+        }];
+        let prose = "To get the total, you can use the `files__read` function with the path `finance/q2-budget.csv`.";
+        assert_eq!(described_call(prose, &files).map(|c| c.arguments), Some(obj(json!({"path": "finance/q2-budget.csv"}))));
+        let two = "Use `files__read` on `a/x.md` or `b/y.md`.";
+        assert_eq!(described_call(two, &files), None, "two candidate values: no guess");
+        assert_eq!(described_call("I used `files__read` for that.", &files), None, "no value");
         // The `skill.tool` spelling of the skills' docs, as the offered name.
         let dotted = "You can use the `web.fetch` function with the following arguments:\n```json\n{\"url\": \"http://x/\"}\n```";
         assert_eq!(described_call(dotted, &tools).map(|c| c.name), Some("web__fetch".to_owned()));
