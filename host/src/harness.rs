@@ -245,8 +245,6 @@ pub struct Harness<'a> {
     audit: AuditLog,
     toolbox: Toolbox,
     workbench: Workbench,
-    /// What the offered skills can reach (see [`toolbox::reach_note`]).
-    reach: String,
 }
 
 /// Progress of a run, for a terminal.
@@ -274,8 +272,7 @@ impl<'a> Harness<'a> {
     /// `confirmer` deciding `confirm`-level calls and `audit` recording.
     pub fn new(host: &'a Host, model: &'a dyn Model, confirmer: &'a dyn Confirmer, config: RunConfig, audit: AuditLog) -> Self {
         let toolbox = Toolbox::from_host(host);
-        let reach = toolbox::reach_note(host, &toolbox);
-        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), reach }
+        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default() }
     }
 
     /// The tools offered to the model.
@@ -285,11 +282,7 @@ impl<'a> Harness<'a> {
 
     /// Run `task` to a stop.
     pub async fn run(&mut self, run_id: &str, task: &str, progress: &dyn Progress) -> RunReport {
-        // What the tools can reach goes with the task, after the tool list:
-        // the system prompt and the tools stay the same for every task under
-        // one table, so a server's prompt cache covers them.
-        let first = if self.reach.is_empty() { task.to_owned() } else { format!("{task}\n\n[harness] {}", self.reach) };
-        let mut conversation = vec![Message::user(first)];
+        let mut conversation = vec![Message::user(task)];
         let mut usage = Usage::default();
         let mut actions: Vec<Action> = Vec::new();
         let mut recent: Vec<(String, String)> = Vec::new();

@@ -311,7 +311,7 @@ async fn the_audit_log_records_every_step_and_masks_granted_secrets() {
 }
 
 #[tokio::test]
-async fn only_skills_the_table_lists_are_offered_and_the_task_says_what_they_reach() {
+async fn only_skills_the_table_lists_are_offered() {
     let ws = Workspace::new();
     ws.install("skill-files").install("test-skill-probe");
     ws.mkdir("docs");
@@ -327,10 +327,7 @@ async fn only_skills_the_table_lists_are_offered_and_the_task_says_what_they_rea
     let tools: Vec<&str> = request["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
     assert!(tools.contains(&"files__read"), "{tools:?}");
     assert!(!tools.iter().any(|t| t.starts_with("probe__")), "an unlisted skill is not offered: {tools:?}");
-    let task = request["messages"][1]["content"].as_str().unwrap();
-    let (docs, notes) = (ws.path("docs").canonicalize().unwrap(), ws.path("notes").canonicalize().unwrap());
-    let line = format!("- files: read only {}; read and write {}", docs.display(), notes.display());
-    assert!(task.starts_with("Hi\n\n[harness] What the tools can reach") && task.contains(&line), "{task}");
+    assert_eq!(request["messages"][1]["content"], "Hi", "the task as typed");
 }
 
 #[tokio::test]

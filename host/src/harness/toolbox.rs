@@ -7,7 +7,6 @@ use crate::model::ToolSpec;
 use crate::policy::Level;
 use serde_json::json;
 use std::collections::HashMap;
-use std::path::Path;
 
 /// The built-in that pages through a large result kept in the workbench.
 pub const WORKBENCH_READ: &str = "workbench__read";
@@ -199,49 +198,4 @@ mod tests {
         assert_eq!(tb.close_names("read_file")[..1], ["files__read"]);
         assert_eq!(tb.close_names("web_fetch")[0], "web__fetch");
     }
-}
-
-/// What the offered skills can reach, for the system prompt: the folders
-/// each may read and write and the hosts it may call, with paths relative to
-/// where the skills resolve relative paths. A model told where it may write
-/// does not guess a folder it may not, and knows a refusal when it sees one.
-pub fn reach_note(host: &Host, toolbox: &Toolbox) -> String {
-    let cwd = host.policy.working_dir().map(Path::to_path_buf).or_else(|| std::env::current_dir().ok());
-    let shown = |path: &Path| match cwd.as_deref().and_then(|c| path.strip_prefix(c).ok()) {
-        Some(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
-        Some(rel) => format!("./{}", rel.display()),
-        None => path.display().to_string(),
-    };
-    let mut lines = Vec::new();
-    let mut seen = Vec::new();
-    for spec in toolbox.specs() {
-        let Some(Target::Skill { skill, .. }) = toolbox.target(&spec.name) else { continue };
-        if seen.contains(skill) {
-            continue;
-        }
-        seen.push(skill.clone());
-        let grants = host.policy.grants(skill);
-        let mut parts = Vec::new();
-        let read: Vec<String> = grants.read.iter().map(|g| shown(&g.path)).collect();
-        let write: Vec<String> = grants.write.iter().map(|g| shown(&g.path)).collect();
-        if !read.is_empty() {
-            parts.push(format!("read only {}", read.join(", ")));
-        }
-        if !write.is_empty() {
-            parts.push(format!("read and write {}", write.join(", ")));
-        }
-        if !grants.net.is_empty() {
-            parts.push(format!("hosts {}", grants.net));
-        }
-        let what = if parts.is_empty() { "no folders and no hosts".to_owned() } else { parts.join("; ") };
-        lines.push(format!("- {skill}: {what}"));
-    }
-    if lines.is_empty() {
-        return String::new();
-    }
-    format!(
-        "What the tools can reach (the operator's permission table; anything else is refused, so do not try it — \
-         tell the user instead). Relative paths start in the working folder.\n{}",
-        lines.join("\n")
-    )
 }
