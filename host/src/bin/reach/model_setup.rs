@@ -15,6 +15,9 @@ const ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 /// Request timeout for a model served on this machine.
 const LOCAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// Most tokens a model on this machine may write in one reply.
+const LOCAL_MAX_TOKENS: u32 = 1024;
+
 /// True for `http://127.0.0.1…`, `http://localhost…`, `http://[::1]…`.
 fn is_loopback(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
@@ -65,6 +68,9 @@ pub fn build(args: &ModelFlags, table: &ModelSettings) -> anyhow::Result<(Box<dy
             // (minutes for the first request): give it time rather than retry.
             if is_loopback(&config.base_url) {
                 config.timeout = LOCAL_TIMEOUT;
+                // A small model can loop until its context is full (thousands
+                // of tokens, minutes on a CPU); no useful reply is this long.
+                config.max_tokens = Some(LOCAL_MAX_TOKENS);
             }
             if table.temperature.is_some() {
                 config.temperature = table.temperature;
