@@ -251,6 +251,8 @@ fn run_answers_with_a_json_report_exit_0_and_the_run_can_be_listed_and_shown() {
     let requests = server.requests();
     assert_eq!(requests[0].path, "/v1/chat/completions");
     assert!(requests[1].body.contains("alpha"), "the file's content went back to the model");
+    let body: Value = serde_json::from_str(&requests[0].body).unwrap();
+    assert_eq!(body["max_tokens"], 1024, "a model on this machine cannot loop for minutes");
     drop(requests);
 
     let run_id = report["run_id"].as_str().unwrap();
