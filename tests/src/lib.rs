@@ -109,6 +109,15 @@ impl Workspace {
         let config = RuntimeConfig { cache_dir: Some(workspace().join("target/test-compile-cache")), pooling: true };
         Host::load(config, policy, &self.path("skills")).await.expect("host loads")
     }
+
+    /// [`Workspace::host`] as if `reach` were started in this folder: skills
+    /// resolve relative paths (`notes/a.md`) against it.
+    pub async fn host_here(&self, policy_toml: &str) -> Host {
+        let policy_path = self.policy(policy_toml);
+        let policy = Policy::load(&policy_path).unwrap_or_else(|e| panic!("policy: {e}")).with_working_dir(self.path(""));
+        let config = RuntimeConfig { cache_dir: Some(workspace().join("target/test-compile-cache")), pooling: true };
+        Host::load(config, policy, &self.path("skills")).await.expect("host loads")
+    }
 }
 
 impl Default for Workspace {

@@ -30,12 +30,14 @@ async fn a_real_model_saves_a_page_as_markdown() {
         ws.path("notes").display(),
         ws.path("notes").display()
     );
-    let host = ws.host(&policy).await;
+    // As if `reach` ran in the workspace: a relative `notes` means its notes/.
+    let host = ws.host_here(&policy).await;
     let model_name = std::env::var("REACH_E2E_MODEL").unwrap_or_else(|_| "qwen2.5-coder-1.5b-instruct".into());
     let mut config = OpenAiConfig::new(base_url, model_name);
     config.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
     config.temperature = Some(0.0);
     config.timeout = Duration::from_secs(600);
+    config.max_tokens = Some(1024);
     let model = OpenAiClient::new(config).expect("client");
     let audit = AuditLog::create(&ws.path(".reach/runs"), "e2e", vec![]).expect("audit");
     let run_config = RunConfig { max_steps: 4, ..RunConfig::default() };
