@@ -54,6 +54,9 @@ fn describe_back(call: &repair::TextCall) -> String {
     )
 }
 
+/// Most tool calls run from one model reply.
+const MAX_CALLS_PER_REPLY: usize = 5;
+
 /// Error codes a model can fix itself: another name, path or argument.
 /// (A refusal is not one: `DENIED` is an answer to give the user.)
 const FIXABLE: [&str; 4] = ["INVALID_ARGS", "NOT_FOUND", "NO_SUCH_TOOL", "FAILED"];
@@ -425,8 +428,16 @@ impl<'a> Harness<'a> {
                 conversation.push(message);
                 break Stop::Answered;
             }
+            // A model that floods a reply with calls (33 seen from the local
+            // model) would fill its context with their results: the first few
+            // run, and it is told the rest did not.
+            let made = message.tool_calls.len();
+            message.tool_calls.truncate(MAX_CALLS_PER_REPLY);
             let calls = message.tool_calls.clone();
             conversation.push(message);
+            if made > MAX_CALLS_PER_REPLY {
+                self.audit.record("tool_calls_dropped", json!({"step": steps, "made": made, "run": MAX_CALLS_PER_REPLY}));
+            }
             for call in calls {
                 progress.tool_started(steps, &call.name);
                 // Written before the call runs: a host that dies mid-call
@@ -481,6 +492,12 @@ impl<'a> Harness<'a> {
                 if recent.len() >= n && recent[recent.len() - n..].iter().all(|c| *c == recent[recent.len() - 1]) {
                     break 'run Stop::NoProgress;
                 }
+            }
+            if made > MAX_CALLS_PER_REPLY {
+                conversation.push(Message::user(format!(
+                    "[harness] Only the first {MAX_CALLS_PER_REPLY} of the {made} calls in your reply ran (results above); \
+                     the others did not. Make any that are still needed in your next reply."
+                )));
             }
             if let Some(budget) = self.config.token_budget
                 && usage.total() >= budget

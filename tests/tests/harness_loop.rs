@@ -391,3 +391,22 @@ async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again(
     let report = harness.run("r", "What does docs/b.txt say?", &Quiet).await;
     assert_eq!((report.steps, report.answer.as_deref()), (4, Some("Still not found.")));
 }
+
+#[tokio::test]
+async fn a_reply_with_a_flood_of_calls_runs_the_first_five_and_says_so() {
+    let args: Vec<String> = (0..7).map(|i| format!("{{\"path\": \"/n{i}\"}}")).collect();
+    let flood: Vec<(&str, &str)> = args.iter().map(|a| ("files__list", a.as_str())).collect();
+    let run = run(vec![Reply::calls(&flood), Reply::text("done")]).await;
+    assert_eq!(run.report.actions.len(), 5, "the first five ran");
+    let second = &run.server.requests()[1]["messages"];
+    let messages = second.as_array().unwrap();
+    let assistant = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+    assert_eq!(assistant["tool_calls"].as_array().unwrap().len(), 5, "every call in the conversation has its result");
+    assert_eq!(messages.iter().filter(|m| m["role"] == "tool").count(), 5);
+    let note = messages.iter().filter_map(|m| m["content"].as_str()).find(|c| c.starts_with("[harness] Only the first"));
+    assert_eq!(
+        note,
+        Some("[harness] Only the first 5 of the 7 calls in your reply ran (results above); the others did not. Make any that are still needed in your next reply.")
+    );
+    assert!(run.log.iter().any(|e| e["event"] == "tool_calls_dropped" && e["made"] == 7), "audited");
+}
