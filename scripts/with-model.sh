@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ -n "${REACH_E2E_BASE_URL:-}" ]]; then
     export OPENAI_BASE_URL="$REACH_E2E_BASE_URL"
-    [[ -n "${REACH_E2E_MODEL:-}" ]] && export REACH_MODEL="$REACH_E2E_MODEL"
+    if [[ -n "${REACH_E2E_MODEL:-}" ]]; then export REACH_MODEL="$REACH_E2E_MODEL"; fi
 else
     if ! scripts/local-model.sh status >/dev/null 2>&1; then trap 'scripts/local-model.sh stop' EXIT; fi
     eval "$(scripts/local-model.sh start)"
