@@ -6,15 +6,7 @@ mod support;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{Reply, Server, completion, ok, status};
-
-fn wasm(crate_name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
-    let path = target.join("wasm32-wasip2/release").join(format!("{crate_name}.wasm"));
-    assert!(path.exists(), "{} is missing: run `just test-skills` first", path.display());
-    path
-}
+use support::{Reply, Server, completion, ok, status, wasm};
 
 struct Env {
     dir: tempfile::TempDir,

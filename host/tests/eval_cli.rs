@@ -8,7 +8,7 @@ mod support;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{Reply, Server, completion, ok};
+use support::{Reply, Server, completion, ok, wasm};
 
 const CASE_ID: &str = "todo-first";
 
@@ -43,14 +43,6 @@ fn passing() -> Server {
 /// The model reads the list and answers something else.
 fn failing() -> Server {
     Server::start(vec![read_todo(), answer("The first item is: call the bank.")])
-}
-
-fn wasm(crate_name: &str) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
-    let path = target.join("wasm32-wasip2/release").join(format!("{crate_name}.wasm"));
-    assert!(path.exists(), "{} is missing: run `just test-skills` first", path.display());
-    path
 }
 
 /// A temporary folder with `skills/files.wasm` and `cases.jsonl`.

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -120,4 +121,13 @@ pub fn completion(message: Value, usage: Option<Value>) -> Value {
         body["usage"] = usage;
     }
     body
+}
+
+/// A built skill component (`just test-skills` builds them).
+pub fn wasm(crate_name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let path = target.join("wasm32-wasip2/release").join(format!("{crate_name}.wasm"));
+    assert!(path.exists(), "{} is missing: run `just test-skills` first", path.display());
+    path
 }
