@@ -182,7 +182,7 @@ async fn prepare_and_run(
         calls: &calls,
         answer: report.answer.as_deref(),
         answered: report.stop == Stop::Answered,
-        stop: &stop_label(&report.stop),
+        stop: &stop,
         steps: report.steps,
     };
     let verdict = score::score(&filled.expect, &trace);
@@ -219,23 +219,11 @@ fn fixture_text(fixtures: &Path, name: &str, values: &Placeholders) -> Result<St
     Ok(values.fill(&text))
 }
 
+/// The stop as the report names it: `Stop`'s own serialised `reason` and `detail`.
 fn stop_parts(stop: &Stop) -> (String, Option<String>) {
-    match stop {
-        Stop::ModelError(e) => ("model_error".to_owned(), Some(e.clone())),
-        other => (stop_label(other), None),
-    }
-}
-
-fn stop_label(stop: &Stop) -> String {
-    match stop {
-        Stop::Answered => "answered",
-        Stop::MaxSteps => "max_steps",
-        Stop::TokenBudget => "token_budget",
-        Stop::NoProgress => "no_progress",
-        Stop::Declined => "declined",
-        Stop::ModelError(_) => "model_error",
-    }
-    .to_owned()
+    let value = serde_json::to_value(stop).unwrap_or_default();
+    let reason = value["reason"].as_str().unwrap_or("unknown").to_owned();
+    (reason, value["detail"].as_str().map(str::to_owned))
 }
 
 fn records(report: &RunReport, calls: &[TracedCall]) -> Vec<CallRecord> {
