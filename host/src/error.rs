@@ -50,7 +50,10 @@ impl ErrorCode {
         match self {
             ErrorCode::NoSuchTool => "Call one of the tools that are listed.",
             ErrorCode::InvalidArgs => "Fix the arguments so they match the tool's schema, then call again.",
-            ErrorCode::Denied => "Do not retry; the permission table does not allow this. Use a granted folder or host, or ask the operator.",
+            ErrorCode::Denied => {
+                "Nothing was done. Do not retry: the permission table does not allow this. Tell the user it is not allowed, \
+                 or use a granted folder or host if that still does the task."
+            }
             ErrorCode::NotFound => "Check the name or path; list what exists first.",
             ErrorCode::Timeout => "Ask for less work per call (smaller input, narrower search), or ask the operator to raise timeout_ms.",
             ErrorCode::OutOfMemory => "Ask for less data per call, or ask the operator to raise memory_mb.",

@@ -65,11 +65,73 @@ const FIXABLE: [&str; 4] = ["INVALID_ARGS", "NOT_FOUND", "NO_SUCH_TOOL", "FAILED
 /// a [`FIXABLE`] error is asked to try again (see [`retry_back`]).
 const RETRY_QUESTIONS: usize = 1;
 
-/// The harness's note when the model gives up after a fixable error.
-fn retry_back(tool: &str, code: &str) -> String {
+/// The harness's note when the model gives up after a fixable error. The
+/// error is repeated: what it says (a listing of the names that do exist,
+/// the arguments the tool accepts) is what the next call needs.
+fn retry_back(tool: &str, code: &str, error: &str) -> String {
     format!(
-        "[harness] Your last call, `{tool}`, failed ({code}), so the task is not done yet. Fix what the error says — \
-         the tool, the name or path, or the arguments — and call again. Answer only if it cannot be done."
+        "[harness] Your last call, `{tool}`, failed ({code}): {}\nSo the task is not done yet. Fix what the error says — \
+         the tool, the name or path, or the arguments — and call again. Answer only if it cannot be done.",
+        shorten_chars(error, ERROR_CHARS)
+    )
+}
+
+/// Most characters of an error message repeated in a harness note.
+const ERROR_CHARS: usize = 800;
+
+/// The `error` text of a tool result that is a [`ToolFailure`] as JSON
+/// (the whole result otherwise).
+fn error_text(result: &str) -> String {
+    serde_json::from_str::<Value>(result)
+        .ok()
+        .and_then(|v| v.get("error").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| result.to_owned())
+}
+
+/// How often in a run an answer that only announces what the model will do
+/// is sent back (see [`announces`]).
+const ANNOUNCE_QUESTIONS: usize = 1;
+
+/// The harness's note when the model said what it would do and did nothing.
+const ANNOUNCE_BACK: &str = "[harness] Nothing was run: you said what you would do, but no tool has run yet. \
+Do it now: reply with the tool call itself.";
+
+/// True when `answer` only announces or explains work (\"I will read…\",
+/// \"you would need to make a GET request…\") about something the task
+/// names or a tool it was offered — the reply of a small model that has not
+/// started. Small talk (\"Let me know if…\") does not count.
+fn announces(answer: &str, task: &str, tools: &[crate::model::ToolSpec]) -> bool {
+    static INTENT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)\b(i will|i'll|i am going to|i'm going to|i need to|i would|let me (?:read|open|check|look|fetch|get|list|search|call|use|summari[sz]e)|you (?:would|will|can|could) (?:need to )?(?:use|call|make|send|read|open|fetch|run))\b",
+        )
+        .expect("valid")
+    });
+    if !INTENT.is_match(answer) {
+        return false;
+    }
+    let lower = answer.to_lowercase();
+    let names_a_tool = tools.iter().any(|t| lower.contains(&t.name.to_lowercase()) || toolbox::dotted(&t.name).is_some_and(|d| lower.contains(&d)));
+    // A path, file or URL of the task, repeated: the answer is about the work.
+    let names_the_work = task
+        .split(|c: char| c.is_whitespace() || "()<>\"'`,;".contains(c))
+        .map(|w| w.trim_end_matches(['.', '?', '!', ':']))
+        .filter(|w| w.contains('/') || w.contains("://") || (w.contains('.') && w.len() > 4 && !w.ends_with('.')))
+        .any(|w| lower.contains(&w.to_lowercase()));
+    names_a_tool || names_the_work
+}
+
+/// How often in a run an answer given after a refused call is sent back
+/// (see [`denied_back`]).
+const DENIED_QUESTIONS: usize = 1;
+
+/// The harness's note when the model answers right after a refused call: a
+/// small model often reports as done what the sandbox refused.
+fn denied_back(tool: &str, error: &str) -> String {
+    format!(
+        "[harness] Check your answer against the result: `{tool}` was refused (DENIED) and did nothing: {}\n\
+         Answer again: say plainly what was not done and why, and do not claim it was done.",
+        shorten_chars(error, ERROR_CHARS)
     )
 }
 
@@ -297,6 +359,8 @@ impl<'a> Harness<'a> {
         let mut evidence_questions_left = EVIDENCE_QUESTIONS;
         let mut restate_questions_left = RESTATE_QUESTIONS;
         let mut retry_questions_left = RETRY_QUESTIONS;
+        let mut denied_questions_left = DENIED_QUESTIONS;
+        let mut announce_questions_left = ANNOUNCE_QUESTIONS;
         // Every result the model was given, whole: an answer is checked against them.
         let mut results: Vec<String> = Vec::new();
         // The described call the model was just asked about.
@@ -392,14 +456,33 @@ impl<'a> Harness<'a> {
                     pending = Some((call, said));
                     continue;
                 }
-                let fixable = actions.last().filter(|a| a.step + 1 == steps && FIXABLE.contains(&a.outcome.as_str()));
+                let just_failed = actions.last().filter(|a| a.step + 1 == steps);
+                let fixable = just_failed.filter(|a| FIXABLE.contains(&a.outcome.as_str()));
                 if let Some(failed) = fixable.filter(|_| retry_questions_left > 0 && !chose_answer) {
                     // A small model often gives up on the first error it
                     // could fix; it is asked once to try again.
                     retry_questions_left -= 1;
-                    let note = retry_back(&failed.tool, &failed.outcome);
+                    let note = retry_back(&failed.tool, &failed.outcome, &error_text(results.last().map_or("", String::as_str)));
                     conversation.push(message);
                     conversation.push(Message::user(note));
+                    continue;
+                }
+                let denied = just_failed.filter(|a| a.outcome == "DENIED");
+                if let Some(refused) = denied.filter(|_| denied_questions_left > 0 && !chose_answer) {
+                    // Reported as done what the sandbox refused is the worst
+                    // answer a run can give; the model is asked once to check.
+                    denied_questions_left -= 1;
+                    let note = denied_back(&refused.tool, &error_text(results.last().map_or("", String::as_str)));
+                    conversation.push(message);
+                    conversation.push(Message::user(note));
+                    continue;
+                }
+                if actions.is_empty() && announce_questions_left > 0 && !chose_answer && announces(&message.content, task, self.toolbox.specs()) {
+                    // "I will read the notes…" and nothing else: asked once to do it.
+                    announce_questions_left -= 1;
+                    self.audit.record("answer_questioned", json!({"step": steps, "announced": true}));
+                    conversation.push(message);
+                    conversation.push(Message::user(ANNOUNCE_BACK));
                     continue;
                 }
                 if let Some(call) = restated.filter(|_| restate_questions_left > 0) {
@@ -680,6 +763,31 @@ mod tests {
             assert!(!says(no, "call"), "{no}");
         }
         assert!(says("ANSWER", "answer") && !says("CALL", "answer"));
+    }
+
+    #[test]
+    fn announcing_work_is_told_apart_from_small_talk_and_answers() {
+        let tools = [crate::model::ToolSpec { name: "files__read".into(), description: String::new(), parameters: json!({}) }];
+        let task = "Summarise today's stand-up notes in notes/standup-2024-05-14.md for me.";
+        assert!(announces("I will summarize today's stand-up notes from notes/standup-2024-05-14.md for you.", task, &tools));
+        assert!(announces("To get it, I would call the `files__read` function first.", "What is in it?", &tools));
+        assert!(announces("You would need to use files.read on it.", "What is in it?", &tools));
+        for answer in [
+            "I'm doing well, thank you! Let me know if you need anything else.",
+            "The notes in notes/standup-2024-05-14.md say the release moves to Friday.",
+            "I will be happy to help with anything else.",
+        ] {
+            assert!(!announces(answer, task, &tools), "{answer}");
+        }
+    }
+
+    #[test]
+    fn the_error_of_a_failure_is_quoted_and_other_results_whole() {
+        let failure = ToolFailure::new(ErrorCode::NotFound, "notes/a.md: no such file or folder. notes/ has: b.md").to_json().to_string();
+        assert_eq!(error_text(&failure), "notes/a.md: no such file or folder. notes/ has: b.md");
+        assert_eq!(error_text("plain text"), "plain text");
+        let note = retry_back("files__read", "NOT_FOUND", &"x".repeat(5_000));
+        assert!(note.len() < 1_200, "the error is cut: {} bytes", note.len());
     }
 
     #[test]

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 mod anthropic;
+pub mod constrained;
 mod openai;
 mod retry;
 mod tokens;
@@ -91,6 +92,34 @@ pub struct ToolSpec {
     pub description: String,
     /// JSON Schema of its arguments.
     pub parameters: serde_json::Value,
+}
+
+/// How tools are offered to an OpenAI-compatible server and how its calls
+/// come back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolFormat {
+    /// The API's own `tools` and `tool_calls`: the chat template decides
+    /// how the model sees the tools and writes its calls.
+    #[default]
+    Native,
+    /// Tools listed in the system message, and every reply constrained to
+    /// a JSON Schema that allows exactly a call to an offered tool or the
+    /// final answer (see [`constrained`]). For servers that constrain
+    /// decoding (llama.cpp, vLLM); a server that rejects the schema gets
+    /// native requests instead.
+    Constrained,
+}
+
+impl std::str::FromStr for ToolFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "native" => Ok(ToolFormat::Native),
+            "constrained" => Ok(ToolFormat::Constrained),
+            other => Err(format!("unknown tool format `{other}`: use `native` or `constrained`")),
+        }
+    }
 }
 
 /// Tokens a request used.

@@ -4,7 +4,7 @@
 
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{Harness, Quiet, RunConfig, RunReport, Stop};
-use agent_reach::model::{OpenAiClient, OpenAiConfig};
+use agent_reach::model::{OpenAiClient, OpenAiConfig, ToolFormat};
 use agent_reach::{AlwaysConfirm, Confirmer, Host, NeverConfirm};
 use agent_reach_tests::Workspace;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
@@ -76,9 +76,18 @@ fn tool_results(run: &Run) -> Vec<String> {
 
 #[tokio::test]
 async fn a_tool_call_its_result_and_the_answer() {
-    let run = run(vec![Reply::call("files__list", "{\"path\": \"/\"}"), Reply::text("The file says alpha and beta.")]).await;
+    let run = run(vec![
+        Reply::call("files__list", "{\"path\": \"/\"}"),
+        Reply::text("The file says alpha and beta."),
+        // An answer right after a refusal is sent back once.
+        Reply::text("Listing / is not allowed; nothing was listed."),
+    ])
+    .await;
     assert_eq!(run.report.stop, Stop::Answered);
-    assert_eq!(run.report.answer.as_deref(), Some("The file says alpha and beta."));
+    assert_eq!(run.report.answer.as_deref(), Some("Listing / is not allowed; nothing was listed."));
+    let asked = run.server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(asked.starts_with("[harness] Check your answer against the result: `files__list` was refused (DENIED) and did nothing: "), "{asked}");
+    assert!(asked.contains("do not claim it was done"), "{asked}");
     assert_eq!(run.report.actions.len(), 1);
     assert_eq!(run.report.actions[0].tool, "files__list");
     assert_eq!(run.report.actions[0].outcome, "DENIED", "/ is not granted");
@@ -145,7 +154,7 @@ async fn malformed_arguments_are_repaired_and_invalid_ones_named() {
 #[tokio::test]
 async fn a_call_written_in_the_text_is_run() {
     let text = "```json\n{\"name\": \"files__list\", \"arguments\": {\"path\": \"/\"}}\n```";
-    let run = run(vec![Reply::text(text), Reply::text("done")]).await;
+    let run = run(vec![Reply::text(text), Reply::text("refused"), Reply::text("done")]).await;
     assert_eq!(run.report.actions.len(), 1, "the fenced call ran");
     assert_eq!(run.report.actions[0].tool, "files__list");
     assert_eq!(run.report.answer.as_deref(), Some("done"));
@@ -234,7 +243,7 @@ async fn max_steps_and_token_budget_stop_the_run() {
 #[tokio::test]
 async fn confirm_without_a_person_is_denied_to_the_model() {
     let run = run_with(
-        vec![Reply::call("files__list", "{\"path\": \"/\"}"), Reply::text("could not")],
+        vec![Reply::call("files__list", "{\"path\": \"/\"}"), Reply::text("could not"), Reply::text("could not")],
         "confirm",
         RunConfig::default(),
         &NeverConfirm,
@@ -377,7 +386,9 @@ async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again(
     assert_eq!(outcomes, ["NOT_FOUND", "ok"]);
     assert_eq!(report.answer.as_deref(), Some("It says alpha, beta."));
     let asked = server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
-    assert!(asked.starts_with("[harness] Your last call, `files__read`, failed (NOT_FOUND), so the task is not done yet."), "{asked}");
+    assert!(asked.starts_with("[harness] Your last call, `files__read`, failed (NOT_FOUND): "), "{asked}");
+    // The error is repeated, with the names that do exist.
+    assert!(asked.contains("no such file or folder") && asked.contains("a.txt") && asked.contains("So the task is not done yet."), "{asked}");
 
     // Asked once: a second give-up is the answer.
     let server = ScriptedModel::start(vec![
@@ -409,4 +420,87 @@ async fn a_reply_with_a_flood_of_calls_runs_the_first_five_and_says_so() {
         Some("[harness] Only the first 5 of the 7 calls in your reply ran (results above); the others did not. Make any that are still needed in your next reply.")
     );
     assert!(run.log.iter().any(|e| e["event"] == "tool_calls_dropped" && e["made"] == 7), "audited");
+}
+
+#[tokio::test]
+async fn an_answer_that_only_announces_the_work_is_sent_back_once() {
+    let ws = workspace();
+    let real = ws.path("docs/a.txt").display().to_string();
+    let host = ws.host(&policy(&ws, "auto")).await;
+    let server = ScriptedModel::start(vec![
+        Reply::text("I will read the file with files__read and tell you."),
+        Reply::call("files__read", &format!("{{\"path\": \"{real}\"}}")),
+        Reply::text("It says alpha, beta."),
+    ]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", &format!("What does {real} say?"), &Quiet).await;
+    assert_eq!(report.answer.as_deref(), Some("It says alpha, beta."));
+    assert_eq!(report.actions.len(), 1);
+    let asked = server.requests()[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(asked.starts_with("[harness] Nothing was run: you said what you would do"), "{asked}");
+
+    // Small talk that mentions no tool and nothing of the task is an answer.
+    let server = ScriptedModel::start(vec![Reply::text("I'm well, thanks! I will be glad to help with files.")]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", "Hi! How are you?", &Quiet).await;
+    assert_eq!((report.steps, report.stop), (1, Stop::Answered));
+}
+
+/// A client that offers the tools in the prompt and wants constrained replies.
+fn constrained_client(server: &ScriptedModel) -> OpenAiClient {
+    let mut config = OpenAiConfig::new(server.base_url(), "scripted");
+    config.retry.base_delay = Duration::from_millis(1);
+    config.tool_format = ToolFormat::Constrained;
+    OpenAiClient::new(config).expect("client")
+}
+
+#[tokio::test]
+async fn under_the_constrained_format_the_tools_are_in_the_prompt_and_replies_follow_a_schema() {
+    let ws = workspace();
+    let real = ws.path("docs/a.txt").display().to_string();
+    let host = ws.host(&policy(&ws, "auto")).await;
+    let call = serde_json::json!({"action": "files__read", "arguments": {"path": real}}).to_string();
+    let server = ScriptedModel::start(vec![Reply::text(&call), Reply::text(r#"{"action": "answer", "arguments": {"text": "It says alpha, beta."}}"#)]);
+    let model = constrained_client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", &format!("What does {real} say?"), &Quiet).await;
+    assert_eq!(report.answer.as_deref(), Some("It says alpha, beta."));
+    assert_eq!((report.actions.len(), report.actions[0].tool.as_str(), report.actions[0].outcome.as_str()), (1, "files__read", "ok"));
+
+    let requests = server.requests();
+    assert!(requests[0].get("tools").is_none(), "no native tools");
+    let schema = &requests[0]["response_format"]["json_schema"]["schema"];
+    let actions: Vec<&str> = schema["anyOf"].as_array().unwrap().iter().filter_map(|v| v["properties"]["action"]["const"].as_str()).collect();
+    assert!(actions.contains(&"files__read") && actions.contains(&"files__write") && actions.last() == Some(&"answer"), "{actions:?}");
+    let system = requests[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("# How to reply") && system.contains("## files__read"), "{system}");
+    // The call went back as the reply the model wrote, its result as a named user message.
+    let second = requests[1]["messages"].as_array().unwrap();
+    assert_eq!(second[2]["content"].as_str(), Some(serde_json::json!({"action": "files__read", "arguments": {"path": real}}).to_string().as_str()));
+    let result = second[3]["content"].as_str().unwrap();
+    assert!(second[3]["role"] == "user" && result.starts_with("Result of files__read:\n") && result.contains("alpha"), "{result}");
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_schema_is_asked_natively_from_then_on() {
+    let ws = workspace();
+    let real = ws.path("docs/a.txt").display().to_string();
+    let host = ws.host(&policy(&ws, "auto")).await;
+    let server = ScriptedModel::start(vec![
+        Reply::Status(400, r#"{"error": {"message": "response_format is not supported"}}"#.into(), None),
+        Reply::call("files__read", &format!("{{\"path\": \"{real}\"}}")),
+        Reply::text("It says alpha, beta."),
+    ]);
+    let model = constrained_client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", &format!("What does {real} say?"), &Quiet).await;
+    assert_eq!((report.stop, report.answer.as_deref()), (Stop::Answered, Some("It says alpha, beta.")));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "one refused request, then two native ones");
+    assert!(requests[0].get("response_format").is_some() && requests[0].get("tools").is_none());
+    for native in &requests[1..] {
+        assert!(native.get("tools").is_some() && native.get("response_format").is_none(), "{native}");
+    }
 }

@@ -95,12 +95,18 @@ pub fn call_in_text(text: &str, offered: &dyn Fn(&str) -> bool) -> Option<TextCa
 fn whole_message(text: &str) -> Option<&str> {
     let text = text.trim();
     if text.starts_with('{') {
-        return Some(text);
+        // A fence closed that was never opened (seen from the local model).
+        return Some(text.strip_suffix("```").map_or(text, str::trim_end));
     }
     if let Some(inner) = text.strip_prefix("<tool_call>") {
         return Some(inner.strip_suffix("</tool_call>")?.trim());
     }
-    strip_one_fence(text)
+    strip_one_fence(text).or_else(|| {
+        // A fence opened and never closed: the reply ended after the object.
+        let rest = text.strip_prefix("```")?;
+        let body = rest[rest.find('\n')? + 1..].trim();
+        (!body.contains("```")).then_some(body)
+    })
 }
 
 /// The body of a text that is exactly one fenced block (with an optional
@@ -432,8 +438,11 @@ mod tests {
         let tagged = "<tool_call>\n{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n</tool_call>";
         let function = r#"{"function": {"name": "files__read", "arguments": "{\"path\": \"notes/a.txt\"}"}}"#;
         let trailing_comma = "{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\",},}";
+        // Half a fence, as the local model sometimes writes it.
+        let closed_only = "{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n```";
+        let opened_only = "```json\n{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}";
         let want = TextCall { name: "files__read".into(), arguments: obj(json!({"path": "notes/a.txt"})) };
-        for text in [bare, fenced, tagged, function, trailing_comma] {
+        for text in [bare, fenced, tagged, function, trailing_comma, closed_only, opened_only] {
             assert_eq!(call_in_text(text, &offered).as_ref(), Some(&want), "{text}");
         }
         assert_eq!(call_in_text(r#"{"name": "rm_rf", "arguments": {}}"#, &offered), None, "not offered");

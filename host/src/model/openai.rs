@@ -4,10 +4,11 @@
 
 use super::retry::RetryPolicy;
 use super::transport::{Endpoint, Parsed, excerpt, redacted, secret_header};
-use super::{ChatFuture, ChatRequest, Message, Model, ModelError, Role, ToolCall, ToolSpec, Usage};
+use super::{ChatFuture, ChatRequest, ChatResponse, Message, Model, ModelError, Role, ToolCall, ToolFormat, ToolSpec, Usage, constrained};
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// The base URL used when `OPENAI_BASE_URL` is not set.
@@ -36,6 +37,8 @@ pub struct OpenAiConfig {
     pub timeout: Duration,
     /// When to ask again after a failure.
     pub retry: RetryPolicy,
+    /// How tools are offered and calls come back (default native).
+    pub tool_format: ToolFormat,
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -48,6 +51,7 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("max_tokens", &self.max_tokens)
             .field("timeout", &self.timeout)
             .field("retry", &self.retry)
+            .field("tool_format", &self.tool_format)
             .finish()
     }
 }
@@ -63,6 +67,7 @@ impl OpenAiConfig {
             max_tokens: None,
             timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
+            tool_format: ToolFormat::Native,
         }
     }
 
@@ -101,6 +106,10 @@ impl OpenAiConfig {
 pub struct OpenAiClient {
     config: OpenAiConfig,
     endpoint: Endpoint,
+    /// Set when the server refused a constrained request: native from then on.
+    native_only: AtomicBool,
+    /// Ids for the calls of constrained replies, unique per client.
+    next_call: AtomicU64,
 }
 
 impl OpenAiClient {
@@ -113,7 +122,7 @@ impl OpenAiClient {
         }
         let endpoint =
             Endpoint::new(&config.base_url, "OPENAI_BASE_URL", "chat/completions", headers, config.timeout, &config.retry)?;
-        Ok(OpenAiClient { config, endpoint })
+        Ok(OpenAiClient { config, endpoint, native_only: AtomicBool::new(false), next_call: AtomicU64::new(1) })
     }
 
     /// A client for `model` configured from the environment
@@ -128,9 +137,44 @@ impl OpenAiClient {
     }
 }
 
+impl OpenAiClient {
+    /// One request with the tools in the system message and the reply
+    /// constrained to a call or the answer. `None` when the server refused
+    /// the schema (a 400 or 422): the caller asks natively instead.
+    async fn chat_constrained(&self, request: ChatRequest<'_>) -> Option<Result<ChatResponse, ModelError>> {
+        let mut body = request_body(&self.config, ChatRequest { messages: request.messages, tools: &[] });
+        body["messages"] = Value::Array(constrained::wire_messages(request.messages, request.tools));
+        body["response_format"] = json!({
+            "type": "json_schema",
+            "json_schema": {"name": "reply", "schema": constrained::reply_schema(request.tools)},
+        });
+        match self.endpoint.chat(body, parse_response, &self.config.model).await {
+            Err(ModelError::Status { status: 400 | 422, body, .. }) => {
+                tracing::warn!(model = %self.config.model, reason = %excerpt(&body), "the server refused a constrained reply; offering tools natively from now on");
+                self.native_only.store(true, Ordering::Relaxed);
+                None
+            }
+            Err(err) => Some(Err(err)),
+            Ok(mut response) => {
+                let id = format!("call_{}", self.next_call.fetch_add(1, Ordering::Relaxed));
+                response.message = constrained::from_reply(response.message, id);
+                Some(Ok(response))
+            }
+        }
+    }
+}
+
 impl Model for OpenAiClient {
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> ChatFuture<'a> {
-        Box::pin(self.endpoint.chat(request_body(&self.config, request), parse_response, &self.config.model))
+        Box::pin(async move {
+            let constrained = self.config.tool_format == ToolFormat::Constrained
+                && !request.tools.is_empty()
+                && !self.native_only.load(Ordering::Relaxed);
+            if constrained && let Some(answer) = self.chat_constrained(request).await {
+                return answer;
+            }
+            self.endpoint.chat(request_body(&self.config, request), parse_response, &self.config.model).await
+        })
     }
 
     fn name(&self) -> &str {

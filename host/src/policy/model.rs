@@ -10,6 +10,7 @@
 //! temperature = 0.1
 //! max_steps = 8
 //! token_budget = 50000
+//! tool_format = "constrained"              # or "native"
 //! ```
 //! API keys never go here: they come from `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
 
@@ -33,10 +34,13 @@ pub struct ModelSettings {
     pub max_steps: Option<usize>,
     /// Most tokens per run.
     pub token_budget: Option<u64>,
+    /// `native` (the API's tool calls) or `constrained` (tools in the
+    /// system message, replies constrained to a call or the answer).
+    pub tool_format: Option<String>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget")]
+#[serde(deny_unknown_fields, expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget, tool_format")]
 pub(super) struct RawModel {
     provider: Option<Spanned<String>>,
     base_url: Option<Spanned<String>>,
@@ -44,6 +48,7 @@ pub(super) struct RawModel {
     temperature: Option<Spanned<f64>>,
     max_steps: Option<Spanned<i64>>,
     token_budget: Option<Spanned<i64>>,
+    tool_format: Option<Spanned<String>>,
 }
 
 impl RawModel {
@@ -57,6 +62,11 @@ impl RawModel {
             && !(u.get_ref().starts_with("http://") || u.get_ref().starts_with("https://"))
         {
             return Err(src.invalid(&u.span(), "model.base_url", format!("{:?} is not an http(s) URL; e.g. \"http://127.0.0.1:8691/v1\"", u.get_ref())));
+        }
+        if let Some(f) = &self.tool_format
+            && !matches!(f.get_ref().as_str(), "native" | "constrained")
+        {
+            return Err(src.invalid(&f.span(), "model.tool_format", format!("{:?} is not a tool format; use \"native\" or \"constrained\"", f.get_ref())));
         }
         if let Some(t) = &self.temperature
             && !(0.0..=2.0).contains(t.get_ref())
@@ -79,6 +89,7 @@ impl RawModel {
             temperature: self.temperature.map(|t| *t.get_ref() as f32),
             max_steps: max_steps.map(|n| n as usize),
             token_budget: token_budget.map(|n| n as u64),
+            tool_format: self.tool_format.map(Spanned::into_inner),
         })
     }
 }

@@ -187,6 +187,19 @@ pub struct ModelFlags {
     /// Which API to speak [default: [model] provider in reach.toml, else openai].
     #[arg(long, value_enum, env = "REACH_PROVIDER")]
     pub provider: Option<Provider>,
+    /// How an OpenAI-compatible server is offered the tools [env: REACH_TOOL_FORMAT; default:
+    /// [model] tool_format in reach.toml, else native].
+    #[arg(long, value_enum, env = "REACH_TOOL_FORMAT")]
+    pub tool_format: Option<ToolFormatArg>,
+}
+
+/// `--tool-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ToolFormatArg {
+    /// The API's own tools and tool calls, as the chat template renders them.
+    Native,
+    /// Tools in the system message; every reply constrained by a JSON Schema to one call or the answer.
+    Constrained,
 }
 
 /// `reach eval …`

@@ -1,8 +1,8 @@
 //! Which model `reach run` talks to: flags, then environment variables,
 //! then a clear message saying how to configure one or start the local one.
 
-use crate::args::{ModelFlags, Provider};
-use agent_reach::model::{AnthropicClient, AnthropicConfig, Model, OpenAiClient, OpenAiConfig};
+use crate::args::{ModelFlags, Provider, ToolFormatArg};
+use agent_reach::model::{AnthropicClient, AnthropicConfig, Model, OpenAiClient, OpenAiConfig, ToolFormat};
 use agent_reach::policy::ModelSettings;
 
 /// The model name the local llama-server recipe serves (`just local-model`).
@@ -75,6 +75,12 @@ pub fn build(args: &ModelFlags, table: &ModelSettings) -> anyhow::Result<(Box<dy
             if table.temperature.is_some() {
                 config.temperature = table.temperature;
             }
+            config.tool_format = match args.tool_format {
+                Some(ToolFormatArg::Native) => ToolFormat::Native,
+                Some(ToolFormatArg::Constrained) => ToolFormat::Constrained,
+                // The table's value was checked when it was read.
+                None => table.tool_format.as_deref().and_then(|f| f.parse().ok()).unwrap_or_default(),
+            };
             Ok((Box::new(OpenAiClient::new(config)?), key.into_iter().collect()))
         }
     }
