@@ -98,8 +98,9 @@ impl Skill for Logs {
                 "Overview of one log file in a single pass: detected format, bytes, lines, lines per level \
                  (fatal/error/warn/info/debug/trace/unknown; for access logs by status: 5xx error, 4xx warn), \
                  lines per HTTP status class, first and last timestamps, first and last error line, and with \
-                 `pattern` the number of lines matching it. Use it first on any log; it never returns log lines. \
-                 To see lines use `grep`; to read a small file whole use files.read.",
+                 `pattern` the number of lines matching it. Use it for an overview of a log; it never returns log \
+                 lines. To rank values (which IP, endpoint, status or error is most frequent) use `top`; to see \
+                 lines use `grep`; to read a small file whole use files.read.",
                 scan::scan,
             )
             .example(
@@ -111,7 +112,8 @@ impl Skill for Logs {
             )
             .tool(
                 "top",
-                "The most frequent values of one field in a log file, with counts: by default the error \
+                "Rank the most frequent values of one field in a log file, with counts (which IP made the most \
+                 requests, which endpoint failed most, which errors are most common): by default the error \
                  messages (level error or worse), grouped so that messages differing only in numbers, ids, \
                  UUIDs or IP addresses count as one, each with an original example. `field` also counts \
                  `status`, `endpoint` (request paths), `ip`, `method`, `user_agent` or `level`; `level` and \

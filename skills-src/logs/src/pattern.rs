@@ -24,14 +24,15 @@ pub(crate) fn compile(tool: &str, pattern: &str, regex: bool, case_sensitive: bo
 }
 
 /// [`compile`] for an optional `pattern` argument; `case_sensitive`
-/// defaults to true.
+/// defaults to true. An empty pattern is no pattern: models fill optional
+/// arguments with `""` where they mean "none".
 pub(crate) fn compile_optional(
     tool: &str,
     pattern: Option<&str>,
     regex: bool,
     case_sensitive: Option<bool>,
 ) -> Result<Option<Regex>, ToolError> {
-    pattern.map(|p| compile(tool, p, regex, case_sensitive.unwrap_or(true))).transpose()
+    pattern.filter(|p| !p.is_empty()).map(|p| compile(tool, p, regex, case_sensitive.unwrap_or(true))).transpose()
 }
 
 #[cfg(test)]

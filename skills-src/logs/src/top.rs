@@ -255,7 +255,7 @@ pub(crate) fn rank<R: Read>(lines: &mut LineReader<R>, format: Format, options: 
         max_undercount: groups.max_undercount,
         note: None,
     };
-    ranking.note = note(&ranking, groups.capped(), options.limit);
+    ranking.note = note(&ranking, groups.capped(), options.limit, options.pattern.is_some());
     Ok(ranking)
 }
 
@@ -306,7 +306,7 @@ fn status_digits(status: u16) -> [u8; 3] {
 }
 
 /// Advice for answers that are empty, partial or surprising.
-fn note(r: &Ranking, capped: bool, limit: usize) -> Option<String> {
+fn note(r: &Ranking, capped: bool, limit: usize, pattern: bool) -> Option<String> {
     if r.top.len() < limit.min(r.distinct) {
         return Some(format!(
             "only {} entries fit in one answer (their values are long); use a `pattern` to narrow them",
@@ -318,6 +318,15 @@ fn note(r: &Ranking, capped: bool, limit: usize) -> Option<String> {
             "more than {MAX_GROUPS} distinct values: counts are lower bounds, each at most {0} short, and values \
              with at most {0} lines may be missing; narrow with `pattern` or `level` for exact counts",
             r.max_undercount
+        ));
+    }
+    if r.matched == 0 && pattern {
+        // The pattern is text looked for in each line; a model often writes
+        // a description there ("5xx") instead.
+        let level = r.min_level.map_or(String::new(), |l| format!(" at level {l} or worse"));
+        return Some(format!(
+            "no line{level} contains the `pattern` text; drop `pattern` to count every such line (in access logs \
+             `level: \"error\"` alone selects 5xx responses and `\"warn\"` 4xx)"
         ));
     }
     if r.matched == 0 {
@@ -421,6 +430,9 @@ mod tests {
         let r = ranked("2024-01-01T10:00:00Z INFO fine\n", Format::Plain, &options(Field::Message, Some(Level::Error)));
         assert_eq!(r.matched, 0);
         assert!(r.note.unwrap().contains("no line is at level error"));
+        let narrowed = Options { pattern: Some(crate::pattern::compile("top", "5xx", false, true).unwrap()), ..options(Field::Endpoint, Some(Level::Error)) };
+        let r = ranked("10.0.0.1 - - [01/Jan/2024:10:00:00 +0000] \"GET /a HTTP/1.1\" 500 1 \"-\" \"x\"\n", Format::Access, &narrowed);
+        assert!(r.note.unwrap().contains("no line at level error or worse contains the `pattern` text"));
         let r = ranked(PLAIN, Format::Plain, &options(Field::Ip, None));
         assert_eq!(r.missing, 6);
         assert!(r.note.unwrap().contains("no matched line has a ip"));
