@@ -88,6 +88,26 @@ fn error_text(result: &str) -> String {
         .unwrap_or_else(|| result.to_owned())
 }
 
+/// The HTTP status of a tool result that reports a client error (a JSON
+/// object whose `status` is 400–499, as `http_api.request` and `web.fetch`
+/// return it), with the start of the result: an API's 404 or 400 is a
+/// result, not a tool failure, but the task is no more done than after one.
+fn client_error(result: &str) -> Option<u16> {
+    let value: Value = serde_json::from_str(result).ok()?;
+    let status = value.get("status")?.as_u64()?;
+    (400..500).contains(&status).then_some(status as u16)
+}
+
+/// The harness's note when the model answers right after a server said the
+/// request was wrong. Untrusted text is not repeated here: the response is
+/// in the conversation, and this note only says the task is not done.
+fn client_error_back(tool: &str, status: u16) -> String {
+    format!(
+        "[harness] Your last call, `{tool}`, got HTTP {status} from the server, so the task is not done yet. If the \
+         response shows the right URL, id or parameter for the task, call again with it; answer only if it cannot be done."
+    )
+}
+
 /// How often in a run an answer that only announces what the model will do
 /// is sent back (see [`announces`]).
 const ANNOUNCE_QUESTIONS: usize = 1;
@@ -361,6 +381,8 @@ impl<'a> Harness<'a> {
         let mut retry_questions_left = RETRY_QUESTIONS;
         let mut denied_questions_left = DENIED_QUESTIONS;
         let mut announce_questions_left = ANNOUNCE_QUESTIONS;
+        // (step, tool, status) of the latest call if its result was an HTTP 4xx.
+        let mut last_client_error: Option<(usize, String, u16)> = None;
         // Every result the model was given, whole: an answer is checked against them.
         let mut results: Vec<String> = Vec::new();
         // The described call the model was just asked about.
@@ -467,6 +489,13 @@ impl<'a> Harness<'a> {
                     conversation.push(Message::user(note));
                     continue;
                 }
+                let refused_request = last_client_error.take().filter(|(step, _, _)| step + 1 == steps);
+                if let Some((_, tool, status)) = refused_request.filter(|_| retry_questions_left > 0 && !chose_answer) {
+                    retry_questions_left -= 1;
+                    conversation.push(message);
+                    conversation.push(Message::user(client_error_back(&tool, status)));
+                    continue;
+                }
                 let denied = just_failed.filter(|a| a.outcome == "DENIED");
                 if let Some(refused) = denied.filter(|_| denied_questions_left > 0 && !chose_answer) {
                     // Reported as done what the sandbox refused is the worst
@@ -546,6 +575,7 @@ impl<'a> Harness<'a> {
                 };
                 progress.tool_finished(steps, &call.name, &code, duration_ms);
                 let masked = self.audit.mask(&text);
+                last_client_error = client_error(&masked).map(|status| (steps, call.name.clone(), status));
                 progress.tool_result(steps, &call.name, &masked);
                 results.push(masked.clone());
                 let action = Action {
@@ -778,6 +808,14 @@ mod tests {
             "I will be happy to help with anything else.",
         ] {
             assert!(!announces(answer, task, &tools), "{answer}");
+        }
+    }
+
+    #[test]
+    fn client_errors_are_results_with_a_4xx_status() {
+        assert_eq!(client_error(r#"{"status": 404, "body": {"error": "no such customer"}}"#), Some(404));
+        for other in [r#"{"status": 200}"#, r#"{"status": 503}"#, r#"{"status": "404"}"#, "404 Not Found", "[]"] {
+            assert_eq!(client_error(other), None, "{other}");
         }
     }
 

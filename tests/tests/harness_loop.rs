@@ -504,3 +504,31 @@ async fn a_server_that_refuses_the_schema_is_asked_natively_from_then_on() {
         assert!(native.get("tools").is_some() && native.get("response_format").is_none(), "{native}");
     }
 }
+
+#[tokio::test]
+async fn an_answer_right_after_an_http_4xx_is_sent_back_once() {
+    use agent_reach_tests::pages::{Pages, Route};
+    let pages = Pages::start(vec![
+        Route::bytes("/api/customers/halvorsen", Some("application/json"), r#"{"error": "ids look like c_1234"}"#).status(404),
+        Route::bytes("/api/customers/c_2291", Some("application/json"), r#"{"manager": "Ola Nordmann"}"#),
+    ]);
+    let ws = Workspace::new();
+    ws.install("skill-http-api");
+    let host = ws.host(&format!("[skills.http_api]\nlevel = \"auto\"\nnet = [\"{}\"]\n", pages.grant())).await;
+    let get = |path: &str| Reply::call("http_api__request", &format!("{{\"method\": \"GET\", \"url\": \"{}\"}}", pages.url(path)));
+    let server = ScriptedModel::start(vec![
+        get("/api/customers/halvorsen"),
+        Reply::text("The customer was not found."),
+        get("/api/customers/c_2291"),
+        Reply::text("Ola Nordmann."),
+    ]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", "Who manages Halvorsen?", &Quiet).await;
+    assert_eq!(report.answer.as_deref(), Some("Ola Nordmann."));
+    let outcomes: Vec<&str> = report.actions.iter().map(|a| a.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["ok", "ok"], "a 404 is a result, not a tool failure");
+    let asked = server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    assert!(asked.starts_with("[harness] Your last call, `http_api__request`, got HTTP 404 from the server"), "{asked}");
+    assert!(!asked.contains("c_1234"), "the server's text is not repeated in the harness's voice: {asked}");
+}
