@@ -419,6 +419,7 @@ impl<'a> Harness<'a> {
             let mut text_call = false;
             let mut described = None;
             let mut restated = None;
+            let mut ran_described: Option<String> = None;
             let asked = pending.take();
             let mut chose_answer = false;
             if message.tool_calls.is_empty()
@@ -451,6 +452,22 @@ impl<'a> Harness<'a> {
                     // restatement of the call instead of what it found.
                     if ran {
                         restated = Some(call);
+                    } else if results.is_empty() && self.reads_only(&call.name) {
+                        // Nothing read yet: only the task and the model wrote
+                        // the conversation, so the description is the model's
+                        // own intent, not a quote of a page — and the skill can
+                        // change nothing. It runs as the call it describes
+                        // (asking would cost a step). A task can carry pasted
+                        // text with a planted call, so a skill that can write
+                        // or reach the network is still asked about.
+                        message.tool_calls.push(ToolCall {
+                            id: format!("described-call-{steps}"),
+                            name: call.name.clone(),
+                            arguments: Value::Object(call.arguments.clone()).to_string(),
+                        });
+                        message.content.clear();
+                        text_call = true;
+                        ran_described = Some(call.name);
                     } else if questions_left > 0 {
                         described = Some(call);
                     }
@@ -462,7 +479,7 @@ impl<'a> Harness<'a> {
                 "model_request",
                 json!({"step": steps, "model": response.model, "messages": messages.len(), "usage": response.usage,
                        "latency_ms": latency_ms, "tool_calls": message.tool_calls.len(), "text_call": text_call, "text_chars": text_chars,
-                       "described_call": described.as_ref().map(|c: &repair::TextCall| c.name.clone()),
+                       "described_call": described.as_ref().map(|c: &repair::TextCall| c.name.clone()).or(ran_described),
                        "restated_call": restated.as_ref().map(|c: &repair::TextCall| c.name.clone())}),
             );
             progress.model_finished(steps, latency_ms, &response.usage, message.tool_calls.len());
@@ -690,6 +707,19 @@ impl<'a> Harness<'a> {
                 };
                 (out, decision, arguments)
             }
+        }
+    }
+
+    /// True when the offered name runs a built-in, or a tool of a skill with
+    /// no writable folder and no network grant: it can read, never change.
+    fn reads_only(&self, name: &str) -> bool {
+        match self.toolbox.target(name) {
+            Some(Target::Skill { skill, .. }) => {
+                let grants = self.host.policy.grants(skill);
+                grants.write.is_empty() && grants.net.is_empty()
+            }
+            Some(_) => true,
+            None => false,
         }
     }
 

@@ -205,6 +205,24 @@ async fn a_described_call_is_asked_back_and_runs_only_when_the_model_makes_it() 
 }
 
 #[tokio::test]
+async fn a_call_described_before_anything_was_read_runs_at_once_when_it_can_only_read() {
+    // Only the task and the model wrote the conversation so far, and the
+    // skill can change nothing (no writable folder, no network): the
+    // description is run as the call it describes, saving a step.
+    let ws = workspace();
+    let docs = ws.path("docs").display().to_string();
+    let host = ws.host(&format!("[skills.files]\nlevel = \"auto\"\nread = [\"{docs}\"]\n")).await;
+    let described = format!("To see it, use the `files__list` function with these arguments:\n```json\n{{\"path\": \"{docs}\"}}\n```");
+    let server = ScriptedModel::start(vec![Reply::text(&described), Reply::text("It holds a.txt and big.txt.")]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", &format!("What is in {docs}?"), &Quiet).await;
+    assert_eq!(report.actions.len(), 1);
+    assert_eq!((report.actions[0].step, report.actions[0].tool.as_str(), report.actions[0].outcome.as_str()), (1, "files__list", "ok"));
+    assert_eq!((report.steps, report.answer.as_deref()), (2, Some("It holds a.txt and big.txt.")));
+}
+
+#[tokio::test]
 async fn rate_limits_are_retried_and_a_failing_server_stops_the_run() {
     let run1 = run(vec![Reply::Status(429, "{\"error\":\"slow down\"}".into(), Some(0)), Reply::text("fine")]).await;
     assert_eq!(run1.report.stop, Stop::Answered);
