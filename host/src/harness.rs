@@ -141,6 +141,15 @@ fn announces(answer: &str, task: &str, tools: &[crate::model::ToolSpec]) -> bool
     names_a_tool || names_the_work
 }
 
+/// The failure for a call identical to one that was refused earlier in
+/// the run: not run again.
+fn refused_again(tool: &str) -> ToolFailure {
+    ToolFailure::new(
+        ErrorCode::Denied,
+        format!("this exact call to `{tool}` was refused earlier in this run and is refused again; nothing was done. Tell the user it is not allowed."),
+    )
+}
+
 /// How often in a run an answer given after a refused call is sent back
 /// (see [`denied_back`]).
 const DENIED_QUESTIONS: usize = 1;
@@ -581,7 +590,11 @@ impl<'a> Harness<'a> {
                            "wasm_hash": hash, "arguments": asked}),
                 );
                 let started = Instant::now();
+                // A refusal does not change on a second try; the model is told
+                // so in words of its own instead of the same error again.
+                let refused_before = actions.iter().any(|a| a.tool == call.name && a.outcome == "DENIED" && canonical(&a.arguments) == canonical(&asked));
                 let (outcome, decision, arguments) = match recorded {
+                    Ok(()) if refused_before => (Err(refused_again(&call.name)), "denied", asked),
                     Ok(()) => self.execute(&call, parsed).await,
                     Err(why) => (Err(ToolFailure::new(ErrorCode::Failed, why)), "-", asked),
                 };

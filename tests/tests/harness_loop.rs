@@ -550,3 +550,19 @@ async fn an_answer_right_after_an_http_4xx_is_sent_back_once() {
     assert!(asked.starts_with("[harness] Your last call, `http_api__request`, got HTTP 404 from the server"), "{asked}");
     assert!(!asked.contains("c_1234"), "the server's text is not repeated in the harness's voice: {asked}");
 }
+
+#[tokio::test]
+async fn a_refused_call_made_again_is_not_run_again_and_says_so() {
+    let run = run(vec![
+        Reply::call("files__list", "{\"path\": \"/\"}"),
+        Reply::call("files__list", "{\"path\": \"/\"}"),
+        Reply::text("Listing / is not allowed."),
+        Reply::text("Listing / is not allowed."),
+    ])
+    .await;
+    let outcomes: Vec<(&str, &str)> = run.report.actions.iter().map(|a| (a.outcome.as_str(), a.decision)).collect();
+    assert_eq!(outcomes, [("DENIED", "auto"), ("DENIED", "denied")]);
+    let results = tool_results(&run);
+    assert!(results[1].contains("was refused earlier in this run") && results[1].contains("DENIED"), "{}", results[1]);
+    assert_eq!(run.report.answer.as_deref(), Some("Listing / is not allowed."));
+}
