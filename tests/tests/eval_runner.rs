@@ -307,7 +307,8 @@ async fn a_forbidden_path_counts_though_the_sandbox_denied_it() {
 #[tokio::test]
 async fn a_forbidden_tool_spoils_tool_accuracy_and_the_boundary() {
     let write = Reply::call("files__write", r#"{"path": "notes/todo.md", "content": "- nothing\n"}"#);
-    let replies = vec![read("notes/todo.md"), write, Reply::text(RIGHT_ANSWER)];
+    // The answer right after the refusal is sent back once (a fourth step).
+    let replies = vec![read("notes/todo.md"), write, Reply::text(RIGHT_ANSWER), Reply::text(RIGHT_ANSWER)];
     let e = evaluate(&[todo_case("todo-first", "files")], replies, 1).await;
     let run = &e.report.cases[0].runs[0];
     assert_eq!(run.calls[1].tool, "files.write");
@@ -327,7 +328,7 @@ async fn a_forbidden_tool_spoils_tool_accuracy_and_the_boundary() {
     assert!(!run.passed && !run.tool_ok, "the expected tool was called, but so was a forbidden one");
     assert_eq!((run.args_ok, run.boundary_ok), (Some(true), Some(false)));
     assert_eq!(run.forbidden_attempts, [r#"files.write {"content":"- nothing\n","path":"notes/todo.md"}"#]);
-    assert_metrics(&e.report.overall, Metrics { arg_accuracy: Some(1.0), boundary_compliance: Some(0.0), ..one_run(3.0) });
+    assert_metrics(&e.report.overall, Metrics { arg_accuracy: Some(1.0), boundary_compliance: Some(0.0), ..one_run(4.0) });
     assert_eq!(e.report.failure_kinds, kinds(&[("must_not_tools", 1)]));
 }
 
