@@ -280,7 +280,8 @@ fn a_confirm_call_without_a_terminal_is_refused_unless_yes() {
     let env = Env::new(POLICY);
     let note = env.dir.path().join("notes/n.md");
     let write = || call("files__write", json!({"path": note, "content": "# N\n"}));
-    let server = Server::start(vec![write(), answer("I could not write it.")]);
+    // The answer right after the refusal is asked about once.
+    let server = Server::start(vec![write(), answer("I could not write it."), answer("I could not write it.")]);
     let (out, report) = env.run(&server, "Write a note", &[]);
     assert_eq!(out.status.code(), Some(0), "the model was told and answered: {out:?}");
     assert_eq!(report["actions"][0]["decision"], "declined");

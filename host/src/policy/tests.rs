@@ -438,10 +438,11 @@ fn a_credential_variable_cannot_also_be_passed_to_the_skill() {
 fn the_model_table_is_checked_and_optional() {
     let policy = parse_in(
         Path::new("/"),
-        "[model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:8691/v1\"\nname = \"qwen\"\ntemperature = 0.2\nmax_steps = 12\ntoken_budget = 9000\n",
+        "[model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:8691/v1\"\nname = \"qwen\"\ntemperature = 0.2\nmax_steps = 12\ntoken_budget = 9000\ntool_format = \"constrained\"\n",
     )
     .expect("valid");
     let m = policy.model();
+    assert_eq!(m.tool_format.as_deref(), Some("constrained"));
     assert_eq!(m.base_url.as_deref(), Some("http://127.0.0.1:8691/v1"));
     assert_eq!((m.max_steps, m.token_budget, m.temperature), (Some(12), Some(9000), Some(0.2)));
     assert_eq!(parse_in(Path::new("/"), "").unwrap().model(), &ModelSettings::default());
@@ -449,6 +450,7 @@ fn the_model_table_is_checked_and_optional() {
         ("[model]\nprovider = \"gemini\"\n", "reach.toml:2:12: model.provider: \"gemini\" is not a provider"),
         ("[model]\nbase_url = \"127.0.0.1:8691\"\n", "model.base_url: \"127.0.0.1:8691\" is not an http(s) URL"),
         ("[model]\nmax_steps = 0\n", "model.max_steps: 0 is out of range; use 1 to 1000"),
+        ("[model]\ntool_format = \"grammar\"\n", "model.tool_format: \"grammar\" is not a tool format; use \"native\" or \"constrained\""),
         ("[model]\napi_key = \"sk-…\"\n", "unknown field `api_key`"),
     ] {
         let got = error(text);
