@@ -112,9 +112,10 @@ fn client_error_back(tool: &str, status: u16) -> String {
 /// is sent back (see [`announces`]).
 const ANNOUNCE_QUESTIONS: usize = 1;
 
-/// The harness's note when the model said what it would do and did nothing.
-const ANNOUNCE_BACK: &str = "[harness] Nothing was run: you said what you would do, but no tool has run yet. \
-Do it now: reply with the tool call itself.";
+/// The harness's note when the model said what it (or the user) would do
+/// and did nothing.
+const ANNOUNCE_BACK: &str = "[harness] Nothing was run for that: you described what would be done instead of doing it. \
+Do it now: reply with the tool call itself. If the task is already done, answer with what the tools returned.";
 
 /// True when `answer` only announces or explains work (\"I will read…\",
 /// \"you would need to make a GET request…\") about something the task
@@ -532,8 +533,9 @@ impl<'a> Harness<'a> {
                     conversation.push(Message::user(note));
                     continue;
                 }
-                if actions.is_empty() && announce_questions_left > 0 && !chose_answer && announces(&message.content, task, self.toolbox.specs()) {
-                    // "I will read the notes…" and nothing else: asked once to do it.
+                if announce_questions_left > 0 && !chose_answer && announces(&message.content, task, self.toolbox.specs()) {
+                    // "I will read the notes…", or the rest of a task explained
+                    // to the user after its first step: asked once to do it.
                     announce_questions_left -= 1;
                     self.audit.record("answer_questioned", json!({"step": steps, "announced": true}));
                     conversation.push(message);

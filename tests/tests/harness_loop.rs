@@ -456,7 +456,18 @@ async fn an_answer_that_only_announces_the_work_is_sent_back_once() {
     assert_eq!(report.answer.as_deref(), Some("It says alpha, beta."));
     assert_eq!(report.actions.len(), 1);
     let asked = server.requests()[1]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
-    assert!(asked.starts_with("[harness] Nothing was run: you said what you would do"), "{asked}");
+    assert!(asked.starts_with("[harness] Nothing was run for that: you described what would be done"), "{asked}");
+
+    // After a first step, the rest of the task explained to the user is sent back too.
+    let server = ScriptedModel::start(vec![
+        Reply::call("files__read", &format!("{{\"path\": \"{real}\"}}")),
+        Reply::text("It says alpha. To save it, you can use files__write with the text."),
+        Reply::text("It says alpha, beta."),
+    ]);
+    let model = client(&server);
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), AuditLog::disabled("r", vec![]));
+    let report = harness.run("r", &format!("Read {real} and save it as notes/copy.md"), &Quiet).await;
+    assert_eq!((report.steps, report.answer.as_deref()), (3, Some("It says alpha, beta.")));
 
     // Small talk that mentions no tool and nothing of the task is an answer.
     let server = ScriptedModel::start(vec![Reply::text("I'm well, thanks! I will be glad to help with files.")]);
