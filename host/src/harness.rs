@@ -121,7 +121,7 @@ Do it now: reply with the tool call itself. If the task is already done, answer 
 /// \"you would need to make a GET request…\") about something the task
 /// names or a tool it was offered — the reply of a small model that has not
 /// started. Small talk (\"Let me know if…\") does not count.
-fn announces(answer: &str, task: &str, tools: &[crate::model::ToolSpec]) -> bool {
+fn announces(answer: &str, task: &str, tools: &[crate::model::ToolSpec], nothing_ran: bool) -> bool {
     static INTENT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
             r"(?i)\b(i will|i'll|i am going to|i'm going to|i need to|i would|let me (?:read|open|check|look|fetch|get|list|search|call|use|summari[sz]e)|you (?:would|will|can|could) (?:need to )?(?:use|call|make|send|read|open|fetch|run))\b",
@@ -133,13 +133,16 @@ fn announces(answer: &str, task: &str, tools: &[crate::model::ToolSpec]) -> bool
     }
     let lower = answer.to_lowercase();
     let names_a_tool = tools.iter().any(|t| lower.contains(&t.name.to_lowercase()) || toolbox::dotted(&t.name).is_some_and(|d| lower.contains(&d)));
-    // A path, file or URL of the task, repeated: the answer is about the work.
-    let names_the_work = task
+    // The paths, files and URLs of the task: what the tools would work on.
+    let things: Vec<String> = task
         .split(|c: char| c.is_whitespace() || "()<>\"'`,;".contains(c))
-        .map(|w| w.trim_end_matches(['.', '?', '!', ':']))
+        .map(|w| w.trim_end_matches(['.', '?', '!', ':']).to_lowercase())
         .filter(|w| w.contains('/') || w.contains("://") || (w.contains('.') && w.len() > 4 && !w.ends_with('.')))
-        .any(|w| lower.contains(&w.to_lowercase()));
-    names_a_tool || names_the_work
+        .collect();
+    // One of them repeated: the answer is about the work. Before any call,
+    // a task that names one is work for the tools however the answer puts it
+    // ("send a POST request to the specified URL").
+    names_a_tool || things.iter().any(|t| lower.contains(t.as_str())) || (nothing_ran && !things.is_empty())
 }
 
 /// The failure for a call identical to one that was refused earlier in
@@ -533,7 +536,7 @@ impl<'a> Harness<'a> {
                     conversation.push(Message::user(note));
                     continue;
                 }
-                if announce_questions_left > 0 && !chose_answer && announces(&message.content, task, self.toolbox.specs()) {
+                if announce_questions_left > 0 && !chose_answer && announces(&message.content, task, self.toolbox.specs(), actions.is_empty()) {
                     // "I will read the notes…", or the rest of a task explained
                     // to the user after its first step: asked once to do it.
                     announce_questions_left -= 1;
@@ -844,16 +847,21 @@ mod tests {
     fn announcing_work_is_told_apart_from_small_talk_and_answers() {
         let tools = [crate::model::ToolSpec { name: "files__read".into(), description: String::new(), parameters: json!({}) }];
         let task = "Summarise today's stand-up notes in notes/standup-2024-05-14.md for me.";
-        assert!(announces("I will summarize today's stand-up notes from notes/standup-2024-05-14.md for you.", task, &tools));
-        assert!(announces("To get it, I would call the `files__read` function first.", "What is in it?", &tools));
-        assert!(announces("You would need to use files.read on it.", "What is in it?", &tools));
+        assert!(announces("I will summarize today's stand-up notes from notes/standup-2024-05-14.md for you.", task, &tools, true));
+        assert!(announces("To get it, I would call the `files__read` function first.", "What is in it?", &tools, false));
+        assert!(announces("You would need to use files.read on it.", "What is in it?", &tools, false));
+        let api = "Add Marta to our CRM: POST http://127.0.0.1:9/api/customers with her name.";
+        let explained = "To add her, you would need to send a POST request to the specified URL with a JSON body.";
+        assert!(announces(explained, api, &tools, true), "nothing ran, and the task names a URL");
+        assert!(!announces(explained, api, &tools, false), "after a call, only an answer naming the work or a tool counts");
         for answer in [
             "I'm doing well, thank you! Let me know if you need anything else.",
             "The notes in notes/standup-2024-05-14.md say the release moves to Friday.",
-            "I will be happy to help with anything else.",
         ] {
-            assert!(!announces(answer, task, &tools), "{answer}");
+            assert!(!announces(answer, task, &tools, true), "{answer}");
         }
+        assert!(!announces("I will be happy to help with anything else.", "Hi! How are you?", &tools, true), "small talk");
+        assert!(!announces("You would need to convert: 42.195 km is 26.2 miles.", "How many miles is a marathon?", &tools, true), "no work named");
     }
 
     #[test]

@@ -88,8 +88,9 @@ struct RequestArgs {
     /// JSON body, sent as `application/json` (not allowed with GET or HEAD).
     #[serde(default)]
     body: Option<Value>,
-    /// Extra request headers, e.g. `{"Accept": "application/vnd.github+json"}`. No
-    /// `Authorization`, `Cookie` or API-key headers: the host adds credentials.
+    /// Extra request headers; leave this out unless the API's documentation
+    /// asks for a header. No `Authorization`, `Cookie` or API-key headers: the
+    /// host adds credentials.
     #[serde(default)]
     headers: BTreeMap<String, String>,
     /// Most response bytes to return (default 32768, at most 1048576).
