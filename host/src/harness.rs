@@ -137,7 +137,7 @@ fn announces(answer: &str, task: &str, tools: &[crate::model::ToolSpec], nothing
     let things: Vec<String> = task
         .split(|c: char| c.is_whitespace() || "()<>\"'`,;".contains(c))
         .map(|w| w.trim_end_matches(['.', '?', '!', ':']).to_lowercase())
-        .filter(|w| w.contains('/') || w.contains("://") || (w.contains('.') && w.len() > 4 && !w.ends_with('.')))
+        .filter(|w| w.contains('/') || is_file_name(w))
         .collect();
     // One of them repeated: the answer is about the work. Before any call,
     // a task that names one is work for the tools however the answer puts it
@@ -152,6 +152,14 @@ fn refused_again(tool: &str) -> ToolFailure {
         ErrorCode::Denied,
         format!("this exact call to `{tool}` was refused earlier in this run and is refused again; nothing was done. Tell the user it is not allowed."),
     )
+}
+
+/// `name.ext` with an extension of 2–5 letters and digits, a letter first
+/// (`42.195` and `e.g` are not file names).
+fn is_file_name(word: &str) -> bool {
+    word.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty() && (2..=5).contains(&ext.len()) && ext.starts_with(|c: char| c.is_ascii_alphabetic()) && ext.chars().all(|c| c.is_ascii_alphanumeric())
+    })
 }
 
 /// How often in a run an answer given after a refused call is sent back
@@ -862,6 +870,10 @@ mod tests {
         }
         assert!(!announces("I will be happy to help with anything else.", "Hi! How are you?", &tools, true), "small talk");
         assert!(!announces("You would need to convert: 42.195 km is 26.2 miles.", "How many miles is a marathon?", &tools, true), "no work named");
+        // Regression: a number in the task counted as a file name.
+        let marathon = "How many miles is a marathon, 42.195 km?";
+        assert!(!announces("To convert 42.195 km to miles, you would need to multiply by 0.621371: about 26.2 miles.", marathon, &tools, true));
+        assert!(is_file_name("notes.md") && is_file_name("app.jsonl") && !is_file_name("42.195") && !is_file_name("e.g") && !is_file_name(".env"));
     }
 
     #[test]
