@@ -108,43 +108,6 @@ fn client_error_back(tool: &str, status: u16) -> String {
     )
 }
 
-/// How often in a run an answer that only announces what the model will do
-/// is sent back (see [`announces`]).
-const ANNOUNCE_QUESTIONS: usize = 1;
-
-/// The harness's note when the model said what it (or the user) would do
-/// and did nothing.
-const ANNOUNCE_BACK: &str = "[harness] Nothing was run for that: you described what would be done instead of doing it. \
-Do it now: reply with the tool call itself. If the task is already done, answer with what the tools returned.";
-
-/// True when `answer` only announces or explains work (\"I will read…\",
-/// \"you would need to make a GET request…\") about something the task
-/// names or a tool it was offered — the reply of a small model that has not
-/// started. Small talk (\"Let me know if…\") does not count.
-fn announces(answer: &str, task: &str, tools: &[crate::model::ToolSpec], nothing_ran: bool) -> bool {
-    static INTENT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"(?i)\b(i will|i'll|i am going to|i'm going to|i need to|i would|let me (?:read|open|check|look|fetch|get|list|search|call|use|summari[sz]e)|you (?:would|will|can|could) (?:need to )?(?:use|call|make|send|read|open|fetch|run))\b",
-        )
-        .expect("valid")
-    });
-    if !INTENT.is_match(answer) {
-        return false;
-    }
-    let lower = answer.to_lowercase();
-    let names_a_tool = tools.iter().any(|t| lower.contains(&t.name.to_lowercase()) || toolbox::dotted(&t.name).is_some_and(|d| lower.contains(&d)));
-    // The paths, files and URLs of the task: what the tools would work on.
-    let things: Vec<String> = task
-        .split(|c: char| c.is_whitespace() || "()<>\"'`,;".contains(c))
-        .map(|w| w.trim_end_matches(['.', '?', '!', ':']).to_lowercase())
-        .filter(|w| w.contains('/') || is_file_name(w))
-        .collect();
-    // One of them repeated: the answer is about the work. Before any call,
-    // a task that names one is work for the tools however the answer puts it
-    // ("send a POST request to the specified URL").
-    names_a_tool || things.iter().any(|t| lower.contains(t.as_str())) || (nothing_ran && !things.is_empty())
-}
-
 /// The failure for a call identical to one that was refused earlier in
 /// the run: not run again.
 fn refused_again(tool: &str) -> ToolFailure {
@@ -152,14 +115,6 @@ fn refused_again(tool: &str) -> ToolFailure {
         ErrorCode::Denied,
         format!("this exact call to `{tool}` was refused earlier in this run and is refused again; nothing was done. Tell the user it is not allowed."),
     )
-}
-
-/// `name.ext` with an extension of 2–5 letters and digits, a letter first
-/// (`42.195` and `e.g` are not file names).
-fn is_file_name(word: &str) -> bool {
-    word.rsplit_once('.').is_some_and(|(stem, ext)| {
-        !stem.is_empty() && (2..=5).contains(&ext.len()) && ext.starts_with(|c: char| c.is_ascii_alphabetic()) && ext.chars().all(|c| c.is_ascii_alphanumeric())
-    })
 }
 
 /// How often in a run an answer given after a refused call is sent back
@@ -392,7 +347,7 @@ impl<'a> Harness<'a> {
         let mut usage = Usage::default();
         let mut actions: Vec<Action> = Vec::new();
         let mut recent: Vec<(String, String)> = Vec::new();
-        let offered: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name.as_str()).collect();
+        let offered: Vec<&str> = self.toolbox.offered(false).iter().map(|s| s.name.as_str()).collect();
         self.audit.record("run_started", json!({"task": task, "model": self.model.name(), "tools": offered}));
         let mut steps = 0;
         let mut answer = None;
@@ -401,7 +356,6 @@ impl<'a> Harness<'a> {
         let mut restate_questions_left = RESTATE_QUESTIONS;
         let mut retry_questions_left = RETRY_QUESTIONS;
         let mut denied_questions_left = DENIED_QUESTIONS;
-        let mut announce_questions_left = ANNOUNCE_QUESTIONS;
         // (step, tool, status) of the latest call if its result was an HTTP 4xx.
         let mut last_client_error: Option<(usize, String, u16)> = None;
         // Every result the model was given, whole: an answer is checked against them.
@@ -423,7 +377,8 @@ impl<'a> Harness<'a> {
                 messages.push(Message::user(note));
             }
             let started = Instant::now();
-            let response = self.model.chat(ChatRequest { messages: &messages, tools: self.toolbox.specs() }).await;
+            let tools = self.toolbox.offered(!self.workbench.is_empty());
+            let response = self.model.chat(ChatRequest { messages: &messages, tools }).await;
             let latency_ms = started.elapsed().as_millis() as u64;
             let response = match response {
                 Ok(r) => r,
@@ -542,15 +497,6 @@ impl<'a> Harness<'a> {
                     let note = denied_back(&refused.tool, &error_text(results.last().map_or("", String::as_str)));
                     conversation.push(message);
                     conversation.push(Message::user(note));
-                    continue;
-                }
-                if announce_questions_left > 0 && !chose_answer && announces(&message.content, task, self.toolbox.specs(), actions.is_empty()) {
-                    // "I will read the notes…", or the rest of a task explained
-                    // to the user after its first step: asked once to do it.
-                    announce_questions_left -= 1;
-                    self.audit.record("answer_questioned", json!({"step": steps, "announced": true}));
-                    conversation.push(message);
-                    conversation.push(Message::user(ANNOUNCE_BACK));
                     continue;
                 }
                 if let Some(call) = restated.filter(|_| restate_questions_left > 0) {
@@ -849,31 +795,6 @@ mod tests {
             assert!(!says(no, "call"), "{no}");
         }
         assert!(says("ANSWER", "answer") && !says("CALL", "answer"));
-    }
-
-    #[test]
-    fn announcing_work_is_told_apart_from_small_talk_and_answers() {
-        let tools = [crate::model::ToolSpec { name: "files__read".into(), description: String::new(), parameters: json!({}) }];
-        let task = "Summarise today's stand-up notes in notes/standup-2024-05-14.md for me.";
-        assert!(announces("I will summarize today's stand-up notes from notes/standup-2024-05-14.md for you.", task, &tools, true));
-        assert!(announces("To get it, I would call the `files__read` function first.", "What is in it?", &tools, false));
-        assert!(announces("You would need to use files.read on it.", "What is in it?", &tools, false));
-        let api = "Add Marta to our CRM: POST http://127.0.0.1:9/api/customers with her name.";
-        let explained = "To add her, you would need to send a POST request to the specified URL with a JSON body.";
-        assert!(announces(explained, api, &tools, true), "nothing ran, and the task names a URL");
-        assert!(!announces(explained, api, &tools, false), "after a call, only an answer naming the work or a tool counts");
-        for answer in [
-            "I'm doing well, thank you! Let me know if you need anything else.",
-            "The notes in notes/standup-2024-05-14.md say the release moves to Friday.",
-        ] {
-            assert!(!announces(answer, task, &tools, true), "{answer}");
-        }
-        assert!(!announces("I will be happy to help with anything else.", "Hi! How are you?", &tools, true), "small talk");
-        assert!(!announces("You would need to convert: 42.195 km is 26.2 miles.", "How many miles is a marathon?", &tools, true), "no work named");
-        // Regression: a number in the task counted as a file name.
-        let marathon = "How many miles is a marathon, 42.195 km?";
-        assert!(!announces("To convert 42.195 km to miles, you would need to multiply by 0.621371: about 26.2 miles.", marathon, &tools, true));
-        assert!(is_file_name("notes.md") && is_file_name("app.jsonl") && !is_file_name("42.195") && !is_file_name("e.g") && !is_file_name(".env"));
     }
 
     #[test]
