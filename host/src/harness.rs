@@ -347,7 +347,7 @@ impl<'a> Harness<'a> {
         let mut usage = Usage::default();
         let mut actions: Vec<Action> = Vec::new();
         let mut recent: Vec<(String, String)> = Vec::new();
-        let offered: Vec<&str> = self.toolbox.offered(false).iter().map(|s| s.name.as_str()).collect();
+        let offered: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name.as_str()).collect();
         self.audit.record("run_started", json!({"task": task, "model": self.model.name(), "tools": offered}));
         let mut steps = 0;
         let mut answer = None;
@@ -377,8 +377,7 @@ impl<'a> Harness<'a> {
                 messages.push(Message::user(note));
             }
             let started = Instant::now();
-            let tools = self.toolbox.offered(!self.workbench.is_empty());
-            let response = self.model.chat(ChatRequest { messages: &messages, tools }).await;
+            let response = self.model.chat(ChatRequest { messages: &messages, tools: self.toolbox.specs() }).await;
             let latency_ms = started.elapsed().as_millis() as u64;
             let response = match response {
                 Ok(r) => r,

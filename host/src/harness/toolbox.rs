@@ -44,6 +44,18 @@ impl Toolbox {
     pub fn from_host(host: &Host) -> Toolbox {
         let mut toolbox = Toolbox::default();
         let listed = host.policy.listed_skills();
+        toolbox.add(
+            WORKBENCH_READ,
+            "Read part of a large tool result kept in the workbench. A result too big to show whole \
+             comes with a handle (e.g. `wb1`) and its size; call this with the handle and an `offset` \
+             (characters, default 0) and `limit` (default 3000, at most 8000) to read the next part.",
+            json!({"type": "object", "properties": {
+                "handle": {"type": "string", "description": "The handle given with the result, e.g. \"wb1\"."},
+                "offset": {"type": "integer", "minimum": 0, "description": "First character to return (default 0)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 8000, "description": "Most characters to return (default 3000)."}
+            }, "required": ["handle"], "additionalProperties": false}),
+            Target::WorkbenchRead,
+        );
         let mut with_instructions = Vec::new();
         for active in host.registry.active_skills() {
             let m = active.manifest;
@@ -81,21 +93,6 @@ impl Toolbox {
                 Target::SkillInstructions,
             );
         }
-        // Last, and offered only once the workbench holds a result (see
-        // [`Toolbox::offered`]): before that it can read nothing, and a small
-        // model calls it with made-up handles.
-        toolbox.add(
-            WORKBENCH_READ,
-            "Read part of a large tool result kept in the workbench. A result too big to show whole \
-             comes with a handle (e.g. `wb1`) and its size; call this with the handle and an `offset` \
-             (characters, default 0) and `limit` (default 3000, at most 8000) to read the next part.",
-            json!({"type": "object", "properties": {
-                "handle": {"type": "string", "description": "The handle given with the result, e.g. \"wb1\"."},
-                "offset": {"type": "integer", "minimum": 0, "description": "First character to return (default 0)."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 8000, "description": "Most characters to return (default 3000)."}
-            }, "required": ["handle"], "additionalProperties": false}),
-            Target::WorkbenchRead,
-        );
         toolbox
     }
 
@@ -110,19 +107,9 @@ impl Toolbox {
         self.targets.insert(name.to_owned(), target);
     }
 
-    /// Every offered tool's spec.
+    /// The specs to send to the model.
     pub fn specs(&self) -> &[ToolSpec] {
         &self.specs
-    }
-
-    /// The specs to send to the model: all of them, but `workbench__read`
-    /// (the last) only while the workbench holds a result. Being last, it
-    /// leaves the cached start of the prompt as it was when it appears.
-    pub fn offered(&self, workbench_in_use: bool) -> &[ToolSpec] {
-        match self.specs.split_last() {
-            Some((last, rest)) if last.name == WORKBENCH_READ && !workbench_in_use => rest,
-            _ => &self.specs,
-        }
     }
 
     /// The parameters schema of the tool `name` runs, if it was offered.
