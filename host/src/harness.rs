@@ -90,8 +90,8 @@ fn error_text(result: &str) -> String {
 
 /// The HTTP status of a tool result that reports a client error (a JSON
 /// object whose `status` is 400–499, as `http_api.request` and `web.fetch`
-/// return it), with the start of the result: an API's 404 or 400 is a
-/// result, not a tool failure, but the task is no more done than after one.
+/// return it): an API's 404 or 400 is a result, not a tool failure, but the
+/// task is no more done than after one.
 fn client_error(result: &str) -> Option<u16> {
     let value: Value = serde_json::from_str(result).ok()?;
     let status = value.get("status")?.as_u64()?;
@@ -356,8 +356,6 @@ impl<'a> Harness<'a> {
         let mut restate_questions_left = RESTATE_QUESTIONS;
         let mut retry_questions_left = RETRY_QUESTIONS;
         let mut denied_questions_left = DENIED_QUESTIONS;
-        // (step, tool, status) of the latest call if its result was an HTTP 4xx.
-        let mut last_client_error: Option<(usize, String, u16)> = None;
         // Every result the model was given, whole: an answer is checked against them.
         let mut results: Vec<String> = Vec::new();
         // The described call the model was just asked about.
@@ -470,30 +468,33 @@ impl<'a> Harness<'a> {
                     pending = Some((call, said));
                     continue;
                 }
-                let just_failed = actions.last().filter(|a| a.step + 1 == steps);
-                let fixable = just_failed.filter(|a| FIXABLE.contains(&a.outcome.as_str()));
-                if let Some(failed) = fixable.filter(|_| retry_questions_left > 0 && !chose_answer) {
+                // The call of the step just before this answer, with its result
+                // (`actions` and `results` grow together).
+                let just_ran = actions.last().filter(|a| a.step + 1 == steps).zip(results.last());
+                let fixable = just_ran.filter(|(a, _)| FIXABLE.contains(&a.outcome.as_str()));
+                if let Some((failed, result)) = fixable.filter(|_| retry_questions_left > 0 && !chose_answer) {
                     // A small model often gives up on the first error it
                     // could fix; it is asked once to try again.
                     retry_questions_left -= 1;
-                    let note = retry_back(&failed.tool, &failed.outcome, &error_text(results.last().map_or("", String::as_str)));
+                    let note = retry_back(&failed.tool, &failed.outcome, &error_text(result));
                     conversation.push(message);
                     conversation.push(Message::user(note));
                     continue;
                 }
-                let refused_request = last_client_error.take().filter(|(step, _, _)| step + 1 == steps);
-                if let Some((_, tool, status)) = refused_request.filter(|_| retry_questions_left > 0 && !chose_answer) {
+                let refused_request = just_ran.and_then(|(a, result)| Some((a, client_error(result)?)));
+                if let Some((call, status)) = refused_request.filter(|_| retry_questions_left > 0 && !chose_answer) {
                     retry_questions_left -= 1;
+                    let note = client_error_back(&call.tool, status);
                     conversation.push(message);
-                    conversation.push(Message::user(client_error_back(&tool, status)));
+                    conversation.push(Message::user(note));
                     continue;
                 }
-                let denied = just_failed.filter(|a| a.outcome == "DENIED");
-                if let Some(refused) = denied.filter(|_| denied_questions_left > 0 && !chose_answer) {
+                let denied = just_ran.filter(|(a, _)| a.outcome == "DENIED");
+                if let Some((refused, result)) = denied.filter(|_| denied_questions_left > 0 && !chose_answer) {
                     // Reported as done what the sandbox refused is the worst
                     // answer a run can give; the model is asked once to check.
                     denied_questions_left -= 1;
-                    let note = denied_back(&refused.tool, &error_text(results.last().map_or("", String::as_str)));
+                    let note = denied_back(&refused.tool, &error_text(result));
                     conversation.push(message);
                     conversation.push(Message::user(note));
                     continue;
@@ -563,7 +564,6 @@ impl<'a> Harness<'a> {
                 };
                 progress.tool_finished(steps, &call.name, &code, duration_ms);
                 let masked = self.audit.mask(&text);
-                last_client_error = client_error(&masked).map(|status| (steps, call.name.clone(), status));
                 progress.tool_result(steps, &call.name, &masked);
                 results.push(masked.clone());
                 let action = Action {

@@ -142,8 +142,7 @@ impl OpenAiClient {
     /// constrained to a call or the answer. `None` when the server refused
     /// the schema (a 400 or 422): the caller asks natively instead.
     async fn chat_constrained(&self, request: ChatRequest<'_>) -> Option<Result<ChatResponse, ModelError>> {
-        let mut body = request_body(&self.config, ChatRequest { messages: request.messages, tools: &[] });
-        body["messages"] = Value::Array(constrained::wire_messages(request.messages, request.tools));
+        let mut body = base_body(&self.config, constrained::wire_messages(request.messages, request.tools));
         body["response_format"] = json!({
             "type": "json_schema",
             "json_schema": {"name": "reply", "schema": constrained::reply_schema(request.tools)},
@@ -184,21 +183,25 @@ impl Model for OpenAiClient {
 
 /// The Chat Completions request for `request`.
 fn request_body(config: &OpenAiConfig, request: ChatRequest<'_>) -> Value {
-    let mut body = json!({
-        "model": config.model,
-        "messages": request.messages.iter().map(wire_message).collect::<Vec<_>>(),
-    });
-    if let Some(temperature) = config.temperature {
-        body["temperature"] = json!(temperature);
-    }
-    if let Some(max_tokens) = config.max_tokens {
-        body["max_tokens"] = json!(max_tokens);
-    }
+    let mut body = base_body(config, request.messages.iter().map(wire_message).collect());
     // Some servers reject an empty `tools` array, and `tool_choice` without
     // tools: send neither when there is nothing to call.
     if !request.tools.is_empty() {
         body["tools"] = request.tools.iter().map(wire_tool).collect();
         body["tool_choice"] = json!("auto");
+    }
+    body
+}
+
+/// Model, messages (already in wire form) and sampling settings: what every
+/// request has, whatever the tool format.
+fn base_body(config: &OpenAiConfig, messages: Vec<Value>) -> Value {
+    let mut body = json!({"model": config.model, "messages": messages});
+    if let Some(temperature) = config.temperature {
+        body["temperature"] = json!(temperature);
+    }
+    if let Some(max_tokens) = config.max_tokens {
+        body["max_tokens"] = json!(max_tokens);
     }
     body
 }
