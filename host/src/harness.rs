@@ -8,6 +8,8 @@
 //! report of what was done and what is left.
 
 pub mod audit;
+pub mod compaction;
+pub mod conversation;
 pub mod evidence;
 pub mod repair;
 pub mod toolbox;
@@ -19,8 +21,10 @@ use crate::model::{ChatRequest, Message, Model, ToolCall, Usage};
 use crate::text::shorten_chars;
 use crate::policy::Level;
 use audit::AuditLog;
+use compaction::{Budget, Calibration};
+use conversation::Conversation;
 use serde_json::{Value, json};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use toolbox::{Target, Toolbox};
 use workbench::Workbench;
@@ -190,6 +194,12 @@ pub struct RunConfig {
     pub keep_chars: usize,
     /// Identical consecutive calls that count as no progress (default 3).
     pub repeat_limit: usize,
+    /// The model's context window in tokens; `None` asks the model's
+    /// server, then goes by the model's name ([`crate::model::context`]).
+    pub context_tokens: Option<u64>,
+    /// Percent of the context window at which older turns are compacted
+    /// into a checkpoint (default 80).
+    pub compact_at: u8,
 }
 
 impl Default for RunConfig {
@@ -200,6 +210,8 @@ impl Default for RunConfig {
             view_chars: workbench::VIEW_CHARS,
             keep_chars: workbench::KEEP_CHARS,
             repeat_limit: 3,
+            context_tokens: None,
+            compact_at: compaction::DEFAULT_COMPACT_AT,
         }
     }
 }
@@ -306,6 +318,28 @@ pub struct Harness<'a> {
     audit: AuditLog,
     toolbox: Toolbox,
     workbench: Workbench,
+    inbox: Steering,
+    /// A compaction was needed and impossible once this run (said once).
+    compaction_skipped: bool,
+}
+
+/// A handle to say something to a running run, as the person: each message
+/// joins the conversation before the next model request and, like the
+/// task, is kept verbatim through every compaction. Clone it freely.
+#[derive(Clone, Debug, Default)]
+pub struct Steering {
+    waiting: Arc<Mutex<Vec<String>>>,
+}
+
+impl Steering {
+    /// Queues `text` for the run's next model request.
+    pub fn say(&self, text: impl Into<String>) {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner()).push(text.into());
+    }
+
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.waiting.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 /// Progress of a run, for a terminal.
@@ -322,6 +356,9 @@ pub trait Progress {
     /// The whole result of a tool call (secrets masked), before it is cut
     /// to size for the model: an evaluation checks the answer against it.
     fn tool_result(&self, _step: usize, _tool: &str, _result: &str) {}
+    /// Called after older turns were compacted: the request's estimated
+    /// tokens before and after.
+    fn compacted(&self, _step: usize, _before: u64, _after: u64) {}
 }
 
 /// Reports nothing.
@@ -333,7 +370,12 @@ impl<'a> Harness<'a> {
     /// `confirmer` deciding `confirm`-level calls and `audit` recording.
     pub fn new(host: &'a Host, model: &'a dyn Model, confirmer: &'a dyn Confirmer, config: RunConfig, audit: AuditLog) -> Self {
         let toolbox = Toolbox::from_host(host);
-        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default() }
+        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), inbox: Steering::default(), compaction_skipped: false }
+    }
+
+    /// A handle to add the person's messages to the run while it goes on.
+    pub fn steering(&self) -> Steering {
+        self.inbox.clone()
     }
 
     /// The tools offered to the model.
@@ -343,12 +385,20 @@ impl<'a> Harness<'a> {
 
     /// Run `task` to a stop.
     pub async fn run(&mut self, run_id: &str, task: &str, progress: &dyn Progress) -> RunReport {
-        let mut conversation = vec![Message::user(task)];
+        let mut conversation = Conversation::new(task);
         let mut usage = Usage::default();
         let mut actions: Vec<Action> = Vec::new();
         let mut recent: Vec<(String, String)> = Vec::new();
         let offered: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name.as_str()).collect();
-        self.audit.record("run_started", json!({"task": task, "model": self.model.name(), "tools": offered}));
+        self.compaction_skipped = false;
+        let budget = self.budget().await;
+        self.audit.record(
+            "run_started",
+            json!({"task": task, "model": self.model.name(), "tools": offered,
+                   "context_tokens": budget.0.context_tokens, "context_source": budget.1, "compact_at": budget.0.compact_at}),
+        );
+        let budget = budget.0;
+        let mut calibration = Calibration::default();
         let mut steps = 0;
         let mut answer = None;
         let mut questions_left = DESCRIBED_CALL_QUESTIONS;
@@ -365,15 +415,21 @@ impl<'a> Harness<'a> {
                 break Stop::MaxSteps;
             }
             steps += 1;
-            progress.model_request(steps);
-            // The same system prompt on every request of every run, so a
-            // server's prompt cache covers it and the tool list after it
-            // (thousands of tokens a CPU model reads at tens per second).
-            let mut messages = vec![Message::system(PREAMBLE)];
-            messages.extend(conversation.iter().cloned());
-            if let Some(note) = reminder(task, &actions) {
-                messages.push(Message::user(note));
+            conversation.set_step(steps);
+            for said in self.inbox.take() {
+                self.audit.record("user_message", json!({"step": steps, "text": self.audit.mask(&said)}));
+                conversation.push_person(said);
             }
+            let note = reminder(task, &actions);
+            let mut estimated = self.estimate(&conversation, note.as_deref());
+            if calibration.apply(estimated) > budget.threshold() {
+                if let Some(after) = self.compact(task, &mut conversation, note.as_deref(), budget, &calibration, &mut usage).await {
+                    progress.compacted(steps, calibration.apply(estimated), calibration.apply(after));
+                    estimated = after;
+                }
+            }
+            progress.model_request(steps);
+            let messages = request_messages(&conversation, note);
             let started = Instant::now();
             let response = self.model.chat(ChatRequest { messages: &messages, tools: self.toolbox.specs() }).await;
             let latency_ms = started.elapsed().as_millis() as u64;
@@ -387,6 +443,9 @@ impl<'a> Harness<'a> {
             usage.input_tokens += response.usage.input_tokens;
             usage.output_tokens += response.usage.output_tokens;
             usage.estimated |= response.usage.estimated;
+            if !response.usage.estimated {
+                calibration.learn(estimated, response.usage.input_tokens);
+            }
             let mut message = response.message;
             let text_chars = message.content.chars().count();
             let mut text_call = false;
@@ -623,6 +682,83 @@ impl<'a> Harness<'a> {
         report
     }
 
+    /// The context window this run works against, and where it came from.
+    async fn budget(&self) -> (Budget, &'static str) {
+        let server = if self.config.context_tokens.is_none() { self.model.context_tokens().await } else { None };
+        let (context_tokens, source) = crate::model::context::resolve(self.config.context_tokens, server, self.model.name());
+        (Budget { context_tokens, compact_at: self.config.compact_at }, source)
+    }
+
+    /// Estimated tokens of the next request (uncalibrated).
+    fn estimate(&self, conversation: &Conversation, note: Option<&str>) -> u64 {
+        let messages = request_messages(conversation, note.map(str::to_owned));
+        compaction::estimate_request(&messages, self.toolbox.specs())
+    }
+
+    /// Replaces older turns by a checkpoint (see [`compaction`]). Returns
+    /// the next request's estimated tokens afterwards, or `None` when
+    /// there was nothing older to replace.
+    async fn compact(
+        &mut self,
+        task: &str,
+        conversation: &mut Conversation,
+        note: Option<&str>,
+        budget: Budget,
+        calibration: &Calibration,
+        usage: &mut Usage,
+    ) -> Option<u64> {
+        let step = conversation.turns().last().map_or(0, |t| t.step);
+        let before = self.estimate(conversation, note);
+        let fixed = compaction::estimate_request(
+            &[Message::system(PREAMBLE), Message::user(task), Message::user(note.unwrap_or_default())],
+            self.toolbox.specs(),
+        );
+        let (keep, checkpoint_chars, transcript_chars) = compaction::sizes(budget, calibration.apply(fixed));
+        let Some(plan) = compaction::plan(conversation.turns(), calibration.to_estimate(keep)) else {
+            if !self.compaction_skipped {
+                // Said once: the same would be true on every later step.
+                self.compaction_skipped = true;
+                self.audit.record(
+                    "compaction_skipped",
+                    json!({"step": step, "tokens": calibration.apply(before), "threshold": budget.threshold(),
+                           "reason": "nothing older than the last exchange to replace"}),
+                );
+            }
+            return None;
+        };
+        let older = &conversation.turns()[plan.older.clone()];
+        let request = compaction::summary_request(task, older, transcript_chars);
+        let started = Instant::now();
+        let answer = self.model.chat(ChatRequest { messages: &request, tools: &[] }).await;
+        let latency_ms = started.elapsed().as_millis() as u64;
+        let (text, by_model, error) = match answer {
+            Ok(r) => {
+                usage.input_tokens += r.usage.input_tokens;
+                usage.output_tokens += r.usage.output_tokens;
+                usage.estimated |= r.usage.estimated;
+                match r.message.content.trim() {
+                    "" => (compaction::fallback_checkpoint(task, older, checkpoint_chars), false, Some("the model wrote no checkpoint".to_owned())),
+                    written => (shorten_chars(written, checkpoint_chars), true, None),
+                }
+            }
+            Err(err) => (compaction::fallback_checkpoint(task, older, checkpoint_chars), false, Some(err.to_string())),
+        };
+        let checkpoint = compaction::checkpoint_turn(&self.audit.mask(&text), older, by_model);
+        let person = older.iter().filter(|t| t.from_person).count();
+        let rebuilt = compaction::rebuild(conversation.turns(), &plan, checkpoint);
+        conversation.replace(rebuilt);
+        let after = self.estimate(conversation, note);
+        self.audit.record(
+            "compaction",
+            json!({"step": step, "tokens_before": calibration.apply(before), "tokens_after": calibration.apply(after),
+                   "threshold": budget.threshold(), "context_tokens": budget.context_tokens,
+                   "replaced_messages": plan.older.len(), "kept_person_messages": person,
+                   "checkpoint_by": if by_model { "model" } else { "harness" }, "error": error,
+                   "latency_ms": latency_ms, "checkpoint": self.audit.mask(&text)}),
+        );
+        Some(after)
+    }
+
     /// Run one call: the checks, then the tool. Returns the outcome, the
     /// level decision and the arguments as understood. `parsed` is
     /// `repair::arguments` of the call, read once by the caller.
@@ -722,6 +858,19 @@ impl Confirmer for Recorder<'_> {
     fn person_present(&self) -> bool {
         self.inner.person_present()
     }
+}
+
+/// The request for the next step. The same system prompt on every request
+/// of every run, so a server's prompt cache covers it and the tool list
+/// after it (thousands of tokens a CPU model reads at tens per second);
+/// what belongs to this run comes after.
+fn request_messages(conversation: &Conversation, note: Option<String>) -> Vec<Message> {
+    let mut messages = vec![Message::system(PREAMBLE)];
+    messages.extend(conversation.messages().cloned());
+    if let Some(note) = note {
+        messages.push(Message::user(note));
+    }
+    messages
 }
 
 /// Arguments in a canonical form (sorted keys), to compare calls.

@@ -9,6 +9,7 @@ use std::pin::Pin;
 
 mod anthropic;
 pub mod constrained;
+pub mod context;
 mod openai;
 mod retry;
 mod tokens;
@@ -202,10 +203,19 @@ pub enum ModelError {
 /// The future a [`Model`] returns.
 pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatResponse, ModelError>> + Send + 'a>>;
 
+/// The future [`Model::context_tokens`] returns.
+pub type ContextFuture<'a> = Pin<Box<dyn Future<Output = Option<u64>> + Send + 'a>>;
+
 /// A language model that can call tools.
 pub trait Model: Send + Sync {
     /// Send the conversation and tools; get the assistant's next message.
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> ChatFuture<'a>;
+
+    /// How many tokens the model can read at once, when its server says
+    /// (see [`context`]). The default says nothing.
+    fn context_tokens(&self) -> ContextFuture<'_> {
+        Box::pin(async { None })
+    }
 
     /// The model's name, for logs and the audit trail.
     fn name(&self) -> &str;

@@ -41,6 +41,23 @@ impl Reply {
     }
 }
 
+impl Reply {
+    /// This reply with the usage a server would report for it.
+    pub fn with_usage(self, prompt_tokens: u64, completion_tokens: u64) -> Reply {
+        match self {
+            Reply::Ok(mut v) => {
+                v["usage"] = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                                    "total_tokens": prompt_tokens + completion_tokens});
+                Reply::Ok(v)
+            }
+            other => other,
+        }
+    }
+}
+
+/// Decides the reply to each chat request from its body.
+pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
+
 fn completion(message: Value) -> Value {
     json!({
         "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",
@@ -55,20 +72,32 @@ pub struct ScriptedModel {
     pub addr: SocketAddr,
     requests: Arc<Mutex<Vec<Value>>>,
     remaining: Arc<Mutex<VecDeque<Reply>>>,
+    models: Arc<Mutex<Option<Value>>>,
 }
 
 impl ScriptedModel {
     /// Serve `replies` in order; after the last, answer 500 "script exhausted".
     pub fn start(replies: Vec<Reply>) -> Self {
+        Self::serve(replies, None)
+    }
+
+    /// Answer every chat request with `respond(request body)`: for runs
+    /// too long or too dependent on what the harness sends to script in order.
+    pub fn start_with(respond: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Self {
+        Self::serve(Vec::new(), Some(Arc::new(respond)))
+    }
+
+    fn serve(replies: Vec<Reply>, responder: Option<Responder>) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let addr = listener.local_addr().expect("addr");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let remaining = Arc::new(Mutex::new(VecDeque::from(replies)));
-        let (req, rem) = (requests.clone(), remaining.clone());
+        let models = Arc::new(Mutex::new(None));
+        let (req, rem, listed) = (requests.clone(), remaining.clone(), models.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
-                let (req, rem) = (req.clone(), rem.clone());
+                let (req, rem, listed, responder) = (req.clone(), rem.clone(), listed.clone(), responder.clone());
                 std::thread::spawn(move || {
                     let mut reader = BufReader::new(stream.try_clone().expect("clone"));
                     loop {
@@ -90,8 +119,26 @@ impl ScriptedModel {
                         if reader.read_exact(&mut body).is_err() {
                             return;
                         }
-                        req.lock().expect("lock").push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                        let reply = rem.lock().expect("lock").pop_front();
+                        if first.starts_with("GET ") {
+                            // `GET /v1/models`: what the server says about its
+                            // model. Not a chat request: no scripted reply used.
+                            let listing: Option<Value> = listed.lock().expect("lock").clone();
+                            let (status, text) = match listing {
+                                Some(v) if first.contains("/models") => (200, v.to_string()),
+                                _ => (404, "{\"error\":\"not found\"}".to_owned()),
+                            };
+                            let head = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", text.len());
+                            if stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(text.as_bytes())).is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                        req.lock().expect("lock").push(body.clone());
+                        let reply = match &responder {
+                            Some(respond) => Some(respond(&body)),
+                            None => rem.lock().expect("lock").pop_front(),
+                        };
                         let (status, text, retry) = match reply {
                             Some(Reply::Ok(v)) => (200, v.to_string(), None),
                             Some(Reply::Status(s, b, r)) => (s, b, r),
@@ -109,7 +156,13 @@ impl ScriptedModel {
                 });
             }
         });
-        ScriptedModel { addr, requests, remaining }
+        ScriptedModel { addr, requests, remaining, models }
+    }
+
+    /// Answer `GET /v1/models` with `listing` (by default: 404, as a server
+    /// that says nothing about its model).
+    pub fn set_models(&self, listing: Value) {
+        *self.models.lock().expect("lock") = Some(listing);
     }
 
     /// `http://127.0.0.1:PORT/v1`, the base URL a client wants.

@@ -176,6 +176,13 @@ impl Model for OpenAiClient {
         })
     }
 
+    fn context_tokens(&self) -> super::ContextFuture<'_> {
+        Box::pin(async move {
+            let listing = self.endpoint.get_json("models").await?;
+            super::context::from_models_listing(&listing, &self.config.model)
+        })
+    }
+
     fn name(&self) -> &str {
         &self.config.model
     }

@@ -34,6 +34,7 @@ pub(crate) struct Parsed {
 /// policy.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
+    base: String,
     url: String,
     headers: HeaderMap,
     http: reqwest::Client,
@@ -52,7 +53,7 @@ impl Endpoint {
         retry: &RetryPolicy,
     ) -> Result<Endpoint, ModelError> {
         check_base_url(base_url, variable)?;
-        Ok(Endpoint { url: join_url(base_url, path), headers, http: http_client(timeout)?, retry: retry.clone() })
+        Ok(Endpoint { base: base_url.to_owned(), url: join_url(base_url, path), headers, http: http_client(timeout)?, retry: retry.clone() })
     }
 
     /// Sends `body`, parses the answer with `parse`, and estimates usage if
@@ -70,6 +71,24 @@ impl Endpoint {
         Ok(ChatResponse { message: parsed.message, usage, model: parsed.model.unwrap_or_else(|| model.to_owned()) })
     }
 }
+
+impl Endpoint {
+    /// `GET path` under the base URL, once, with the same headers and a
+    /// short timeout: for what a server says about itself. `None` on any
+    /// failure — callers fall back to what they know.
+    pub(crate) async fn get_json(&self, path: &str) -> Option<serde_json::Value> {
+        let url = join_url(&self.base, path);
+        let sent = self.http.get(&url).headers(self.headers.clone()).timeout(PROBE_TIMEOUT).send().await.ok()?;
+        if !sent.status().is_success() {
+            return None;
+        }
+        let text = sent.text().await.ok()?;
+        serde_json::from_str(&text).ok()
+    }
+}
+
+/// How long a question about the server (not a chat request) may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// An HTTP client whose whole request (connect, send, answer) times out after
 /// `timeout`.

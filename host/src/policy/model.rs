@@ -11,6 +11,8 @@
 //! max_steps = 8
 //! token_budget = 50000
 //! tool_format = "constrained"              # or "native"
+//! context_tokens = 12288                   # default: what the server says, else known by name
+//! compact_at = 80                          # percent of context_tokens that starts a compaction
 //! ```
 //! API keys never go here: they come from `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
 
@@ -37,10 +39,14 @@ pub struct ModelSettings {
     /// `native` (the API's tool calls) or `constrained` (tools in the
     /// system message, replies constrained to a call or the answer).
     pub tool_format: Option<String>,
+    /// Tokens the model reads at once; the budget compaction works against.
+    pub context_tokens: Option<u64>,
+    /// Percent of `context_tokens` at which a run is compacted.
+    pub compact_at: Option<u8>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget, tool_format")]
+#[serde(deny_unknown_fields, expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget, tool_format, context_tokens, compact_at")]
 pub(super) struct RawModel {
     provider: Option<Spanned<String>>,
     base_url: Option<Spanned<String>>,
@@ -49,6 +55,8 @@ pub(super) struct RawModel {
     max_steps: Option<Spanned<i64>>,
     token_budget: Option<Spanned<i64>>,
     tool_format: Option<Spanned<String>>,
+    context_tokens: Option<Spanned<i64>>,
+    compact_at: Option<Spanned<i64>>,
 }
 
 impl RawModel {
@@ -82,6 +90,16 @@ impl RawModel {
         };
         let max_steps = positive(&self.max_steps, "model.max_steps", 1000)?;
         let token_budget = positive(&self.token_budget, "model.token_budget", i64::MAX)?;
+        if let Some(n) = &self.context_tokens
+            && !(1024..=100_000_000).contains(n.get_ref())
+        {
+            return Err(src.invalid(&n.span(), "model.context_tokens", format!("{} is out of range; use 1024 to 100000000 (the model's context window in tokens)", n.get_ref())));
+        }
+        if let Some(p) = &self.compact_at
+            && !(10..=95).contains(p.get_ref())
+        {
+            return Err(src.invalid(&p.span(), "model.compact_at", format!("{} is out of range; use a percent from 10 to 95 (default 80)", p.get_ref())));
+        }
         Ok(ModelSettings {
             provider: self.provider.map(Spanned::into_inner),
             base_url: self.base_url.map(Spanned::into_inner),
@@ -90,6 +108,8 @@ impl RawModel {
             max_steps: max_steps.map(|n| n as usize),
             token_budget: token_budget.map(|n| n as u64),
             tool_format: self.tool_format.map(Spanned::into_inner),
+            context_tokens: self.context_tokens.map(|n| *n.get_ref() as u64),
+            compact_at: self.compact_at.map(|p| *p.get_ref() as u8),
         })
     }
 }

@@ -438,13 +438,14 @@ fn a_credential_variable_cannot_also_be_passed_to_the_skill() {
 fn the_model_table_is_checked_and_optional() {
     let policy = parse_in(
         Path::new("/"),
-        "[model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:8691/v1\"\nname = \"qwen\"\ntemperature = 0.2\nmax_steps = 12\ntoken_budget = 9000\ntool_format = \"constrained\"\n",
+        "[model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:8691/v1\"\nname = \"qwen\"\ntemperature = 0.2\nmax_steps = 12\ntoken_budget = 9000\ntool_format = \"constrained\"\ncontext_tokens = 12288\ncompact_at = 70\n",
     )
     .expect("valid");
     let m = policy.model();
     assert_eq!(m.tool_format.as_deref(), Some("constrained"));
     assert_eq!(m.base_url.as_deref(), Some("http://127.0.0.1:8691/v1"));
     assert_eq!((m.max_steps, m.token_budget, m.temperature), (Some(12), Some(9000), Some(0.2)));
+    assert_eq!((m.context_tokens, m.compact_at), (Some(12288), Some(70)));
     assert_eq!(parse_in(Path::new("/"), "").unwrap().model(), &ModelSettings::default());
     for (text, want) in [
         ("[model]\nprovider = \"gemini\"\n", "reach.toml:2:12: model.provider: \"gemini\" is not a provider"),
@@ -452,6 +453,8 @@ fn the_model_table_is_checked_and_optional() {
         ("[model]\nmax_steps = 0\n", "model.max_steps: 0 is out of range; use 1 to 1000"),
         ("[model]\ntool_format = \"grammar\"\n", "model.tool_format: \"grammar\" is not a tool format; use \"native\" or \"constrained\""),
         ("[model]\napi_key = \"sk-…\"\n", "unknown field `api_key`"),
+        ("[model]\ncontext_tokens = 512\n", "model.context_tokens: 512 is out of range; use 1024 to 100000000"),
+        ("[model]\ncompact_at = 100\n", "model.compact_at: 100 is out of range; use a percent from 10 to 95"),
     ] {
         let got = error(text);
         assert!(got.contains(want), "want {want:?} in {got:?}");

@@ -62,8 +62,7 @@ impl Server {
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(stream) = stream else { continue };
-                let reply = script.pop_front().unwrap_or_else(|| status(418, "no scripted reply left"));
-                serve(stream, reply, &recorded);
+                serve(stream, &mut script, &recorded);
             }
         });
         Server { base, requests }
@@ -76,10 +75,13 @@ impl Server {
 
 /// Reads one request, records it, then answers: recording first, so a test
 /// that counts requests as soon as its client returns sees them all.
-fn serve(stream: TcpStream, reply: Reply, recorded: &Mutex<Vec<Recorded>>) -> Option<()> {
+/// A `GET` (a client asking `/models` what the server serves) is answered
+/// 404 without using a scripted reply or being recorded.
+fn serve(stream: TcpStream, script: &mut VecDeque<Reply>, recorded: &Mutex<Vec<Recorded>>) -> Option<()> {
     let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
+    let first = line.clone();
     let path = line.split_whitespace().nth(1)?.to_owned();
     let mut headers = Vec::new();
     loop {
@@ -91,7 +93,12 @@ fn serve(stream: TcpStream, reply: Reply, recorded: &Mutex<Vec<Recorded>>) -> Op
     let length: usize = headers.iter().find(|(n, _)| n == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
-    recorded.lock().unwrap().push(Recorded { path, headers, body: String::from_utf8(body).ok()? });
+    let reply = if line_is_get(&first) {
+        status(404, "not found")
+    } else {
+        recorded.lock().unwrap().push(Recorded { path, headers, body: String::from_utf8(body).ok()? });
+        script.pop_front().unwrap_or_else(|| status(418, "no scripted reply left"))
+    };
     let mut stream = stream;
     match reply {
         Reply::Http(code, extra, body) => {
@@ -130,4 +137,8 @@ pub fn wasm(crate_name: &str) -> PathBuf {
     let path = target.join("wasm32-wasip2/release").join(format!("{crate_name}.wasm"));
     assert!(path.exists(), "{} is missing: run `just test-skills` first", path.display());
     path
+}
+
+fn line_is_get(request_line: &str) -> bool {
+    request_line.starts_with("GET ")
 }

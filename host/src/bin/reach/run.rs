@@ -39,6 +39,12 @@ impl Progress for TerminalProgress {
         }
     }
 
+    fn compacted(&self, step: usize, before: u64, after: u64) {
+        if self.on {
+            eprintln!("step {step}: context compacted: ~{before} → ~{after} tokens (checkpoint in the audit log)");
+        }
+    }
+
     fn tool_started(&self, _step: usize, tool: &str) {
         if self.on {
             // The name is the model's text: escaped, like everything the
@@ -77,6 +83,8 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let config = RunConfig {
         max_steps: args.max_steps.or(table.max_steps).unwrap_or(RunConfig::default().max_steps),
         token_budget: args.token_budget.or(table.token_budget),
+        context_tokens: table.context_tokens,
+        compact_at: table.compact_at.unwrap_or(RunConfig::default().compact_at),
         ..RunConfig::default()
     };
     let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit);

@@ -1,0 +1,218 @@
+//! Compaction of long runs, end to end: a scripted OpenAI-protocol server on
+//! 127.0.0.1 decides each reply from the request it receives (and counts
+//! its tokens the way a server would), the real `files` skill reads real
+//! files in its sandbox, and the audit log is read back from disk.
+
+use agent_reach::harness::audit::AuditLog;
+use agent_reach::harness::{Harness, Quiet, RunConfig, RunReport, Stop};
+use agent_reach::model::{OpenAiClient, OpenAiConfig};
+use agent_reach::{AlwaysConfirm, Host};
+use agent_reach_tests::Workspace;
+use agent_reach_tests::openai::{Reply, ScriptedModel};
+use regex::Regex;
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The fact planted in the third note, needed at the end of the run.
+const FACT: &str = "The vault code is ZEBRA-42.";
+const CORRECTION: &str = "Correction from me: report the vault code in lower case, please.";
+const CONTEXT: u64 = 6_000;
+const COMPACT_AT: u8 = 80;
+const THRESHOLD: u64 = CONTEXT * COMPACT_AT as u64 / 100;
+
+fn workspace(notes: usize) -> Workspace {
+    let ws = Workspace::new();
+    ws.install("skill-files");
+    for i in 1..=notes {
+        let first = if i == 3 { FACT.to_owned() } else { format!("Note {i} has nothing about codes.") };
+        let filler = format!(" Meeting minutes, item {i}: the team discussed schedules, budgets and the usual risks.").repeat(8);
+        ws.write(&format!("docs/note{i}.txt"), &format!("{first}{filler}\n"));
+    }
+    ws
+}
+
+/// Tokens as this server counts them: three characters each, a tighter
+/// tokenizer than the harness's four-character estimate, so the harness
+/// has to learn the difference from the reported usage.
+fn counted(body: &Value) -> u64 {
+    let chars = body["messages"].to_string().chars().count() + body.get("tools").map_or(0, |t| t.to_string().chars().count());
+    (chars / 3) as u64
+}
+
+fn is_summary(body: &Value) -> bool {
+    body.get("tools").is_none()
+}
+
+/// A checkpoint as a faithful model writes one: the goal, the findings
+/// (here: every sentence about the vault code, with its step) and the
+/// user's words verbatim.
+fn checkpoint(body: &Value) -> String {
+    let text = body["messages"][1]["content"].as_str().unwrap_or("").to_owned();
+    let mut out = String::from("Goal: read the notes and report the vault code.\nDone and found:\n");
+    let found = Regex::new(r"\[step (\d+)\] result: .*?(The vault code is [A-Z0-9-]+)").unwrap();
+    for c in found.captures_iter(&text) {
+        out.push_str(&format!("- {} (files__read, step {})\n", &c[2], &c[1]));
+    }
+    // A code carried over from an earlier checkpoint.
+    if !found.is_match(&text) && text.contains("ZEBRA-42") {
+        out.push_str("- The vault code is ZEBRA-42 (files__read, step 3)\n");
+    }
+    out.push_str("Left to do: read the remaining notes.\nNext step: read the next note.");
+    out
+}
+
+struct Scenario {
+    /// Normal requests the model answers with a read before answering.
+    reads: usize,
+    /// The person says [`CORRECTION`] before this request (1-based), if set.
+    correct_at: Option<usize>,
+    /// Summary requests fail with HTTP 500.
+    summaries_fail: bool,
+}
+
+struct Outcome {
+    report: RunReport,
+    server: ScriptedModel,
+    log: Vec<Value>,
+    _ws: Workspace,
+}
+
+impl Outcome {
+    fn events(&self, name: &str) -> Vec<&Value> {
+        self.log.iter().filter(|e| e["event"] == name).collect()
+    }
+    /// (request index, counted tokens, is a summary request), in order.
+    fn requests(&self) -> Vec<(usize, u64, bool)> {
+        self.server.requests().iter().enumerate().map(|(i, b)| (i, counted(b), is_summary(b))).collect()
+    }
+}
+
+async fn run(scenario: Scenario, config: RunConfig, listing: Option<Value>) -> Outcome {
+    let ws = workspace(scenario.reads.max(3));
+    let policy = format!("[skills.files]\nlevel = \"auto\"\nread = [\"{}\"]\n", ws.path("docs").display());
+    let host: Host = ws.host(&policy).await;
+    let steering: Arc<Mutex<Option<agent_reach::harness::Steering>>> = Arc::new(Mutex::new(None));
+    let normal = Arc::new(AtomicUsize::new(0));
+    let (steer, n, docs) = (steering.clone(), normal.clone(), ws.path("docs"));
+    let server = ScriptedModel::start_with(move |body| {
+        let tokens = counted(body);
+        if is_summary(body) {
+            if scenario.summaries_fail {
+                return Reply::Status(500, "{\"error\":\"overloaded\"}".into(), None);
+            }
+            return Reply::text(&checkpoint(body)).with_usage(tokens, 60);
+        }
+        let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+        if scenario.correct_at == Some(k + 1)
+            && let Some(s) = steer.lock().unwrap().as_ref()
+        {
+            s.say(CORRECTION);
+        }
+        let reply = if k <= scenario.reads {
+            Reply::call("files__read", &json!({"path": docs.join(format!("note{k}.txt"))}).to_string())
+        } else if body["messages"].to_string().contains("ZEBRA-42") {
+            Reply::text("The vault code is ZEBRA-42.")
+        } else {
+            Reply::text("I could not find the vault code.")
+        };
+        reply.with_usage(tokens, 20)
+    });
+    if let Some(listing) = listing {
+        server.set_models(listing);
+    }
+    let mut client = OpenAiConfig::new(server.base_url(), "scripted");
+    client.retry.base_delay = Duration::from_millis(1);
+    client.retry.max_delay = Duration::from_millis(5);
+    let model = OpenAiClient::new(client).expect("client");
+    let audit = AuditLog::create(&ws.path(".reach/runs"), "long-run", Vec::new()).expect("audit log");
+    let path = audit.path().to_owned();
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, config, audit);
+    *steering.lock().unwrap() = Some(harness.steering());
+    let report = harness.run("long-run", "Read the notes one by one and tell me the vault code.", &Quiet).await;
+    let log = std::fs::read_to_string(path).expect("log").lines().map(|l| serde_json::from_str(l).expect("json")).collect();
+    Outcome { report, server, log, _ws: ws }
+}
+
+fn config(max_steps: usize) -> RunConfig {
+    RunConfig { max_steps, context_tokens: Some(CONTEXT), compact_at: COMPACT_AT, ..RunConfig::default() }
+}
+
+#[tokio::test]
+async fn a_fact_read_at_step_3_is_used_at_step_35_and_no_request_passes_the_budget() {
+    let out = run(Scenario { reads: 34, correct_at: None, summaries_fail: false }, config(40), None).await;
+    assert_eq!(out.report.stop, Stop::Answered, "{}", out.report.summary());
+    assert_eq!(out.report.steps, 35);
+    assert_eq!(out.report.answer.as_deref(), Some("The vault code is ZEBRA-42."));
+    let compactions = out.events("compaction");
+    assert!(compactions.len() >= 2, "34 notes of ~270 tokens each cannot fit 4,800 tokens without compacting twice: {}", compactions.len());
+    for c in &compactions {
+        assert_eq!(c["checkpoint_by"], "model");
+        assert!(c["tokens_after"].as_u64() < c["tokens_before"].as_u64(), "{c}");
+    }
+    // The last checkpoint still carries the fact, with the step it came from.
+    let last = compactions.last().unwrap()["checkpoint"].as_str().unwrap();
+    assert!(last.contains("ZEBRA-42") && last.contains("step 3"), "{last}");
+    for (i, tokens, summary) in out.requests() {
+        if !summary {
+            // Counted by the server's own rule, not the harness's estimate.
+            assert!(tokens <= THRESHOLD + THRESHOLD / 50, "request {i}: {tokens} tokens, threshold {THRESHOLD}");
+        }
+        assert!(tokens <= CONTEXT, "request {i} ({}) is over the context: {tokens}", if summary { "summary" } else { "step" });
+    }
+}
+
+#[tokio::test]
+async fn compaction_fires_at_the_threshold_not_before() {
+    let out = run(Scenario { reads: 20, correct_at: None, summaries_fail: false }, config(25), None).await;
+    let requests = out.requests();
+    let first = requests.iter().position(|r| r.2).expect("a summary request");
+    let (before, grew) = (requests[first - 1].1, requests[first - 1].1 - requests[first - 2].1);
+    assert!(before <= THRESHOLD, "the request before compaction ({before}) was already over {THRESHOLD}");
+    // The next request would have grown by about one more note: it would have crossed.
+    assert!(before + grew > THRESHOLD - THRESHOLD / 50, "compacted too early: {before} + {grew} is well under {THRESHOLD}");
+    let compaction = out.events("compaction")[0];
+    assert_eq!(compaction["threshold"], THRESHOLD);
+    assert_eq!(compaction["context_tokens"], CONTEXT);
+}
+
+#[tokio::test]
+async fn a_correction_from_the_person_survives_two_compactions_verbatim() {
+    let out = run(Scenario { reads: 30, correct_at: Some(5), summaries_fail: false }, config(35), None).await;
+    assert_eq!(out.report.stop, Stop::Answered);
+    let said = out.events("user_message");
+    assert_eq!(said.len(), 1);
+    assert_eq!(said[0]["step"], 5);
+    let after: Vec<_> = out.events("compaction").into_iter().filter(|c| c["step"].as_u64() > Some(5)).collect();
+    assert!(after.len() >= 2, "two compactions after the correction: {}", after.len());
+    let last = out.server.requests().last().cloned().unwrap();
+    let users: Vec<&str> = last["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user").filter_map(|m| m["content"].as_str()).collect();
+    assert_eq!(users[0], "Read the notes one by one and tell me the vault code.", "the task stays first, verbatim");
+    assert!(users.contains(&CORRECTION), "the correction is still there, verbatim: {users:#?}");
+}
+
+#[tokio::test]
+async fn a_model_that_cannot_write_a_checkpoint_gets_one_listing_the_calls() {
+    let out = run(Scenario { reads: 34, correct_at: None, summaries_fail: true }, config(40), None).await;
+    assert_eq!(out.report.stop, Stop::Answered, "{}", out.report.summary());
+    let compactions = out.events("compaction");
+    assert!(!compactions.is_empty());
+    assert!(compactions.iter().all(|c| c["checkpoint_by"] == "harness" && c["error"].as_str().is_some_and(|e| e.contains("500"))));
+    let first = compactions[0]["checkpoint"].as_str().unwrap();
+    assert!(first.contains("- step 3: files__read") && first.contains("ZEBRA-42"), "{first}");
+}
+
+#[tokio::test]
+async fn the_context_window_comes_from_the_server_when_not_configured() {
+    let listing = json!({"data": [{"id": "scripted", "meta": {"n_ctx": 5000}}]});
+    let config = RunConfig { max_steps: 3, ..RunConfig::default() };
+    let out = run(Scenario { reads: 1, correct_at: None, summaries_fail: false }, config, Some(listing)).await;
+    let started = out.events("run_started")[0];
+    assert_eq!((started["context_tokens"].as_u64(), started["context_source"].as_str()), (Some(5000), Some("server")));
+    assert!(out.events("compaction").is_empty(), "a short run is not compacted");
+    // Without a listing, the name decides (unknown here: the default).
+    let out = run(Scenario { reads: 1, correct_at: None, summaries_fail: false }, RunConfig { max_steps: 3, ..RunConfig::default() }, None).await;
+    let started = out.events("run_started")[0];
+    assert_eq!(started["context_source"], "default");
+}
