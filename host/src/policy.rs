@@ -70,6 +70,7 @@ mod error;
 mod folders;
 mod hosts;
 mod level;
+mod memory;
 mod model;
 mod raw;
 
@@ -83,6 +84,7 @@ pub use error::PolicyError;
 pub use folders::{FolderGrant, ProtectedPath};
 pub use hosts::{HostPattern, NetAllowlist};
 pub use level::{Level, LevelParseError};
+pub use memory::{DEFAULT_MEMORY_PATH, MemorySettings};
 pub use model::ModelSettings;
 
 use error::Source;
@@ -100,6 +102,7 @@ pub struct Policy {
     /// In file order.
     skills: Vec<ListedSkill>,
     model: ModelSettings,
+    memory: MemorySettings,
     working_dir: Option<PathBuf>,
 }
 
@@ -177,6 +180,7 @@ impl Policy {
             default_limits: resolved.limits,
             skills: resolved.skills,
             model: resolved.model,
+            memory: resolved.memory,
             working_dir: None,
         })
     }
@@ -190,6 +194,7 @@ impl Policy {
             default_limits: Limits::default(),
             skills: Vec::new(),
             model: ModelSettings::default(),
+            memory: MemorySettings::default_in(Path::new("")),
             working_dir: None,
         }
     }
@@ -216,6 +221,13 @@ impl Policy {
     /// The `[model]` table: defaults for `reach run`.
     pub fn model(&self) -> &ModelSettings {
         &self.model
+    }
+
+    /// The `[memory]` table: the memory database, the levels of the memory
+    /// tools and the prompt budget, defaults filled in. The built-in policy
+    /// keeps the database at `.reach/memory.db` under the working directory.
+    pub fn memory(&self) -> &MemorySettings {
+        &self.memory
     }
 
     /// Where this policy came from: the file path, or `<built-in>`.

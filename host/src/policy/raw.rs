@@ -33,6 +33,8 @@ pub(super) struct RawPolicy {
     skills: BTreeMap<Spanned<String>, Spanned<RawSkill>>,
     #[serde(default)]
     model: Option<super::model::RawModel>,
+    #[serde(default)]
+    memory: Option<super::memory::RawMemory>,
 }
 
 #[derive(Default, Deserialize)]
@@ -145,6 +147,7 @@ pub(super) struct Resolved {
     pub(super) limits: Limits,
     pub(super) skills: Vec<ListedSkill>,
     pub(super) model: super::ModelSettings,
+    pub(super) memory: super::MemorySettings,
 }
 
 impl RawPolicy {
@@ -181,11 +184,16 @@ impl RawPolicy {
             Some(raw) => raw.resolve(src)?,
             None => super::ModelSettings::default(),
         };
+        let memory = match self.memory {
+            Some(raw) => raw.resolve(src, base_dir, &skills)?,
+            None => super::MemorySettings::default_in(base_dir),
+        };
         Ok(Resolved {
             level,
             limits,
             skills,
             model,
+            memory,
         })
     }
 }

@@ -238,7 +238,7 @@ fn errors_from_the_parser_name_line_column_and_key() {
     );
     insta::assert_snapshot!(
         error("[skill.files]\nlevel = \"auto\"\n"),
-        @"reach.toml:1:2: unknown field `skill`, expected one of `defaults`, `skills`, `model`"
+        @"reach.toml:1:2: unknown field `skill`, expected one of `defaults`, `skills`, `model`, `memory`"
     );
     insta::assert_snapshot!(
         error("[skills.files.tools.write]\nlevel = \"auto\"\nread = []\n"),
@@ -663,4 +663,75 @@ fn a_folder_inside_another_skills_writable_folder_is_a_table_error() {
 
     // The same folder for several skills, or in both lists, nests nothing.
     parse_in(&base, "[skills.a]\nwrite = [\"./work\"]\nread = [\"./work\"]\n\n[skills.b]\nread = [\"./work\"]\n").expect("valid");
+}
+
+#[test]
+fn the_memory_table_is_checked_and_optional() {
+    let (_dir, base) = tempdir();
+    std::fs::create_dir(base.join("afolder")).expect("mkdir");
+    let policy = parse_in(&base, "[memory]\npath = \"state/mem.db\"\nremember = \"auto\"\nrecall = \"DENY\"\nbudget_tokens = 0\n").expect("valid");
+    assert_eq!(
+        policy.memory(),
+        &MemorySettings { path: base.join("state/mem.db"), remember: Level::Auto, recall: Level::Deny, budget_tokens: 0 }
+    );
+    let defaults = MemorySettings { path: base.join(".reach/memory.db"), remember: Level::Confirm, recall: Level::Auto, budget_tokens: 300 };
+    assert_eq!(parse_in(&base, "").expect("empty").memory(), &defaults);
+    assert_eq!(parse_in(&base, "[memory]\n").expect("empty table").memory(), &defaults);
+    assert_eq!(Policy::builtin().memory().path, Path::new(".reach/memory.db"), "the working directory's");
+
+    let error = |text: &str| parse_in(&base, text).expect_err("refused").to_string();
+    insta::assert_snapshot!(
+        error("[memory]\nremember = \"sometimes\"\n"),
+        @r#"reach.toml:2:12: memory.remember: "sometimes" is not a level; use auto, confirm or deny (or L2, L1, L0)"#
+    );
+    insta::assert_snapshot!(
+        error("[memory]\nbudget_tokens = 9000\n"),
+        @"reach.toml:2:17: memory.budget_tokens: 9000 is out of range; use 0 (no notes in the prompt) to 8000"
+    );
+    for (text, want) in [
+        ("[memory]\nrecall = \"yes\"\n", "reach.toml:2:10: memory.recall: \"yes\" is not a level; use auto, confirm or deny"),
+        ("[memory]\nbudget_tokens = -1\n", "reach.toml:2:17: memory.budget_tokens: -1 is out of range; use 0 (no notes in the prompt) to 8000"),
+        ("[memory]\nbudget_tokens = \"300\"\n", "reach.toml:2:17: invalid type: string \"300\", expected i64"),
+        ("[memory]\npath = \"\"\n", "reach.toml:2:8: memory.path: \"\" is not a file; write a path such as \".reach/memory.db\""),
+        ("[memory]\npath = \"~/mem.db\"\n", "memory.path: \"~/mem.db\": \"~\" is not expanded; write the full path"),
+        ("[memory]\npath = \"afolder\"\n", "memory.path: \"afolder\" is a folder; name the database file in it, e.g. \"afolder/memory.db\""),
+        ("[memory]\npath = \"state/\"\n", "memory.path: \"state/\" names a folder; name the database file in it, e.g. \"state/memory.db\""),
+        ("[memory]\nsize = 3\n", "reach.toml:2:1: unknown field `size`, expected one of `path`, `remember`, `recall`, `budget_tokens`"),
+        ("[memory]\nlevel = \"auto\"\n", "unknown field `level`"),
+        ("memory = \"on\"\n", "reach.toml:1:10: invalid type: string \"on\", expected a table with path, remember, recall, budget_tokens"),
+    ] {
+        let err = error(text);
+        assert!(err.contains(want), "{text:?}:\n{err}\nwanted: {want}");
+    }
+}
+
+#[test]
+fn the_memory_database_may_not_lie_in_a_folder_a_skill_can_read_or_write() {
+    // A skill that could read the database would read every note; one that
+    // could write it (or its folder) could plant notes later runs trust.
+    let (_dir, base) = tempdir();
+    for folder in ["notes/deep", "docs", "private"] {
+        std::fs::create_dir_all(base.join(folder)).expect("mkdir");
+    }
+    let skills = "[skills.files]\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n\n";
+    let with = |path: &str| parse_in(&base, &format!("{skills}[memory]\npath = \"{path}\"\n"));
+    insta::assert_snapshot!(
+        with("notes/deep/memory.db").expect_err("writable").to_string(),
+        @r#"reach.toml:6:8: memory.path: "./notes/deep/memory.db" lies inside "./notes", which skill files may write (skills.files.write[0], line 3); a skill that can read the memory database reads every note, one that can write it plants notes — keep it outside every granted folder (the default ".reach/memory.db" is safe), or drop that grant"#
+    );
+    let err = with("./docs/../docs/memory.db").expect_err("readable").to_string();
+    assert!(err.contains("which skill files may read (skills.files.read[0], line 2)"), "{err}");
+    with("private/memory.db").expect("outside every grant");
+    with(".reach/mem.db").expect("under .reach/");
+    let err = parse_in(&base, "[skills.all]\nread = [\".\"]\n\n[memory]\npath = \"private/memory.db\"\n").expect_err("the base is readable").to_string();
+    assert!(err.contains("\"./private/memory.db\" lies inside \".\", which skill all may read"), "{err}");
+    // The default, under .reach/, which Policy::load keeps from every write grant.
+    parse_in(&base, "[skills.all]\nread = [\".\"]\n").expect("default path");
+
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(base.join("notes"), base.join("looks-private")).expect("symlink");
+        let err = with("looks-private/memory.db").expect_err("a link into a grant").to_string();
+        assert!(err.contains("which skill files may write"), "{err}");
+    }
 }

@@ -1,0 +1,204 @@
+//! The optional `[memory]` table: where long-term memory is kept, how much
+//! of it goes into a prompt, and the levels of the two memory tools.
+//!
+//! ```toml
+//! [memory]
+//! path = ".reach/memory.db"   # the default; relative to this file's folder
+//! remember = "confirm"        # memory__remember: auto | confirm | deny (default confirm)
+//! recall = "auto"             # memory__recall (default auto)
+//! budget_tokens = 300         # notes put into the prompt at the start of a run; 0 = none
+//! ```
+//!
+//! `remember` asks a person by default: text the model read on a web page
+//! must not become a note that later runs trust without the operator's say.
+//!
+//! The database is the host's own file. Under `.reach/` (the default) it is
+//! covered by the rule that no skill may write `.reach/`; anywhere else it
+//! must lie outside every folder any skill may read or write — a skill that
+//! could read it would read every note, one that could write it could plant
+//! notes.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::error::{PolicyError, Source};
+use super::folders::lexical_normalize;
+use super::raw::ListedSkill;
+use super::{Level, ProtectedPath};
+use crate::memory::DEFAULT_BUDGET_TOKENS;
+
+/// Where the database is when the table does not say.
+pub const DEFAULT_MEMORY_PATH: &str = ".reach/memory.db";
+
+/// Most `budget_tokens`: notes are a small part of a prompt.
+const MAX_BUDGET_TOKENS: i64 = 8_000;
+
+/// The checked `[memory]` table, with the defaults filled in.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MemorySettings {
+    /// The database file: absolute when it came from a file, otherwise
+    /// `.reach/memory.db` under the working directory.
+    pub path: PathBuf,
+    /// The level of `memory__remember`.
+    pub remember: Level,
+    /// The level of `memory__recall`.
+    pub recall: Level,
+    /// Most tokens of notes put into the prompt at the start of a run; 0
+    /// puts none.
+    pub budget_tokens: usize,
+}
+
+impl MemorySettings {
+    /// The defaults, with the database in `.reach/` under `base_dir`.
+    pub fn default_in(base_dir: &Path) -> MemorySettings {
+        MemorySettings {
+            path: base_dir.join(DEFAULT_MEMORY_PATH),
+            remember: Level::Confirm,
+            recall: Level::Auto,
+            budget_tokens: DEFAULT_BUDGET_TOKENS,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with path, remember, recall, budget_tokens"
+)]
+pub(super) struct RawMemory {
+    path: Option<Spanned<String>>,
+    remember: Option<Spanned<String>>,
+    recall: Option<Spanned<String>>,
+    budget_tokens: Option<Spanned<i64>>,
+}
+
+impl RawMemory {
+    /// Check the table; `base_dir` is absolute, `skills` are the resolved
+    /// skills whose folders the database must stay out of.
+    pub(super) fn resolve(
+        self,
+        src: &Source<'_>,
+        base_dir: &Path,
+        skills: &[ListedSkill],
+    ) -> Result<MemorySettings, PolicyError> {
+        let mut settings = MemorySettings::default_in(base_dir);
+        let level = |value: &Option<Spanned<String>>, key: &str, inherited: Level| match value {
+            None => Ok(inherited),
+            Some(text) => text
+                .get_ref()
+                .parse()
+                .map_err(|e: super::LevelParseError| src.invalid(&text.span(), key, e.to_string())),
+        };
+        settings.remember = level(&self.remember, "memory.remember", settings.remember)?;
+        settings.recall = level(&self.recall, "memory.recall", settings.recall)?;
+        if let Some(n) = &self.budget_tokens {
+            let value = *n.get_ref();
+            if !(0..=MAX_BUDGET_TOKENS).contains(&value) {
+                return Err(src.invalid(&n.span(), "memory.budget_tokens", format!("{value} is out of range; use 0 (no notes in the prompt) to {MAX_BUDGET_TOKENS}")));
+            }
+            settings.budget_tokens = value as usize;
+        }
+        if let Some(path) = &self.path {
+            settings.path = resolve_path(src, path, base_dir)?;
+            check_outside_grants(src, &path.span(), &settings.path, base_dir, skills)?;
+        }
+        Ok(settings)
+    }
+}
+
+fn resolve_path(
+    src: &Source<'_>,
+    path: &Spanned<String>,
+    base_dir: &Path,
+) -> Result<PathBuf, PolicyError> {
+    let text = path.get_ref();
+    let invalid = |message: String| src.invalid(&path.span(), "memory.path", message);
+    if text.is_empty() {
+        return Err(invalid(format!(
+            "\"\" is not a file; write a path such as {DEFAULT_MEMORY_PATH:?}"
+        )));
+    }
+    if text.starts_with('~') {
+        return Err(invalid(format!(
+            "{text:?}: \"~\" is not expanded; write the full path"
+        )));
+    }
+    if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
+        return Err(invalid(format!(
+            "{text:?} names a folder; name the database file in it, e.g. \"{text}memory.db\""
+        )));
+    }
+    let resolved = lexical_normalize(&base_dir.join(text));
+    if resolved.is_dir() {
+        return Err(invalid(format!(
+            "{text:?} is a folder; name the database file in it, e.g. \"{text}/memory.db\""
+        )));
+    }
+    if resolved.to_str().is_none() {
+        return Err(invalid(format!(
+            "{text:?} resolves to a path that is not valid UTF-8"
+        )));
+    }
+    Ok(resolved)
+}
+
+/// Refuse a database outside `.reach/` that lies in a folder some skill may
+/// read or write. Its folder is what counts: SQLite writes its journal
+/// beside the file, and a skill that can write the folder can swap the file.
+fn check_outside_grants(
+    src: &Source<'_>,
+    span: &Range<usize>,
+    db: &Path,
+    base_dir: &Path,
+    skills: &[ListedSkill],
+) -> Result<(), PolicyError> {
+    let reach = base_dir.join(".reach");
+    let folder = db.parent().unwrap_or(db);
+    // As written and with symlinks resolved, so a link cannot hide that it
+    // lies in a grant.
+    let spellings = [
+        folder.to_owned(),
+        ProtectedPath::new("the memory database", folder).resolved(),
+    ];
+    if spellings.iter().any(|f| f.starts_with(&reach)) {
+        return Ok(());
+    }
+    for skill in skills {
+        for at in &skill.folders_at {
+            let grants = [&at.grant.path, &at.grant.lexical];
+            if spellings
+                .iter()
+                .any(|f| grants.iter().any(|g| f.starts_with(g)))
+            {
+                let verb = if at.writable { "write" } else { "read" };
+                return Err(src.invalid(
+                    span,
+                    "memory.path",
+                    format!(
+                        "{:?} lies inside {:?}, which skill {} may {verb} ({}, line {}); a skill that can read the memory \
+                         database reads every note, one that can write it plants notes — keep it outside every granted \
+                         folder (the default {DEFAULT_MEMORY_PATH:?} is safe), or drop that grant",
+                        src_text(db, base_dir),
+                        at.grant.declared,
+                        skill.grants.skill,
+                        at.at.key,
+                        at.at.line
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The database path as short as the message can make it: relative to the
+/// table's folder when it lies inside it.
+fn src_text(db: &Path, base_dir: &Path) -> String {
+    match db.strip_prefix(base_dir) {
+        Ok(rel) => format!("./{}", rel.display()),
+        Err(_) => db.display().to_string(),
+    }
+}
