@@ -76,6 +76,9 @@ pub enum Command {
         #[command(subcommand)]
         command: RunsCommand,
     },
+    /// The long-term memory runs keep: list, search, show, forget, export, import.
+    /// Exit 1 when an entry is not found, 2 for usage or database errors.
+    Memory(MemoryArgs),
     /// Create skills.
     Skill {
         /// What to do.
@@ -281,5 +284,64 @@ pub enum RunsCommand {
         /// Folder of audit logs.
         #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
         runs_dir: PathBuf,
+    },
+}
+
+/// `reach memory …`
+#[derive(Debug, clap::Args)]
+pub struct MemoryArgs {
+    /// The memory database [default: [memory] path in reach.toml, else .reach/memory.db].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Machine-readable output: one JSON object (`export` writes JSON Lines either way).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// What to do with memory.
+    #[command(subcommand)]
+    pub command: MemoryCommand,
+}
+
+/// `reach memory …` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Active entries, oldest first.
+    List {
+        /// Superseded entries too.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Active entries matching the words of QUERY, best first.
+    Search {
+        /// Words to look for (any of them; not a query language).
+        query: String,
+        /// Entries for this task type rank first.
+        #[arg(long, value_name = "TYPE")]
+        task_type: Option<String>,
+        /// Most entries shown.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+    },
+    /// One entry, with every version of its subject.
+    Show {
+        /// The entry's id.
+        id: i64,
+    },
+    /// Delete an entry and the older versions it superseded, for good.
+    Forget {
+        /// The entry's id.
+        id: i64,
+        /// Do not ask (required without a terminal).
+        #[arg(long, short = 'y')]
+        yes: bool,
+    },
+    /// Write every entry, superseded ones too, as JSON Lines.
+    Export {
+        /// Where to write [default: stdout].
+        file: Option<PathBuf>,
+    },
+    /// Add the entries of an export file, all or none (`-` reads stdin).
+    Import {
+        /// The JSON Lines file.
+        file: PathBuf,
     },
 }

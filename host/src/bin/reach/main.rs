@@ -4,12 +4,14 @@
 //! for `run`, the model failed; 2 usage or configuration error (message on
 //! stderr); 3 `run` stopped by a limit or a person declining. `eval`: 0
 //! every gate holds, 1 a gate failed, 2 usage or a case-file error.
+//! `memory`: 1 no such entry, 3 a person declined to forget.
 
 mod args;
 mod call;
 mod check;
 mod context;
 mod eval;
+mod memory;
 mod model_setup;
 mod new_skill;
 mod run;
@@ -50,5 +52,6 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Eval(args) => eval::run(&cli, args).await,
         args::Command::Runs { command: args::RunsCommand::List { runs_dir, json } } => runs::list(runs_dir, *json),
         args::Command::Runs { command: args::RunsCommand::Show { run, runs_dir } } => runs::show(runs_dir, run),
+        args::Command::Memory(args) => memory::run(&cli, args),
     }
 }
