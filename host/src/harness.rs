@@ -11,6 +11,7 @@ pub mod audit;
 pub mod compaction;
 pub mod conversation;
 pub mod evidence;
+pub mod remember;
 pub mod repair;
 pub mod toolbox;
 pub mod workbench;
@@ -19,7 +20,8 @@ use crate::error::{ErrorCode, ToolFailure};
 use crate::host::{Confirmer, Host};
 use crate::model::{ChatRequest, Message, Model, ToolCall, Usage};
 use crate::text::shorten_chars;
-use crate::policy::Level;
+use crate::memory::MemoryStore;
+use crate::policy::{Level, MemorySettings};
 use audit::AuditLog;
 use compaction::{Budget, Calibration};
 use conversation::Conversation;
@@ -200,6 +202,9 @@ pub struct RunConfig {
     /// Percent of the context window at which older turns are compacted
     /// into a checkpoint (default 80).
     pub compact_at: u8,
+    /// The kind of task (`save-page`), if known: remembered notes of that
+    /// kind rank first.
+    pub task_type: Option<String>,
 }
 
 impl Default for RunConfig {
@@ -212,6 +217,7 @@ impl Default for RunConfig {
             repeat_limit: 3,
             context_tokens: None,
             compact_at: compaction::DEFAULT_COMPACT_AT,
+            task_type: None,
         }
     }
 }
@@ -321,6 +327,21 @@ pub struct Harness<'a> {
     inbox: Steering,
     /// A compaction was needed and impossible once this run (said once).
     compaction_skipped: bool,
+    memory: Option<Memory>,
+    run_id: String,
+}
+
+/// The run's long-term memory: the store and the `[memory]` settings.
+struct Memory {
+    store: Arc<dyn MemoryStore>,
+    settings: MemorySettings,
+}
+
+/// What the run has seen, for deciding where a note came from.
+struct Seen<'r> {
+    conversation: &'r Conversation,
+    actions: &'r [Action],
+    results: &'r [String],
 }
 
 /// A handle to say something to a running run, as the person: each message
@@ -370,7 +391,18 @@ impl<'a> Harness<'a> {
     /// `confirmer` deciding `confirm`-level calls and `audit` recording.
     pub fn new(host: &'a Host, model: &'a dyn Model, confirmer: &'a dyn Confirmer, config: RunConfig, audit: AuditLog) -> Self {
         let toolbox = Toolbox::from_host(host);
-        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), inbox: Steering::default(), compaction_skipped: false }
+        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), inbox: Steering::default(), compaction_skipped: false, memory: None, run_id: String::new() }
+    }
+
+    /// Gives the run a long-term memory: the notes relevant to the task go
+    /// into the prompt (within `settings.budget_tokens`), and the model is
+    /// offered `memory__remember` and `memory__recall` at the levels the
+    /// settings give (see [`remember`] for where a note's provenance comes
+    /// from and when a person must say yes).
+    pub fn with_memory(mut self, store: Arc<dyn MemoryStore>, settings: MemorySettings) -> Self {
+        self.toolbox.add_memory(settings.remember, settings.recall);
+        self.memory = Some(Memory { store, settings });
+        self
     }
 
     /// A handle to add the person's messages to the run while it goes on.
@@ -391,6 +423,7 @@ impl<'a> Harness<'a> {
         let mut recent: Vec<(String, String)> = Vec::new();
         let offered: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name.as_str()).collect();
         self.compaction_skipped = false;
+        self.run_id = run_id.to_owned();
         let budget = self.budget().await;
         self.audit.record(
             "run_started",
@@ -398,6 +431,7 @@ impl<'a> Harness<'a> {
                    "context_tokens": budget.0.context_tokens, "context_source": budget.1, "compact_at": budget.0.compact_at}),
         );
         let budget = budget.0;
+        let remembered = self.remembered(task);
         let mut calibration = Calibration::default();
         let mut steps = 0;
         let mut answer = None;
@@ -421,15 +455,15 @@ impl<'a> Harness<'a> {
                 conversation.push_person(said);
             }
             let note = reminder(task, &actions);
-            let mut estimated = self.estimate(&conversation, note.as_deref());
+            let mut estimated = self.estimate(&remembered, &conversation, note.as_deref());
             if calibration.apply(estimated) > budget.threshold() {
-                if let Some(after) = self.compact(task, &mut conversation, note.as_deref(), budget, &calibration, &mut usage).await {
+                if let Some(after) = self.compact(task, &remembered, &mut conversation, note.as_deref(), budget, &calibration, &mut usage).await {
                     progress.compacted(steps, calibration.apply(estimated), calibration.apply(after));
                     estimated = after;
                 }
             }
             progress.model_request(steps);
-            let messages = request_messages(&conversation, note);
+            let messages = request_messages(&remembered, &conversation, note);
             let started = Instant::now();
             let response = self.model.chat(ChatRequest { messages: &messages, tools: self.toolbox.specs() }).await;
             let latency_ms = started.elapsed().as_millis() as u64;
@@ -613,7 +647,10 @@ impl<'a> Harness<'a> {
                 let refused_before = actions.iter().any(|a| a.tool == call.name && a.outcome == "DENIED" && canonical(&a.arguments) == canonical(&asked));
                 let (outcome, decision, arguments) = match recorded {
                     Ok(()) if refused_before => (Err(refused_again(&call.name)), "denied", asked),
-                    Ok(()) => self.execute(&call, parsed).await,
+                    Ok(()) => {
+                        let seen = Seen { conversation: &conversation, actions: &actions, results: &results };
+                        self.execute(&call, parsed, &seen).await
+                    }
                     Err(why) => (Err(ToolFailure::new(ErrorCode::Failed, why)), "-", asked),
                 };
                 let duration_ms = started.elapsed().as_millis() as u64;
@@ -644,7 +681,10 @@ impl<'a> Harness<'a> {
                 actions.push(action);
                 let shaped = self.workbench.shape(masked, self.config.view_chars, self.config.keep_chars);
                 conversation.push(Message::tool(call.id.clone(), shaped));
-                if decision == "declined" && self.confirmer.person_present() {
+                // A person saying no to a note is an answer about the note,
+                // not about the task.
+                let about_memory = matches!(self.toolbox.target(&call.name), Some(Target::MemoryRemember | Target::MemoryRecall));
+                if decision == "declined" && self.confirmer.person_present() && !about_memory {
                     break 'run Stop::Declined;
                 }
                 recent.push((call.name.clone(), canonical(&arguments)));
@@ -690,8 +730,8 @@ impl<'a> Harness<'a> {
     }
 
     /// Estimated tokens of the next request (uncalibrated).
-    fn estimate(&self, conversation: &Conversation, note: Option<&str>) -> u64 {
-        let messages = request_messages(conversation, note.map(str::to_owned));
+    fn estimate(&self, remembered: &str, conversation: &Conversation, note: Option<&str>) -> u64 {
+        let messages = request_messages(remembered, conversation, note.map(str::to_owned));
         compaction::estimate_request(&messages, self.toolbox.specs())
     }
 
@@ -701,6 +741,7 @@ impl<'a> Harness<'a> {
     async fn compact(
         &mut self,
         task: &str,
+        remembered: &str,
         conversation: &mut Conversation,
         note: Option<&str>,
         budget: Budget,
@@ -708,9 +749,9 @@ impl<'a> Harness<'a> {
         usage: &mut Usage,
     ) -> Option<u64> {
         let step = conversation.turns().last().map_or(0, |t| t.step);
-        let before = self.estimate(conversation, note);
+        let before = self.estimate(remembered, conversation, note);
         let fixed = compaction::estimate_request(
-            &[Message::system(PREAMBLE), Message::user(task), Message::user(note.unwrap_or_default())],
+            &[Message::system(PREAMBLE), Message::user(remembered), Message::user(task), Message::user(note.unwrap_or_default())],
             self.toolbox.specs(),
         );
         let (keep, checkpoint_chars, transcript_chars) = compaction::sizes(budget, calibration.apply(fixed));
@@ -747,7 +788,7 @@ impl<'a> Harness<'a> {
         let person = older.iter().filter(|t| t.from_person).count();
         let rebuilt = compaction::rebuild(conversation.turns(), &plan, checkpoint);
         conversation.replace(rebuilt);
-        let after = self.estimate(conversation, note);
+        let after = self.estimate(remembered, conversation, note);
         self.audit.record(
             "compaction",
             json!({"step": step, "tokens_before": calibration.apply(before), "tokens_after": calibration.apply(after),
@@ -766,6 +807,7 @@ impl<'a> Harness<'a> {
         &mut self,
         call: &ToolCall,
         parsed: Result<serde_json::Map<String, Value>, String>,
+        seen: &Seen<'_>,
     ) -> (Result<String, ToolFailure>, &'static str, Value) {
         let Some(target) = self.toolbox.target(&call.name).cloned() else {
             let close = self.toolbox.close_names(&call.name);
@@ -791,6 +833,14 @@ impl<'a> Harness<'a> {
                 let limit = arguments.get("limit").and_then(Value::as_u64).unwrap_or(workbench::VIEW_CHARS as u64) as usize;
                 let out = self.workbench.read(handle, offset, limit).map_err(|e| ToolFailure::new(ErrorCode::NotFound, e));
                 (out, "auto", arguments)
+            }
+            Target::MemoryRemember => {
+                let (out, decision) = self.remember(&arguments, seen);
+                (out, decision, arguments)
+            }
+            Target::MemoryRecall => {
+                let (out, decision) = self.recall(&arguments);
+                (out, decision, arguments)
             }
             Target::SkillInstructions => {
                 let skill = arguments.get("skill").and_then(Value::as_str).unwrap_or("");
@@ -825,8 +875,8 @@ impl<'a> Harness<'a> {
                 let grants = self.host.policy.grants(skill);
                 grants.write.is_empty() && grants.net.is_empty()
             }
+            Some(Target::MemoryRemember) | None => false,
             Some(_) => true,
-            None => false,
         }
     }
 
@@ -863,9 +913,13 @@ impl Confirmer for Recorder<'_> {
 /// The request for the next step. The same system prompt on every request
 /// of every run, so a server's prompt cache covers it and the tool list
 /// after it (thousands of tokens a CPU model reads at tens per second);
-/// what belongs to this run comes after.
-fn request_messages(conversation: &Conversation, note: Option<String>) -> Vec<Message> {
+/// what belongs to this run comes after: remembered notes, the
+/// conversation (the task first), the note on what was tried.
+fn request_messages(remembered: &str, conversation: &Conversation, note: Option<String>) -> Vec<Message> {
     let mut messages = vec![Message::system(PREAMBLE)];
+    if !remembered.is_empty() {
+        messages.push(Message::user(remembered));
+    }
     messages.extend(conversation.messages().cloned());
     if let Some(note) = note {
         messages.push(Message::user(note));

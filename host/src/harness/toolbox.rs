@@ -1,6 +1,7 @@
 //! The tools offered to the model: every active skill's tools that the
 //! policy does not deny, under names every provider accepts, plus the
-//! harness's built-ins (`workbench__read`, `skills__instructions`).
+//! harness's built-ins (`workbench__read`, `skills__instructions`, and
+//! `memory__remember` / `memory__recall` when the run has a memory).
 
 use crate::Host;
 use crate::model::ToolSpec;
@@ -27,6 +28,10 @@ pub enum Target {
     WorkbenchRead,
     /// [`SKILL_INSTRUCTIONS`].
     SkillInstructions,
+    /// [`super::remember::REMEMBER`].
+    MemoryRemember,
+    /// [`super::remember::RECALL`].
+    MemoryRecall,
 }
 
 /// The offered tools and what each name means.
@@ -94,6 +99,20 @@ impl Toolbox {
             );
         }
         toolbox
+    }
+
+    /// Offer the memory tools whose level is not `deny`, after every other
+    /// tool (so the tool list a prompt cache holds does not change with them).
+    pub fn add_memory(&mut self, remember: Level, recall: Level) {
+        use super::remember::{RECALL, REMEMBER, recall_spec, remember_spec};
+        if remember != Level::Deny {
+            let (description, schema) = remember_spec();
+            self.add(REMEMBER, description, schema, Target::MemoryRemember);
+        }
+        if recall != Level::Deny {
+            let (description, schema) = recall_spec();
+            self.add(RECALL, description, schema, Target::MemoryRecall);
+        }
     }
 
     fn add(&mut self, name: &str, description: &str, parameters: serde_json::Value, target: Target) {

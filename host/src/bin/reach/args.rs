@@ -175,6 +175,12 @@ pub struct RunArgs {
     /// Folder for audit logs.
     #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
     pub runs_dir: PathBuf,
+    /// Run without long-term memory: no notes in the prompt, no memory tools.
+    #[arg(long)]
+    pub no_memory: bool,
+    /// The kind of task, e.g. save-page: remembered notes of that kind rank first.
+    #[arg(long)]
+    pub task_type: Option<String>,
 }
 
 /// Which model to talk to (shared by `run` and `eval`).

@@ -9,6 +9,7 @@ use crate::call::TerminalConfirmer;
 use crate::{context, model_setup};
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{self, Harness, Progress, RunConfig, Stop};
+use agent_reach::memory::SqliteStore;
 use agent_reach::model::Usage;
 use agent_reach::text::{escape_for_terminal, escape_keeping_lines};
 use std::io::{IsTerminal, Write};
@@ -85,9 +86,17 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
         token_budget: args.token_budget.or(table.token_budget),
         context_tokens: table.context_tokens,
         compact_at: table.compact_at.unwrap_or(RunConfig::default().compact_at),
+        task_type: args.task_type.clone(),
         ..RunConfig::default()
     };
     let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit);
+    if !args.no_memory {
+        let settings = host.policy.memory().clone();
+        let store = SqliteStore::open(&settings.path).map_err(|e| {
+            anyhow::anyhow!("could not open the memory at {}: {e} (fix [memory] path in the table, or pass --no-memory)", settings.path.display())
+        })?;
+        harness = harness.with_memory(std::sync::Arc::new(store), settings);
+    }
     let progress = TerminalProgress { on: !args.json && std::io::stderr().is_terminal() };
     if progress.on {
         eprintln!("run {id}: {} tool(s) offered, model {}", harness.toolbox().specs().len(), escape_for_terminal(model.name()));
