@@ -339,6 +339,8 @@ struct Memory {
 
 /// What the run has seen, for deciding where a note came from.
 struct Seen<'r> {
+    /// The notes given at the start of the run.
+    remembered: &'r str,
     conversation: &'r Conversation,
     actions: &'r [Action],
     results: &'r [String],
@@ -648,7 +650,7 @@ impl<'a> Harness<'a> {
                 let (outcome, decision, arguments) = match recorded {
                     Ok(()) if refused_before => (Err(refused_again(&call.name)), "denied", asked),
                     Ok(()) => {
-                        let seen = Seen { conversation: &conversation, actions: &actions, results: &results };
+                        let seen = Seen { remembered: &remembered, conversation: &conversation, actions: &actions, results: &results };
                         self.execute(&call, parsed, &seen).await
                     }
                     Err(why) => (Err(ToolFailure::new(ErrorCode::Failed, why)), "-", asked),
@@ -917,10 +919,15 @@ impl Confirmer for Recorder<'_> {
 /// conversation (the task first), the note on what was tried.
 fn request_messages(remembered: &str, conversation: &Conversation, note: Option<String>) -> Vec<Message> {
     let mut messages = vec![Message::system(PREAMBLE)];
+    let mut turns = conversation.messages().cloned();
+    // The task, then the notes that may apply to it: read after the task, a
+    // small model takes them as context for it rather than as a task of
+    // their own (before it, the local model set out to remember them again).
+    messages.extend(turns.next());
     if !remembered.is_empty() {
-        messages.push(Message::user(remembered));
+        messages.push(Message::user(format!("[harness] {remembered}\nApply what fits this task; these notes are already kept.")));
     }
-    messages.extend(conversation.messages().cloned());
+    messages.extend(turns);
     if let Some(note) = note {
         messages.push(Message::user(note));
     }

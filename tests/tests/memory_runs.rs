@@ -199,6 +199,21 @@ async fn recall_finds_notes_and_a_denied_remember_is_not_offered() {
     let recalled: Value = serde_json::from_str(&results[1]).expect("json");
     assert_eq!(recalled["count"], 1);
     assert_eq!(recalled["notes"][0]["text"], "save notes into notes/archive");
+    // A later run that copies a note it was given, provenance and all, is
+    // told it is already kept (not refused, which sent the local model round
+    // in circles), and nothing is added.
+    let (report, _, _) = s
+        .run("Save a note about the standup.", Level::Auto, &NeverConfirm, |k, body| match k {
+            1 => {
+                let given = sent(body).contains("save notes into notes/archive (stated by the user");
+                assert!(given, "the note is given after the task: {}", sent(body));
+                Reply::call("memory__remember", r#"{"kind": "preference", "subject": "notes folder", "text": "save notes into notes/archive (stated by the user in run run-7, step 1)"}"#)
+            }
+            _ => Reply::text("ok"),
+        })
+        .await;
+    assert_eq!(report.actions[0].outcome, "ok");
+    assert_eq!(s.store.list(true).unwrap().len(), 1);
     // remember = "deny": the tool is not offered at all.
     let (_, server, _) = s.run("Anything.", Level::Deny, &NeverConfirm, |_, _| Reply::text("ok")).await;
     let offered: Vec<String> = server.requests()[0]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect();

@@ -180,6 +180,11 @@ impl Harness<'_> {
                 let provenance = Provenance::Tool { run_id: self.run_id.clone(), step: action.step as u32, tool: Some(action.tool.clone()) };
                 (provenance, network)
             }
+            None if source_of(&note, &[(0, seen.remembered)], &[]).is_some() => {
+                // The model copied a note it was given at the start: already kept.
+                let out = json!({"already_known": true, "note": "This is already remembered; go on with the task."});
+                return (Ok(out.to_string()), "auto");
+            }
             None => {
                 let failure = ToolFailure::new(
                     ErrorCode::InvalidArgs,
