@@ -337,6 +337,17 @@ struct Memory {
     settings: MemorySettings,
 }
 
+/// What every request of a step carries besides the conversation.
+#[derive(Clone, Copy)]
+struct Around<'p> {
+    /// The task (the anchor of a checkpoint).
+    task: &'p str,
+    /// The notes given at the start of the run.
+    remembered: &'p str,
+    /// The tried-calls note, on long runs.
+    note: Option<&'p str>,
+}
+
 /// What the run has seen, for deciding where a note came from.
 struct Seen<'r> {
     /// The notes given at the start of the run.
@@ -457,12 +468,13 @@ impl<'a> Harness<'a> {
                 conversation.push_person(said);
             }
             let note = reminder(task, &actions);
-            let mut estimated = self.estimate(&remembered, &conversation, note.as_deref());
-            if calibration.apply(estimated) > budget.threshold() {
-                if let Some(after) = self.compact(task, &remembered, &mut conversation, note.as_deref(), budget, &calibration, &mut usage).await {
-                    progress.compacted(steps, calibration.apply(estimated), calibration.apply(after));
-                    estimated = after;
-                }
+            let around = Around { task, remembered: &remembered, note: note.as_deref() };
+            let mut estimated = self.estimate(&around, &conversation);
+            if calibration.apply(estimated) > budget.threshold()
+                && let Some(after) = self.compact(&around, &mut conversation, budget, &calibration, &mut usage).await
+            {
+                progress.compacted(steps, calibration.apply(estimated), calibration.apply(after));
+                estimated = after;
             }
             progress.model_request(steps);
             let messages = request_messages(&remembered, &conversation, note);
@@ -732,8 +744,8 @@ impl<'a> Harness<'a> {
     }
 
     /// Estimated tokens of the next request (uncalibrated).
-    fn estimate(&self, remembered: &str, conversation: &Conversation, note: Option<&str>) -> u64 {
-        let messages = request_messages(remembered, conversation, note.map(str::to_owned));
+    fn estimate(&self, around: &Around<'_>, conversation: &Conversation) -> u64 {
+        let messages = request_messages(around.remembered, conversation, around.note.map(str::to_owned));
         compaction::estimate_request(&messages, self.toolbox.specs())
     }
 
@@ -742,16 +754,15 @@ impl<'a> Harness<'a> {
     /// there was nothing older to replace.
     async fn compact(
         &mut self,
-        task: &str,
-        remembered: &str,
+        around: &Around<'_>,
         conversation: &mut Conversation,
-        note: Option<&str>,
         budget: Budget,
         calibration: &Calibration,
         usage: &mut Usage,
     ) -> Option<u64> {
         let step = conversation.turns().last().map_or(0, |t| t.step);
-        let before = self.estimate(remembered, conversation, note);
+        let Around { task, remembered, note } = *around;
+        let before = self.estimate(around, conversation);
         let fixed = compaction::estimate_request(
             &[Message::system(PREAMBLE), Message::user(remembered), Message::user(task), Message::user(note.unwrap_or_default())],
             self.toolbox.specs(),
@@ -790,7 +801,7 @@ impl<'a> Harness<'a> {
         let person = older.iter().filter(|t| t.from_person).count();
         let rebuilt = compaction::rebuild(conversation.turns(), &plan, checkpoint);
         conversation.replace(rebuilt);
-        let after = self.estimate(remembered, conversation, note);
+        let after = self.estimate(around, conversation);
         self.audit.record(
             "compaction",
             json!({"step": step, "tokens_before": calibration.apply(before), "tokens_after": calibration.apply(after),
