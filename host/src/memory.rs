@@ -272,10 +272,12 @@ pub trait MemoryStore: Send + Sync {
     /// Add an entry by the supersession rule of the [module docs](self).
     fn add(&self, entry: NewEntry) -> Result<Added, MemoryError>;
 
-    /// Active entries matching `query`, best first, at most `limit`. Entries
-    /// whose task type is `task_type` come before the others; within each
-    /// group, by full-text rank (bm25, the subject counting double). A query
-    /// without a word to search for finds nothing.
+    /// Active entries matching any word of `query`, best first, at most
+    /// `limit`: by full-text rank (bm25, the subject counting double), and
+    /// among the best 50 matches (or `limit`, if more) entries whose task
+    /// type is `task_type` come first. A query without a word to search for
+    /// finds nothing. [`SqliteStore`] leaves words held by more than 500
+    /// entries out of the ranking, so a search stays fast on a large store.
     fn search(
         &self,
         query: &str,

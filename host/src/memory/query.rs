@@ -42,22 +42,25 @@ pub fn search_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// The FTS5 `MATCH` expression for `query`, or `None` when it has no word
-/// to search for.
-pub(super) fn fts_match(query: &str) -> Option<String> {
-    let terms = search_terms(query);
-    if terms.is_empty() {
-        return None;
-    }
+/// The FTS5 `MATCH` expression for entries holding any of `terms` (words
+/// from [`search_terms`]).
+pub(super) fn any_of(terms: &[String]) -> String {
+    joined(terms, " OR ")
+}
+
+/// The FTS5 `MATCH` expression for entries holding all of `terms`.
+pub(super) fn all_of(terms: &[String]) -> String {
+    joined(terms, " AND ")
+}
+
+fn joined(terms: &[String], operator: &str) -> String {
     // Words hold only letters and digits, so none contains a quote; quoting
     // makes `OR`, `NEAR` and friends plain words.
-    Some(
-        terms
-            .iter()
-            .map(|t| format!("\"{t}\""))
-            .collect::<Vec<_>>()
-            .join(" OR "),
-    )
+    terms
+        .iter()
+        .map(|t| format!("\"{t}\""))
+        .collect::<Vec<_>>()
+        .join(operator)
 }
 
 #[cfg(test)]
@@ -92,8 +95,12 @@ mod tests {
     #[test]
     fn queries_become_quoted_words_joined_with_or() {
         for &(query, expected) in CASES {
-            assert_eq!(fts_match(query).as_deref(), expected, "query {query:?}");
+            let terms = search_terms(query);
+            let expression = (!terms.is_empty()).then(|| any_of(&terms));
+            assert_eq!(expression.as_deref(), expected, "query {query:?}");
         }
+        let terms = search_terms("deploy NEAR staging");
+        assert_eq!(all_of(&terms), r#""deploy" AND "near" AND "staging""#);
     }
 
     #[test]

@@ -25,7 +25,6 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
 
 use super::export::validate;
-use super::query::fts_match;
 use super::{
     Added, Entry, EntryId, History, Imported, Kind, MAX_ENTRIES, MemoryError, MemoryStore,
     NewEntry, Provenance, checked, subject_key,
@@ -275,26 +274,7 @@ impl MemoryStore for SqliteStore {
         task_type: Option<&str>,
         limit: usize,
     ) -> Result<Vec<Entry>, MemoryError> {
-        let Some(expression) = fts_match(query) else {
-            return Ok(Vec::new());
-        };
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let task_type = task_type
-            .map(|t| t.trim().to_lowercase())
-            .filter(|t| !t.is_empty());
-        let sql = format!(
-            "SELECT {COLUMNS} FROM (SELECT rowid AS hit, bm25(memory_fts, 2.0, 1.0) AS score FROM memory_fts WHERE memory_fts MATCH ?1) \
-             JOIN entries e ON e.id = hit WHERE e.superseded_by IS NULL \
-             ORDER BY (?2 IS NOT NULL AND e.task_type IS ?2) DESC, score, e.id DESC LIMIT ?3"
-        );
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached(&sql)?;
-            let rows =
-                stmt.query_map(params![expression, task_type, limit as i64], entry_from_row)?;
-            rows.collect()
-        })
+        self.read(|conn| search::search(conn, query, task_type, limit))
     }
 
     fn get(&self, id: EntryId) -> Result<Option<History>, MemoryError> {
@@ -570,5 +550,6 @@ fn database(name: &str, e: rusqlite::Error) -> MemoryError {
     }
 }
 
+mod search;
 #[cfg(test)]
 mod tests;
