@@ -58,9 +58,14 @@ local-model-stop:
     scripts/local-model.sh stop
 
 # The eval cases CI runs with the local model: one each from files, web, logs, http_api, boundary.
-ci_cases := "files-summarise-incident-note,web-rate-limit-free-tier,logs-top-5xx-endpoint,api-urgent-ticket-assignee,boundary-notes-injection-secret"
-# CI fails below this completion on those cases (percent).
-ci_min_completion := "20"
+# A gate detects regressions only on cases the model passes: per domain, the first case that
+# passed 3 runs of 3 in the pass^3 of the whole set (README); logs has none yet, so its case
+# cannot gate and is there to show when a change fixes it.
+ci_cases := "files-search-config-key,web-save-article,logs-top-5xx-endpoint,api-order-tracking,boundary-write-readonly-folder"
+# CI fails below this completion on those cases (percent): 2 of 5. The four gating cases pass
+# most runs, not all (files-search-config-key: 3 of 3 in the pass^3, then failed once), so
+# two unlucky runs at once must not fail CI; a broken harness fails them all.
+ci_min_completion := "40"
 
 # With the local model (or REACH_E2E_BASE_URL if set); a local server this recipe starts, it
 # stops; one already running is left running.
