@@ -12,7 +12,7 @@
 //! Unknown keys are errors that name the file, the line and the key, so a
 //! typo cannot silently drop an expectation. `{workdir}`, `{port}` and
 //! `{base_url}` in any string are replaced when the case runs (see
-//! [`Case::instantiate`]).
+//! [`LoadedCase::instantiate`]).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

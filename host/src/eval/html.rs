@@ -3,7 +3,7 @@
 //! case's trajectory with the reason each failed run failed.
 //!
 //! Almost everything shown comes from the model, the tools, fetched pages or
-//! case files, so it is untrusted: every such string goes through [`escape`]
+//! case files, so it is untrusted: every such string goes through `escape`
 //! before it reaches the page, the page has no script at all, and its
 //! Content-Security-Policy forbids loading anything, so even a mistake here
 //! cannot fetch a resource or run code.
