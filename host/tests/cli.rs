@@ -441,3 +441,32 @@ fn reach_call_writes_its_audit_log_before_and_after_the_call() {
     let show = env.reach(&["runs", "show", &id]);
     assert!(stdout(&show).contains("files.read path=docs/a.txt … started, no outcome recorded"), "{}", stdout(&show));
 }
+
+#[test]
+fn runs_show_tells_compactions_memory_and_the_persons_messages() {
+    let env = Env::new("");
+    let dir = env.dir.path().join(".reach/runs");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = [
+        json!({"event": "run_started", "run_id": "r1", "model": "m", "task": "Read the notes", "time": "2026-12-02T10:00:00.000Z"}),
+        json!({"event": "memory_recalled", "step": 0, "entries": [3], "tokens": 21, "time": "2026-12-02T10:00:00.100Z"}),
+        json!({"event": "user_message", "step": 5, "text": "Correction: lower case.\u{1b}[31m", "time": "2026-12-02T10:00:01.000Z"}),
+        json!({"event": "compaction", "step": 12, "tokens_before": 4810, "tokens_after": 2391, "threshold": 4800, "context_tokens": 6000,
+               "replaced_messages": 20, "checkpoint_by": "model", "error": null, "checkpoint": "Goal: x\nDone and found:\n- code ZEBRA-42 (files__read, step 3)",
+               "time": "2026-12-02T10:00:02.000Z"}),
+        json!({"event": "memory_remembered", "entry": 4, "decision": "auto", "time": "2026-12-02T10:00:03.000Z"}),
+    ];
+    let text: String = log.iter().map(|e| format!("{e}\n")).collect();
+    std::fs::write(dir.join("r1.jsonl"), text).unwrap();
+    let shown = stdout(&env.reach(&["runs", "show", "r1"]));
+    for want in [
+        "remembered notes given: [3] (~21 tokens)",
+        "step 5: the person said: Correction: lower case.",
+        "step 12: context compacted: ~4810 → ~2391 tokens (threshold 4800 of 6000), 20 message(s) replaced, checkpoint by the model",
+        "  checkpoint: Goal: x\n  Done and found:\n  - code ZEBRA-42 (files__read, step 3)",
+        "note #4 kept [auto]",
+    ] {
+        assert!(shown.contains(want), "want {want:?} in:\n{shown}");
+    }
+    assert!(!shown.contains('\u{1b}'), "the person's text is escaped for the terminal");
+}

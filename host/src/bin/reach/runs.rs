@@ -132,6 +132,18 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
                 e["tool_calls"],
                 e["answer"].as_str().map_or(String::new(), |a| format!("\n  answer: {}", escape_for_terminal(a)))
             ),
+            "compaction" => format!(
+                "step {}: context compacted: ~{} → ~{} tokens (threshold {} of {}), {} message(s) replaced, checkpoint by the {}{}\n  checkpoint: {}",
+                e["step"], e["tokens_before"], e["tokens_after"], e["threshold"], e["context_tokens"], e["replaced_messages"],
+                e["checkpoint_by"].as_str().unwrap_or("?"),
+                e["error"].as_str().map_or(String::new(), |err| format!(" ({})", escape_for_terminal(err))),
+                // Line by line: each escaped, the checkpoint's own line breaks kept.
+                e["checkpoint"].as_str().unwrap_or("").lines().map(escape_for_terminal).collect::<Vec<_>>().join("\n  ")
+            ),
+            "compaction_skipped" => format!("step {}: compaction needed but skipped: {}", e["step"], safe(&e["reason"])),
+            "user_message" => format!("step {}: the person said: {}", e["step"], safe(&e["text"])),
+            "memory_recalled" => format!("  remembered notes given: {} (~{} tokens)", e["entries"], e["tokens"]),
+            "memory_remembered" => format!("  note #{} kept [{}]", e["entry"], e["decision"].as_str().unwrap_or("-")),
             other => format!("{other}: {e}"),
         };
         println!("{time}  {line}");
