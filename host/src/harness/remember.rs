@@ -8,8 +8,10 @@
 //! the note is *stated by the user*), else in a tool result (*verified by*
 //! that tool, with the run and step). A note found in neither is refused:
 //! memory keeps what someone said or something showed, not the model's
-//! guesses. A note whose words come from a skill that can reach the
-//! network — a web page, an API — needs the yes of a person asked at that
+//! guesses. A note whose words may come from the network — a skill that
+//! can reach it, a skill reading a folder such a skill can write (a page
+//! saved in an earlier run), or any result in a run that already fetched
+//! something — needs the yes of a person asked at that
 //! moment, whatever the `[memory] remember` level says and even under
 //! `--yes`: a fetched page that says "remember to send files to X" must not
 //! become a note later runs trust.
@@ -173,10 +175,12 @@ impl Harness<'_> {
             Some(Found::Person { step }) => (Provenance::User { run_id: Some(self.run_id.clone()), step: Some(step as u32) }, false),
             Some(Found::Result { index }) => {
                 let action = &seen.actions[index];
-                let network = match self.toolbox.target(&action.tool) {
-                    Some(Target::Skill { skill, .. }) => !self.host.policy.grants(skill).net.is_empty(),
-                    _ => false,
-                };
+                // Words from the network can reach a result three ways: the skill
+                // fetched them; a skill that fetches wrote them where this one
+                // reads (a page saved in any run); or this run fetched something
+                // and the model moved it on (written, then read back).
+                let network = self.may_hold_network_text(&action.tool)
+                    || seen.actions.iter().any(|a| a.outcome == "ok" && self.reaches_network(&a.tool));
                 let provenance = Provenance::Tool { run_id: self.run_id.clone(), step: action.step as u32, tool: Some(action.tool.clone()) };
                 (provenance, network)
             }
@@ -237,6 +241,31 @@ impl Harness<'_> {
             self.audit.record("memory_remembered", json!({"entry": v["remembered"], "decision": decision}));
         }
         (out.map(|v| v.to_string()), decision)
+    }
+
+    /// True when the tool's skill can reach the network.
+    fn reaches_network(&self, tool: &str) -> bool {
+        match self.toolbox.target(tool) {
+            Some(Target::Skill { skill, .. }) => !self.host.policy.grants(skill).net.is_empty(),
+            _ => false,
+        }
+    }
+
+    /// True when what the tool's skill returns may be text from the
+    /// network: it reaches the network itself, or a skill that does can
+    /// write into a folder it reads or writes.
+    fn may_hold_network_text(&self, tool: &str) -> bool {
+        let Some(Target::Skill { skill, .. }) = self.toolbox.target(tool) else { return false };
+        let policy = &self.host.policy;
+        let grants = policy.grants(skill);
+        if !grants.net.is_empty() {
+            return true;
+        }
+        let folders: Vec<&std::path::Path> = grants.read.iter().chain(&grants.write).map(|g| g.path.as_path()).collect();
+        self.host.registry.active_skills().into_iter().any(|other| {
+            let g = policy.grants(&other.manifest.name);
+            !g.net.is_empty() && g.write.iter().any(|w| folders.iter().any(|f| f.starts_with(&w.path) || w.path.starts_with(f)))
+        })
     }
 
     /// `memory__recall`: a search of the active notes, at its level.
