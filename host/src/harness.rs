@@ -76,6 +76,10 @@ pub struct RunConfig {
     /// The kind of task (`save-page`), if known: remembered notes of that
     /// kind rank first.
     pub task_type: Option<String>,
+    /// Offer a menu of skills and `skills__open` instead of every tool up
+    /// front; a skill's tools are offered once it is opened (or one of
+    /// them is called). Off by default until the eval set says it helps.
+    pub disclose_on_demand: bool,
 }
 
 impl Default for RunConfig {
@@ -89,6 +93,7 @@ impl Default for RunConfig {
             context_tokens: None,
             compact_at: compaction::DEFAULT_COMPACT_AT,
             task_type: None,
+            disclose_on_demand: false,
         }
     }
 }
@@ -200,6 +205,8 @@ pub struct Harness<'a> {
     compaction_skipped: bool,
     memory: Option<Memory>,
     run_id: String,
+    /// Skills opened this run (on-demand disclosure).
+    opened: Vec<String>,
 }
 
 /// The run's long-term memory: the store and the `[memory]` settings.
@@ -274,8 +281,11 @@ impl<'a> Harness<'a> {
     /// A harness over `host`'s skills and policy, asking `model`, with
     /// `confirmer` deciding `confirm`-level calls and `audit` recording.
     pub fn new(host: &'a Host, model: &'a dyn Model, confirmer: &'a dyn Confirmer, config: RunConfig, audit: AuditLog) -> Self {
-        let toolbox = Toolbox::from_host(host);
-        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), inbox: Steering::default(), compaction_skipped: false, memory: None, run_id: String::new() }
+        let mut toolbox = Toolbox::from_host(host);
+        if config.disclose_on_demand {
+            toolbox.enable_open();
+        }
+        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), inbox: Steering::default(), compaction_skipped: false, memory: None, run_id: String::new(), opened: Vec::new() }
     }
 
     /// Gives the run a long-term memory: the notes relevant to the task go
@@ -308,6 +318,7 @@ impl<'a> Harness<'a> {
         let offered: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name.as_str()).collect();
         self.compaction_skipped = false;
         self.run_id = run_id.to_owned();
+        self.opened.clear();
         let budget = self.budget().await;
         self.audit.record(
             "run_started",
@@ -350,7 +361,8 @@ impl<'a> Harness<'a> {
             progress.model_request(steps);
             let messages = request_messages(&remembered, &conversation, note);
             let started = Instant::now();
-            let response = self.model.chat(ChatRequest { messages: &messages, tools: self.toolbox.specs() }).await;
+            let tools = self.offered();
+            let response = self.model.chat(ChatRequest { messages: &messages, tools: &tools }).await;
             let latency_ms = started.elapsed().as_millis() as u64;
             let response = match response {
                 Ok(r) => r,
@@ -617,7 +629,27 @@ impl<'a> Harness<'a> {
     /// Estimated tokens of the next request (uncalibrated).
     fn estimate(&self, around: &Around<'_>, conversation: &Conversation) -> u64 {
         let messages = request_messages(around.remembered, conversation, around.note.map(str::to_owned));
-        compaction::estimate_request(&messages, self.toolbox.specs())
+        compaction::estimate_request(&messages, &self.offered())
+    }
+
+    /// The tools offered on the next request: all of them, or (on-demand
+    /// disclosure) the built-ins, the menu and the skills opened so far.
+    fn offered(&self) -> std::borrow::Cow<'_, [crate::model::ToolSpec]> {
+        if self.config.disclose_on_demand {
+            std::borrow::Cow::Owned(self.toolbox.on_demand(&self.opened))
+        } else {
+            std::borrow::Cow::Borrowed(self.toolbox.specs())
+        }
+    }
+
+    /// Marks `skill` open (on-demand disclosure); true when it was not yet.
+    fn open(&mut self, skill: &str) -> bool {
+        if !self.config.disclose_on_demand || self.opened.iter().any(|s| s == skill) {
+            return false;
+        }
+        self.opened.push(skill.to_owned());
+        self.audit.record("skill_opened", json!({"skill": skill}));
+        true
     }
 
     /// Replaces older turns by a checkpoint (see [`compaction`]). Returns
@@ -636,7 +668,7 @@ impl<'a> Harness<'a> {
         let before = self.estimate(around, conversation);
         let fixed = compaction::estimate_request(
             &[Message::system(PREAMBLE), Message::user(remembered), Message::user(task), Message::user(note.unwrap_or_default())],
-            self.toolbox.specs(),
+            &self.offered(),
         );
         let (keep, checkpoint_chars, transcript_chars) = compaction::sizes(budget, calibration.apply(fixed));
         let Some(plan) = compaction::plan(conversation.turns(), calibration.to_estimate(keep)) else {
@@ -718,6 +750,18 @@ impl<'a> Harness<'a> {
                 let out = self.workbench.read(handle, offset, limit).map_err(|e| ToolFailure::new(ErrorCode::NotFound, e));
                 (out, "auto", arguments)
             }
+            Target::SkillOpen => {
+                let skill = arguments.get("skill").and_then(Value::as_str).unwrap_or("").to_owned();
+                let tools: Vec<String> =
+                    self.toolbox.tools_of(&skill).iter().map(|t| format!("{}: {}", t.name, shorten_chars(&t.description, 120))).collect();
+                let out = if tools.is_empty() {
+                    Err(ToolFailure::new(ErrorCode::NoSuchTool, format!("no skill named `{skill}` can be opened; the menu in skills__open lists them")))
+                } else {
+                    self.open(&skill);
+                    Ok(format!("{skill} is open; its tools are offered from now on:\n- {}", tools.join("\n- ")))
+                };
+                (out, "auto", arguments)
+            }
             Target::MemoryRemember => {
                 let (out, decision) = self.remember(&arguments, seen);
                 (out, decision, arguments)
@@ -735,6 +779,8 @@ impl<'a> Harness<'a> {
                 (out, "auto", arguments)
             }
             Target::Skill { skill, tool } => {
+                // Called without opening it first: the call says which skill is wanted.
+                self.open(&skill);
                 let level = self.host.policy.level(&skill, &tool);
                 let recorder = Recorder { inner: self.confirmer, answer: Mutex::new(None) };
                 let out = self.host.invoke(&skill, &tool, &arguments.to_string(), &recorder).await;

@@ -37,6 +37,8 @@ pub struct Setting<'a> {
     pub out_dir: PathBuf,
     /// Model requests per run, unless a case allows more.
     pub max_steps: usize,
+    /// Disclose skills on demand ([`RunConfig::disclose_on_demand`]).
+    pub disclose_on_demand: bool,
 }
 
 /// Live progress of one run.
@@ -150,7 +152,11 @@ async fn prepare_and_run(
     let runs = setting.out_dir.join("runs");
     let audit = AuditLog::create(&runs, &run_id, setting.secrets.clone()).map_err(|e| format!("audit log in {}: {e}", runs.display()))?;
     let log = audit.path().to_owned();
-    let config = RunConfig { max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)), ..RunConfig::default() };
+    let config = RunConfig {
+        max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)),
+        disclose_on_demand: setting.disclose_on_demand,
+        ..RunConfig::default()
+    };
     let collector = Collector {
         case: &case.case.id,
         repeat,

@@ -13,6 +13,9 @@ use std::collections::HashMap;
 pub const WORKBENCH_READ: &str = "workbench__read";
 /// The built-in that returns a skill's long-form instructions.
 pub const SKILL_INSTRUCTIONS: &str = "skills__instructions";
+/// The built-in that opens a skill: its tools are offered from then on
+/// (only when skills are disclosed on demand).
+pub const SKILL_OPEN: &str = "skills__open";
 
 /// What an offered name runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +35,16 @@ pub enum Target {
     MemoryRemember,
     /// [`super::remember::RECALL`].
     MemoryRecall,
+    /// [`SKILL_OPEN`].
+    SkillOpen,
+}
+
+/// One skill as the on-demand menu shows it.
+#[derive(Clone, Debug)]
+struct MenuEntry {
+    skill: String,
+    description: String,
+    tools: Vec<String>,
 }
 
 /// The offered tools and what each name means.
@@ -39,6 +52,7 @@ pub enum Target {
 pub struct Toolbox {
     specs: Vec<ToolSpec>,
     targets: HashMap<String, Target>,
+    menu: Vec<MenuEntry>,
 }
 
 impl Toolbox {
@@ -70,6 +84,7 @@ impl Toolbox {
             if m.instructions.is_some() {
                 with_instructions.push(m.name.clone());
             }
+            let mut entry = MenuEntry { skill: m.name.clone(), description: first_sentence(&m.description), tools: Vec::new() };
             for tool in &m.tools {
                 if host.policy.level(&m.name, &tool.name) == Level::Deny {
                     continue;
@@ -82,6 +97,10 @@ impl Toolbox {
                     continue;
                 }
                 toolbox.add(&name, &description, tool.parameters.clone(), target);
+                entry.tools.push(tool.name.clone());
+            }
+            if !entry.tools.is_empty() {
+                toolbox.menu.push(entry);
             }
         }
         if !with_instructions.is_empty() {
@@ -131,6 +150,54 @@ impl Toolbox {
         &self.specs
     }
 
+    /// The specs to send when skills are disclosed on demand: the
+    /// built-ins, `skills__open` whose description is the menu of every
+    /// skill, then the tools of each skill in `opened`, in the order they
+    /// were opened. Each request's list starts with the previous one's, so
+    /// a server's prompt cache keeps what it read.
+    pub fn on_demand(&self, opened: &[String]) -> Vec<ToolSpec> {
+        let mut out: Vec<ToolSpec> =
+            self.specs.iter().filter(|s| !matches!(self.targets.get(&s.name), Some(Target::Skill { .. }))).cloned().collect();
+        if !self.menu.is_empty() {
+            let menu: Vec<String> =
+                self.menu.iter().map(|e| format!("{} — {} (tools: {})", e.skill, e.description, e.tools.join(", "))).collect();
+            let names: Vec<&str> = self.menu.iter().map(|e| e.skill.as_str()).collect();
+            out.push(ToolSpec {
+                name: SKILL_OPEN.to_owned(),
+                description: format!(
+                    "Open a skill to get its tools; call it before using a skill below. Skills: {}.",
+                    menu.join("; ")
+                ),
+                parameters: json!({"type": "object", "properties": {
+                    "skill": {"type": "string", "enum": names, "description": "The skill to open."}
+                }, "required": ["skill"], "additionalProperties": false}),
+            });
+        }
+        for skill in opened {
+            out.extend(self.tools_of(skill).into_iter().cloned());
+        }
+        out
+    }
+
+    /// The skill behind an offered name, if it is a skill's tool.
+    pub fn skill_of(&self, name: &str) -> Option<&str> {
+        match self.targets.get(name) {
+            Some(Target::Skill { skill, .. }) => Some(skill),
+            _ => None,
+        }
+    }
+
+    /// The tools of `skill`, as offered names with their descriptions.
+    pub fn tools_of(&self, skill: &str) -> Vec<&ToolSpec> {
+        self.specs.iter().filter(|s| matches!(self.targets.get(&s.name), Some(Target::Skill { skill: k, .. }) if k == skill)).collect()
+    }
+
+    /// Makes `skills__open` resolve (only used when disclosing on demand).
+    pub fn enable_open(&mut self) {
+        self.targets.insert(SKILL_OPEN.to_owned(), Target::SkillOpen);
+        self.targets.insert("skills.open".to_owned(), Target::SkillOpen);
+    }
+
     /// The parameters schema of the tool `name` runs, if it was offered.
     pub fn parameters(&self, name: &str) -> Option<&serde_json::Value> {
         let target = self.targets.get(name)?;
@@ -160,6 +227,13 @@ impl Toolbox {
         let close: Vec<&str> = scored.iter().filter(|(d, _)| *d <= cutoff).take(3).map(|(_, n)| *n).collect();
         if close.is_empty() { scored.iter().take(3).map(|(_, n)| *n).collect() } else { close }
     }
+}
+
+/// The first sentence of a description, for a one-line menu entry.
+fn first_sentence(text: &str) -> String {
+    let text = text.trim();
+    let end = text.find(". ").map_or(text.len(), |i| i + 1);
+    crate::text::shorten_chars(&text[..end], 160)
 }
 
 /// `skill.tool` for an offered `skill__tool`: the spelling the skills'
@@ -205,6 +279,31 @@ mod tests {
         assert_eq!(offered_name("http_api", "request"), "http_api__request");
         assert_eq!(offered_name("my-skill", "do.it"), "my-skill__do_it");
         assert_eq!(offered_name(&"a".repeat(40), &"b".repeat(40)).len(), 64);
+    }
+
+    #[test]
+    fn on_demand_offers_built_ins_the_menu_and_only_opened_skills() {
+        let mut tb = Toolbox::default();
+        tb.add("workbench__read", "", json!({}), Target::WorkbenchRead);
+        for (skill, tool) in [("files", "read"), ("files", "write"), ("web", "fetch")] {
+            tb.add(&offered_name(skill, tool), "", json!({}), Target::Skill { skill: skill.into(), tool: tool.into() });
+        }
+        tb.menu = vec![
+            MenuEntry { skill: "files".into(), description: "Files in granted folders.".into(), tools: vec!["read".into(), "write".into()] },
+            MenuEntry { skill: "web".into(), description: "Web pages.".into(), tools: vec!["fetch".into()] },
+        ];
+        let names = |specs: Vec<ToolSpec>| specs.into_iter().map(|s| (s.name, s.description)).collect::<Vec<_>>();
+        let first = names(tb.on_demand(&[]));
+        assert_eq!(first.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["workbench__read", "skills__open"]);
+        assert!(first[1].1.contains("files — Files in granted folders. (tools: read, write); web — Web pages. (tools: fetch)"), "{}", first[1].1);
+        let opened = names(tb.on_demand(&["web".to_owned(), "files".to_owned()]));
+        // In the order opened, after the menu, which stays the same: each list starts with the last.
+        assert_eq!(
+            opened.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            ["workbench__read", "skills__open", "web__fetch", "files__read", "files__write"]
+        );
+        assert_eq!(opened[1], first[1]);
+        assert_eq!(first_sentence("Reads files. Never writes."), "Reads files.");
     }
 
     #[test]

@@ -181,6 +181,9 @@ pub struct RunArgs {
     /// The kind of task, e.g. save-page: remembered notes of that kind rank first.
     #[arg(long)]
     pub task_type: Option<String>,
+    /// How tools are offered: all up front, or a menu of skills opened on demand.
+    #[arg(long, value_enum, default_value_t = Disclose::All)]
+    pub disclose: Disclose,
 }
 
 /// Which model to talk to (shared by `run` and `eval`).
@@ -200,6 +203,15 @@ pub struct ModelFlags {
     /// [model] tool_format in reach.toml, else native].
     #[arg(long, value_enum, env = "REACH_TOOL_FORMAT")]
     pub tool_format: Option<ToolFormatArg>,
+}
+
+/// `--disclose`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Disclose {
+    /// Every tool of every offered skill, in every request.
+    All,
+    /// A menu of skills and `skills__open`; a skill's tools once it is opened.
+    OnDemand,
 }
 
 /// `--tool-format`.
@@ -247,6 +259,9 @@ pub struct EvalArgs {
     /// Most model requests per run, unless a case allows more.
     #[arg(long, default_value_t = 8)]
     pub max_steps: usize,
+    /// How tools are offered: all up front, or a menu of skills opened on demand.
+    #[arg(long, value_enum, default_value_t = Disclose::All)]
+    pub disclose: Disclose,
     /// Folder for this evaluation's audit logs and report.json; one that
     /// holds an earlier evaluation's logs is refused [default: .reach/evals/<id>].
     #[arg(long, value_name = "DIR")]

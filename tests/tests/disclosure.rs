@@ -1,0 +1,66 @@
+//! Skills disclosed on demand: a scripted OpenAI-protocol server on
+//! 127.0.0.1 records what each request offers, the real `files` skill runs.
+
+use agent_reach::NeverConfirm;
+use agent_reach::harness::audit::AuditLog;
+use agent_reach::harness::{Harness, Quiet, RunConfig};
+use agent_reach::model::{OpenAiClient, OpenAiConfig};
+use agent_reach_tests::Workspace;
+use agent_reach_tests::openai::{Reply, ScriptedModel};
+use serde_json::{Value, json};
+
+fn offered(request: &Value) -> Vec<String> {
+    request["tools"].as_array().map_or_else(Vec::new, |t| t.iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect())
+}
+
+async fn run(replies: impl Fn(&str) -> Vec<Reply>) -> (agent_reach::harness::RunReport, ScriptedModel, Workspace) {
+    let ws = Workspace::new();
+    ws.install("skill-files").install("test-skill-probe");
+    let file = ws.write("docs/a.txt", "alpha\n");
+    let replies = replies(&file.display().to_string());
+    let policy = format!(
+        "[skills.files]\nlevel = \"auto\"\nread = [\"{}\"]\n\n[skills.probe]\nlevel = \"auto\"\n",
+        ws.path("docs").display()
+    );
+    let host = ws.host(&policy).await;
+    let server = ScriptedModel::start(replies);
+    let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).expect("client");
+    let audit = AuditLog::create(&ws.path(".reach/runs"), "menu", Vec::new()).expect("audit");
+    let config = RunConfig { disclose_on_demand: true, ..RunConfig::default() };
+    let mut harness = Harness::new(&host, &model, &NeverConfirm, config, audit);
+    let report = harness.run("menu", "What does docs/a.txt say?", &Quiet).await;
+    (report, server, ws)
+}
+
+#[tokio::test]
+async fn the_first_request_offers_a_menu_and_an_opened_skill_brings_its_tools() {
+    let (report, server, _ws) = run(|file| {
+        vec![
+            Reply::call("skills__open", r#"{"skill": "files"}"#),
+            Reply::call("files__read", &json!({"path": file}).to_string()),
+            Reply::text("It says alpha."),
+        ]
+    })
+    .await;
+    assert_eq!(report.answer.as_deref(), Some("It says alpha."), "{}", report.summary());
+    let requests = server.requests();
+    let first = offered(&requests[0]);
+    assert!(first.contains(&"skills__open".to_owned()) && !first.iter().any(|n| n.starts_with("files__")), "{first:?}");
+    let menu = requests[0]["tools"].as_array().unwrap().iter().find(|t| t["function"]["name"] == "skills__open").unwrap()["function"]["description"].to_string();
+    assert!(menu.contains("files — ") && menu.contains("read") && menu.contains("probe — "), "{menu}");
+    let second = offered(&requests[1]);
+    assert!(second.contains(&"files__read".to_owned()) && !second.iter().any(|n| n.starts_with("probe__")), "{second:?}");
+    // The tools of the first request come first in the second, unchanged: a prompt cache keeps them.
+    let (before, after) = (requests[0]["tools"].as_array().unwrap(), requests[1]["tools"].as_array().unwrap());
+    assert_eq!(before[..], after[..before.len()]);
+    let (menu_only, with_files) = (requests[0]["tools"].to_string().len(), requests[2]["tools"].to_string().len());
+    assert!(menu_only < with_files, "the menu is smaller than the tools it stands for: {menu_only} vs {with_files}");
+}
+
+#[tokio::test]
+async fn a_tool_called_without_opening_its_skill_runs_and_opens_it() {
+    let (report, server, _ws) = run(|file| vec![Reply::call("files__read", &json!({"path": file}).to_string()), Reply::text("It says alpha.")])
+    .await;
+    assert_eq!(report.actions[0].outcome, "ok");
+    assert!(offered(&server.requests()[1]).contains(&"files__read".to_owned()));
+}
