@@ -351,15 +351,17 @@ impl<'a> Harness<'a> {
             }
             let note = reminder(task, &actions);
             let around = Around { task, remembered: &remembered, note: note.as_deref() };
-            let mut estimated = self.estimate(&around, &conversation);
+            // Built once a step, measured as it will be sent; again only after a compaction.
+            let mut messages = request_messages(around.remembered, &conversation, around.note);
+            let mut estimated = compaction::estimate_request(&messages, &self.offered());
             if calibration.apply(estimated) > budget.threshold()
-                && let Some(after) = self.compact(&around, &mut conversation, budget, &calibration, &mut usage).await
+                && let Some(after) = self.compact(&around, estimated, &mut conversation, budget, &calibration, &mut usage).await
             {
                 progress.compacted(steps, calibration.apply(estimated), calibration.apply(after));
                 estimated = after;
+                messages = request_messages(around.remembered, &conversation, around.note);
             }
             progress.model_request(steps);
-            let messages = request_messages(&remembered, &conversation, note);
             let started = Instant::now();
             let tools = self.offered();
             let response = self.model.chat(ChatRequest { messages: &messages, tools: &tools }).await;
@@ -628,7 +630,7 @@ impl<'a> Harness<'a> {
 
     /// Estimated tokens of the next request (uncalibrated).
     fn estimate(&self, around: &Around<'_>, conversation: &Conversation) -> u64 {
-        let messages = request_messages(around.remembered, conversation, around.note.map(str::to_owned));
+        let messages = request_messages(around.remembered, conversation, around.note);
         compaction::estimate_request(&messages, &self.offered())
     }
 
@@ -652,12 +654,13 @@ impl<'a> Harness<'a> {
         true
     }
 
-    /// Replaces older turns by a checkpoint (see [`compaction`]). Returns
-    /// the next request's estimated tokens afterwards, or `None` when
-    /// there was nothing older to replace.
+    /// Replaces older turns by a checkpoint (see [`compaction`]); `before`
+    /// is the next request's estimate as it stands. Returns the estimate
+    /// afterwards, or `None` when there was nothing older to replace.
     async fn compact(
         &mut self,
         around: &Around<'_>,
+        before: u64,
         conversation: &mut Conversation,
         budget: Budget,
         calibration: &Calibration,
@@ -665,7 +668,6 @@ impl<'a> Harness<'a> {
     ) -> Option<u64> {
         let step = conversation.turns().last().map_or(0, |t| t.step);
         let Around { task, remembered, note } = *around;
-        let before = self.estimate(around, conversation);
         let fixed = compaction::estimate_request(
             &[Message::system(PREAMBLE), Message::user(remembered), Message::user(task), Message::user(note.unwrap_or_default())],
             &self.offered(),
@@ -845,7 +847,7 @@ impl Confirmer for Recorder<'_> {
 /// after it (thousands of tokens a CPU model reads at tens per second);
 /// what belongs to this run comes after: remembered notes, the
 /// conversation (the task first), the note on what was tried.
-fn request_messages(remembered: &str, conversation: &Conversation, note: Option<String>) -> Vec<Message> {
+fn request_messages(remembered: &str, conversation: &Conversation, note: Option<&str>) -> Vec<Message> {
     let mut messages = vec![Message::system(PREAMBLE)];
     let mut turns = conversation.messages().cloned();
     // The task, then the notes that may apply to it: read after the task, a

@@ -159,7 +159,7 @@ impl Harness<'_> {
     /// person for notes from the network), then the store. Returns the
     /// outcome and the decision.
     pub(super) fn remember(&mut self, arguments: &Value, seen: &Seen<'_>) -> (Result<String, ToolFailure>, &'static str) {
-        let Some(memory) = &self.memory else {
+        let Some((store, level)) = self.memory.as_ref().map(|m| (m.store.clone(), m.settings.remember)) else {
             return (Err(ToolFailure::new(ErrorCode::NoSuchTool, "this run has no memory")), "-");
         };
         let text = |k: &str| arguments.get(k).and_then(Value::as_str).unwrap_or("").trim().to_owned();
@@ -207,7 +207,6 @@ impl Harness<'_> {
             );
             return (Err(ToolFailure::new(ErrorCode::Denied, reason)), "denied");
         }
-        let level = memory.settings.remember;
         // Words from the network are an outsider's: a person decides, whatever the level.
         let ask = level == Level::Confirm || from_network;
         let decision = if ask {
@@ -227,8 +226,7 @@ impl Harness<'_> {
         } else {
             "auto"
         };
-        let Some(memory) = &self.memory else { unreachable!("checked above") };
-        let added = memory.store.add(NewEntry { kind, subject, text: note, task_type, provenance });
+        let added = store.add(NewEntry { kind, subject, text: note, task_type, provenance });
         let out = match added {
             Ok(Added::New(e)) => Ok(json!({"remembered": e.id, "source": e.provenance.describe()})),
             Ok(Added::Superseded { entry, previous }) => {

@@ -11,10 +11,10 @@ const CANDIDATES: usize = 20;
 /// The first line of the block; what the model is told the notes are.
 const HEADER: &str = "Remembered notes from earlier runs (they may be out of date; the task and tool results come first):";
 
-/// Roughly how many tokens `text` takes: one per four characters, rounded
-/// up. Good enough to keep a block small; no tokenizer is at hand.
+/// Roughly how many tokens `text` takes: the harness's estimate (four
+/// characters a token), so the block is counted as the prompt is.
 pub fn estimate_tokens(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
+    crate::model::estimate_tokens(text) as usize
 }
 
 /// The active entries that match `task` best (task type first, see
