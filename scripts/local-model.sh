@@ -31,7 +31,10 @@
 #   REACH_MODEL_START_TIMEOUT  seconds to wait for /health [120]
 #   REACH_MODEL_BUILD_JOBS     parallel compile jobs [nproc]
 #   REACH_MODEL_THREADS        server threads for generation [1]
-#   REACH_MODEL_BATCH_THREADS  server threads for reading the prompt [1]
+#   REACH_MODEL_BATCH_THREADS  server threads for reading the prompt [nproc]
+#   REACH_MODEL_KEEP_CACHE     1: `stop` saves the server's prompt cache and `start`
+#                              restores it, so a new server reads again only what
+#                              differs from the last prompt; 0: neither [1]
 #   REACH_MODEL_CTX            context size in tokens [12288]
 #   REACH_MODEL_SLOTS          requests served at once; one slot keeps one prompt cache
 #                              that every request can reuse [1]
@@ -78,6 +81,13 @@ PIDFILE="$CACHE/server-$PORT.pid"
 # Before servers were per port: one "PID PORT" file and one log per cache.
 LEGACY_PIDFILE="$CACHE/server.pid"
 LEGACY_LOG="$CACHE/server.log"
+# The prompt cache `stop` saves and `start` restores (llama-server
+# --slot-save-path). Keyed by what makes a saved cache wrong to reuse: the
+# llama.cpp build, the weights and the template (the context size is checked
+# by llama-server itself, which refuses a cache that does not fit).
+PROMPT_CACHE_DIR="$CACHE/prompt-cache"
+PROMPT_CACHE_FILE="slot0-${LLAMA_CPP_PYTHON_VERSION}-${WEIGHTS_SHA256:0:12}-$TEMPLATE.bin"
+KEEP_CACHE="${REACH_MODEL_KEEP_CACHE:-1}"
 BASE="http://127.0.0.1:$PORT"
 
 say() { printf 'local-model: %s\n' "$*" >&2; }
@@ -321,7 +331,7 @@ cmd_start() {
         print_env
         return
     fi
-    local pid log="$LOG"
+    local pid log="$LOG" restore_after_start=0
     if read_pidfile; then
         check_template "$RUN_TEMPLATE"
         # Ours, but not healthy yet (still loading) or hung: the wait below decides.
@@ -339,13 +349,21 @@ cmd_start() {
             [[ "$legacy_port" != "$PORT" ]] || rm -f "$LEGACY_PIDFILE"
         fi
         say "starting llama-server on $BASE with the $TEMPLATE chat template (log: $LOG)"
-        # One thread by default: with two, throughput collapses whenever
-        # anything else wants a core. On an idle 2-core machine two are faster
-        # (e2e task: 82 s with -t 1, 64 s with -tb 2, 47 s with -t 2), hence
-        # the knobs. setsid: the server outlives the shell (and `just`) that
-        # started it, and a Ctrl-C there does not reach it.
+        # Threads, measured on 2 cores (LOCAL-MODEL-RECIPE.md, "Speed"): the
+        # prompt is read with every core (-tb: 88-93 tokens/s against 40-43
+        # with one; two servers reading at once get 42 each either way, so
+        # nothing collapses), generation with one (-t 2 gained 10-20% alone
+        # and collapses when anything else wants a core). setsid: the server
+        # outlives the shell (and `just`) that started it, and a Ctrl-C there
+        # does not reach it.
+        local cache_args=()
+        if [[ "$KEEP_CACHE" == 1 ]]; then
+            mkdir -p "$PROMPT_CACHE_DIR"
+            cache_args=(--slot-save-path "$PROMPT_CACHE_DIR")
+        fi
         nohup setsid "$SERVER" -m "$WEIGHTS" --alias "$MODEL_NAME" \
-            --host 127.0.0.1 --port "$PORT" "${TEMPLATE_ARGS[@]}" -c "${REACH_MODEL_CTX:-12288}" -t "${REACH_MODEL_THREADS:-1}" -tb "${REACH_MODEL_BATCH_THREADS:-1}" --cache-reuse "${REACH_MODEL_CACHE_REUSE:-256}" -np "${REACH_MODEL_SLOTS:-1}" >"$LOG" 2>&1 </dev/null &
+            --host 127.0.0.1 --port "$PORT" "${TEMPLATE_ARGS[@]}" -c "${REACH_MODEL_CTX:-12288}" -t "${REACH_MODEL_THREADS:-1}" -tb "${REACH_MODEL_BATCH_THREADS:-$(nproc)}" --cache-reuse "${REACH_MODEL_CACHE_REUSE:-256}" -np "${REACH_MODEL_SLOTS:-1}" "${cache_args[@]}" >"$LOG" 2>&1 </dev/null &
+        restore_after_start=1
         pid=$!
         echo "$pid $PORT $TEMPLATE" >"$PIDFILE"
     fi
@@ -368,7 +386,42 @@ cmd_start() {
     done
     ((waited == 0)) || printf '\n' >&2
     say "ready after ${waited}s: $BASE/v1, model $MODEL_NAME, $TEMPLATE template (pid $pid)"
+    ((restore_after_start == 0)) || restore_prompt_cache
     print_env
+}
+
+# The prompt cache a stopped server saved, back into slot 0: the first request
+# then reads only what differs from the last prompt of that server (the tool
+# definitions stay, so a new task's first request takes seconds instead of a
+# minute or more). Failing to restore costs nothing but that time.
+restore_prompt_cache() {
+    [[ "$KEEP_CACHE" == 1 && -f "$PROMPT_CACHE_DIR/$PROMPT_CACHE_FILE" ]] || return 0
+    local out
+    if out="$(curl -fsS --max-time 60 -X POST -H 'Content-Type: application/json' \
+        -d "{\"filename\": \"$PROMPT_CACHE_FILE\"}" "$BASE/slots/0?action=restore" 2>&1)"; then
+        say "prompt cache restored: $(grep -o '"n_restored":[0-9]*' <<<"$out" | cut -d: -f2) tokens from $PROMPT_CACHE_DIR/$PROMPT_CACHE_FILE"
+    else
+        say "prompt cache not restored (the first request reads the whole prompt): $out"
+    fi
+}
+
+# Slot 0's prompt cache to disk, for the next `start` (see restore_prompt_cache).
+save_prompt_cache() {
+    [[ "$KEEP_CACHE" == 1 ]] && healthy || return 0
+    local out
+    if out="$(curl -fsS --max-time 60 -X POST -H 'Content-Type: application/json' \
+        -d "{\"filename\": \"$PROMPT_CACHE_FILE\"}" "$BASE/slots/0?action=save" 2>&1)"; then
+        local n
+        n="$(grep -o '"n_saved":[0-9]*' <<<"$out" | cut -d: -f2)"
+        if [[ "${n:-0}" == 0 ]]; then
+            rm -f "$PROMPT_CACHE_DIR/$PROMPT_CACHE_FILE"
+        else
+            say "prompt cache saved: $n tokens in $PROMPT_CACHE_DIR/$PROMPT_CACHE_FILE"
+        fi
+    else
+        # A server started without --slot-save-path (before this option) says so here.
+        say "prompt cache not saved: $out"
+    fi
 }
 
 cmd_stop() {
@@ -377,6 +430,9 @@ cmd_stop() {
         say "no llama-server started from $CACHE is running on port $PORT"
         return
     fi
+    TEMPLATE="$RUN_TEMPLATE"
+    PROMPT_CACHE_FILE="slot0-${LLAMA_CPP_PYTHON_VERSION}-${WEIGHTS_SHA256:0:12}-$TEMPLATE.bin"
+    save_prompt_cache
     say "stopping llama-server (pid $RUN_PID, port $RUN_PORT, $RUN_TEMPLATE template)"
     kill -TERM "$RUN_PID"
     local i
