@@ -11,9 +11,11 @@ mod asks;
 pub mod audit;
 pub mod compaction;
 pub mod conversation;
+pub mod disclosure;
 pub mod evidence;
 pub mod remember;
 pub mod repair;
+pub mod schema;
 pub mod toolbox;
 pub mod workbench;
 
@@ -27,6 +29,7 @@ use asks::*;
 use audit::AuditLog;
 use compaction::{Budget, Calibration};
 use conversation::Conversation;
+pub use disclosure::Disclosure;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -76,10 +79,11 @@ pub struct RunConfig {
     /// The kind of task (`save-page`), if known: remembered notes of that
     /// kind rank first.
     pub task_type: Option<String>,
-    /// Offer a menu of skills and `skills__open` instead of every tool up
-    /// front; a skill's tools are offered once it is opened (or one of
-    /// them is called). Off by default until the eval set says it helps.
-    pub disclose_on_demand: bool,
+    /// How tools are offered ([`Disclosure`]): every tool up front (the
+    /// default, until the eval set says otherwise), or a menu of skills
+    /// whose tools are offered once opened — by the model, or by the
+    /// harness from the task's words.
+    pub disclose: Disclosure,
 }
 
 impl Default for RunConfig {
@@ -93,7 +97,7 @@ impl Default for RunConfig {
             context_tokens: None,
             compact_at: compaction::DEFAULT_COMPACT_AT,
             task_type: None,
-            disclose_on_demand: false,
+            disclose: Disclosure::All,
         }
     }
 }
@@ -207,6 +211,9 @@ pub struct Harness<'a> {
     run_id: String,
     /// Skills opened this run (on-demand disclosure).
     opened: Vec<String>,
+    /// This run offers every tool although skills are disclosed by task:
+    /// the task's words pointed to none.
+    offer_all: bool,
 }
 
 /// The run's long-term memory: the store and the `[memory]` settings.
@@ -282,10 +289,24 @@ impl<'a> Harness<'a> {
     /// `confirmer` deciding `confirm`-level calls and `audit` recording.
     pub fn new(host: &'a Host, model: &'a dyn Model, confirmer: &'a dyn Confirmer, config: RunConfig, audit: AuditLog) -> Self {
         let mut toolbox = Toolbox::from_host(host);
-        if config.disclose_on_demand {
+        if config.disclose != Disclosure::All {
             toolbox.enable_open();
         }
-        Harness { host, model, confirmer, config, audit, toolbox, workbench: Workbench::default(), inbox: Steering::default(), compaction_skipped: false, memory: None, run_id: String::new(), opened: Vec::new() }
+        Harness {
+            host,
+            model,
+            confirmer,
+            config,
+            audit,
+            toolbox,
+            workbench: Workbench::default(),
+            inbox: Steering::default(),
+            compaction_skipped: false,
+            memory: None,
+            run_id: String::new(),
+            opened: Vec::new(),
+            offer_all: false,
+        }
     }
 
     /// Gives the run a long-term memory: the notes relevant to the task go
@@ -319,10 +340,17 @@ impl<'a> Harness<'a> {
         self.compaction_skipped = false;
         self.run_id = run_id.to_owned();
         self.opened.clear();
+        self.offer_all = false;
+        if self.config.disclose == Disclosure::ByTask {
+            let choice = disclosure::choose(task, &self.toolbox.skill_words());
+            self.offer_all = choice.chosen.is_empty();
+            self.audit.record("skills_chosen", json!({"chosen": choice.chosen, "scores": choice.scores, "offer_all": self.offer_all}));
+            self.opened = choice.chosen;
+        }
         let budget = self.budget().await;
         self.audit.record(
             "run_started",
-            json!({"task": task, "model": self.model.name(), "tools": offered,
+            json!({"task": task, "model": self.model.name(), "tools": offered, "disclose": self.config.disclose,
                    "context_tokens": budget.0.context_tokens, "context_source": budget.1, "compact_at": budget.0.compact_at}),
         );
         let budget = budget.0;
@@ -637,7 +665,7 @@ impl<'a> Harness<'a> {
     /// The tools offered on the next request: all of them, or (on-demand
     /// disclosure) the built-ins, the menu and the skills opened so far.
     fn offered(&self) -> std::borrow::Cow<'_, [crate::model::ToolSpec]> {
-        if self.config.disclose_on_demand {
+        if self.config.disclose != Disclosure::All && !self.offer_all {
             std::borrow::Cow::Owned(self.toolbox.on_demand(&self.opened))
         } else {
             std::borrow::Cow::Borrowed(self.toolbox.specs())
@@ -646,7 +674,7 @@ impl<'a> Harness<'a> {
 
     /// Marks `skill` open (on-demand disclosure); true when it was not yet.
     fn open(&mut self, skill: &str) -> bool {
-        if !self.config.disclose_on_demand || self.opened.iter().any(|s| s == skill) {
+        if self.config.disclose == Disclosure::All || self.offer_all || self.opened.iter().any(|s| s == skill) {
             return false;
         }
         self.opened.push(skill.to_owned());

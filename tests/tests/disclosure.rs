@@ -1,9 +1,9 @@
-//! Skills disclosed on demand: a scripted OpenAI-protocol server on
+//! Skills disclosed on demand, or chosen from the task: a scripted OpenAI-protocol server on
 //! 127.0.0.1 records what each request offers, the real `files` skill runs.
 
 use agent_reach::NeverConfirm;
 use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Harness, Quiet, RunConfig};
+use agent_reach::harness::{Disclosure, Harness, Quiet, RunConfig};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach_tests::Workspace;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
@@ -14,6 +14,14 @@ fn offered(request: &Value) -> Vec<String> {
 }
 
 async fn run(replies: impl Fn(&str) -> Vec<Reply>) -> (agent_reach::harness::RunReport, ScriptedModel, Workspace) {
+    run_with(Disclosure::OnDemand, "What does docs/a.txt say?", replies).await
+}
+
+async fn run_with(
+    disclose: Disclosure,
+    task: &str,
+    replies: impl Fn(&str) -> Vec<Reply>,
+) -> (agent_reach::harness::RunReport, ScriptedModel, Workspace) {
     let ws = Workspace::new();
     ws.install("skill-files").install("test-skill-probe");
     let file = ws.write("docs/a.txt", "alpha\n");
@@ -26,9 +34,9 @@ async fn run(replies: impl Fn(&str) -> Vec<Reply>) -> (agent_reach::harness::Run
     let server = ScriptedModel::start(replies);
     let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).expect("client");
     let audit = AuditLog::create(&ws.path(".reach/runs"), "menu", Vec::new()).expect("audit");
-    let config = RunConfig { disclose_on_demand: true, ..RunConfig::default() };
+    let config = RunConfig { disclose, ..RunConfig::default() };
     let mut harness = Harness::new(&host, &model, &NeverConfirm, config, audit);
-    let report = harness.run("menu", "What does docs/a.txt say?", &Quiet).await;
+    let report = harness.run("menu", task, &Quiet).await;
     (report, server, ws)
 }
 
@@ -63,4 +71,28 @@ async fn a_tool_called_without_opening_its_skill_runs_and_opens_it() {
     .await;
     assert_eq!(report.actions[0].outcome, "ok");
     assert!(offered(&server.requests()[1]).contains(&"files__read".to_owned()));
+}
+
+#[tokio::test]
+async fn skills_chosen_by_task_are_offered_from_the_first_request_and_others_stay_on_the_menu() {
+    let (report, server, ws) = run_with(Disclosure::ByTask, "Read the text file docs/a.txt and list what it says", |file| {
+        vec![Reply::call("files__read", &json!({"path": file}).to_string()), Reply::text("It says alpha.")]
+    })
+    .await;
+    assert_eq!(report.answer.as_deref(), Some("It says alpha."), "{}", report.summary());
+    let first = offered(&server.requests()[0]);
+    assert!(first.contains(&"files__read".to_owned()) && first.contains(&"skills__open".to_owned()), "{first:?}");
+    assert!(!first.iter().any(|n| n.starts_with("probe__")), "the probe skill was not asked for: {first:?}");
+    let log = std::fs::read_to_string(ws.path(".reach/runs/menu.jsonl")).unwrap();
+    let chosen: Value = log.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|e| e["event"] == "skills_chosen").expect("a skills_chosen event");
+    assert_eq!(chosen["chosen"], json!(["files"]), "{chosen}");
+}
+
+#[tokio::test]
+async fn a_task_whose_words_point_to_no_skill_is_offered_every_tool() {
+    let (report, server, _ws) = run_with(Disclosure::ByTask, "What is seven times six?", |_| vec![Reply::text("42")]).await;
+    assert_eq!(report.answer.as_deref(), Some("42"));
+    let first = offered(&server.requests()[0]);
+    assert!(first.contains(&"files__read".to_owned()) && first.iter().any(|n| n.starts_with("probe__")), "{first:?}");
+    assert!(!first.contains(&"skills__open".to_owned()), "{first:?}");
 }

@@ -64,3 +64,61 @@ async fn a_real_model_saves_a_page_as_markdown() {
         .collect();
     assert!(calls.iter().any(|c| c["skill"] == "web" && c["outcome"] == "ok"), "{log}");
 }
+
+/// The memory test, once with a real model: run 1 states where pages
+/// go and the model keeps it as a note; run 2 asks only to save a page, and
+/// the page lands where run 1 said. Structural: the kept note, then the file.
+#[tokio::test]
+#[ignore = "needs a model: run `just e2e-memory`, or set REACH_E2E_BASE_URL and pass --ignored"]
+async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
+    use agent_reach::memory::{MemoryStore, Provenance, SqliteStore};
+    use agent_reach::policy::{Level, MemorySettings};
+    use std::sync::Arc;
+
+    let base_url = std::env::var("REACH_E2E_BASE_URL")
+        .expect("REACH_E2E_BASE_URL is not set: run `just e2e-memory` (starts the local model), or point it at an OpenAI-compatible endpoint");
+    let site = Pages::start(vec![Route::file("/article.html", "article.html", "text/html; charset=utf-8")]);
+    let ws = Workspace::new();
+    ws.install("skill-web").install("skill-files");
+    ws.mkdir("notes/archive");
+    let policy = format!(
+        "[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\nwrite = [\"{notes}\"]\n\n[skills.files]\nlevel = \"auto\"\nread = [\"{notes}\"]\n",
+        site.grant(),
+        notes = ws.path("notes").display(),
+    );
+    let host = ws.host_here(&policy).await;
+    let model_name = std::env::var("REACH_E2E_MODEL").unwrap_or_else(|_| "qwen2.5-coder-1.5b-instruct".into());
+    let mut config = OpenAiConfig::new(base_url, model_name);
+    config.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
+    config.temperature = Some(0.0);
+    config.timeout = Duration::from_secs(600);
+    config.max_tokens = Some(1024);
+    let model = OpenAiClient::new(config).expect("client");
+    let store = Arc::new(SqliteStore::open(&ws.path(".reach/memory.db")).expect("memory"));
+    let settings = MemorySettings { path: ws.path(".reach/memory.db"), remember: Level::Auto, recall: Level::Auto, budget_tokens: 300 };
+    let run = |id: &'static str, task: String| {
+        let (store, settings) = (store.clone(), settings.clone());
+        let (host, model, ws) = (&host, &model, &ws);
+        async move {
+            let audit = AuditLog::create(&ws.path(".reach/runs"), id, vec![]).expect("audit");
+            let store: Arc<dyn MemoryStore> = store;
+            let mut harness =
+                Harness::new(host, model, &AlwaysConfirm, RunConfig { max_steps: 4, ..RunConfig::default() }, audit).with_memory(store, settings);
+            let report = harness.run(id, &task, &Quiet).await;
+            eprintln!("{id}: {}", report.summary());
+            report
+        }
+    };
+
+    run("remember", "From now on, always save web pages into notes/archive. Remember this preference.".to_owned()).await;
+    let kept = store.list(false).expect("list");
+    assert!(
+        kept.iter().any(|e| e.text.contains("notes/archive") && matches!(e.provenance, Provenance::User { .. })),
+        "run 1 kept no note about notes/archive stated by the user: {kept:?}"
+    );
+
+    let report = run("apply", format!("Save the web page {} as Markdown.", site.url("/article.html"))).await;
+    let call = report.actions.iter().find(|a| a.tool == "web__to_markdown" && a.outcome == "ok").expect("the model saved the page");
+    let saved: Vec<_> = std::fs::read_dir(ws.path("notes/archive")).unwrap().filter_map(Result::ok).map(|e| e.path()).collect();
+    assert_eq!(saved.len(), 1, "the page went where run 1 said (notes/archive): {saved:?}; the call: {:?}", call.arguments);
+}

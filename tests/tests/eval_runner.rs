@@ -99,7 +99,7 @@ async fn evaluate_with(lines: &[String], model: &OpenAiClient, repeat: usize) ->
         secrets: Vec::new(),
         out_dir: out,
         max_steps: 8,
-        disclose_on_demand: false,
+        disclose: agent_reach::harness::Disclosure::All,
     };
     let report = agent_reach::eval::evaluate(&setting, &cases, repeat, 1, &agent_reach::eval::Quiet).await;
     (report, ws)

@@ -37,8 +37,8 @@ pub struct Setting<'a> {
     pub out_dir: PathBuf,
     /// Model requests per run, unless a case allows more.
     pub max_steps: usize,
-    /// Disclose skills on demand ([`RunConfig::disclose_on_demand`]).
-    pub disclose_on_demand: bool,
+    /// How tools are offered ([`RunConfig::disclose`]).
+    pub disclose: crate::harness::Disclosure,
 }
 
 /// Live progress of one run.
@@ -154,7 +154,7 @@ async fn prepare_and_run(
     let log = audit.path().to_owned();
     let config = RunConfig {
         max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)),
-        disclose_on_demand: setting.disclose_on_demand,
+        disclose: setting.disclose,
         ..RunConfig::default()
     };
     let collector = Collector {

@@ -45,6 +45,8 @@ struct MenuEntry {
     skill: String,
     description: String,
     tools: Vec<String>,
+    /// Every word the skill offers about itself, for choosing it by task.
+    words: String,
 }
 
 /// The offered tools and what each name means.
@@ -84,7 +86,8 @@ impl Toolbox {
             if m.instructions.is_some() {
                 with_instructions.push(m.name.clone());
             }
-            let mut entry = MenuEntry { skill: m.name.clone(), description: first_sentence(&m.description), tools: Vec::new() };
+            let mut entry =
+                MenuEntry { skill: m.name.clone(), description: first_sentence(&m.description), tools: Vec::new(), words: m.description.clone() };
             for tool in &m.tools {
                 if host.policy.level(&m.name, &tool.name) == Level::Deny {
                     continue;
@@ -96,8 +99,11 @@ impl Toolbox {
                     tracing::warn!(skill = %m.name, tool = %tool.name, "not offered: its name {name} is taken");
                     continue;
                 }
-                toolbox.add(&name, &description, tool.parameters.clone(), target);
+                // What the model reads; the runtime checks the arguments against the skill's own schema.
+                toolbox.add(&name, &description, super::schema::compact(&tool.parameters), target);
                 entry.tools.push(tool.name.clone());
+                entry.words.push_str(&format!(" {} {}", tool.name, tool.description));
+                schema_words(&tool.parameters, &mut entry.words);
             }
             if !entry.tools.is_empty() {
                 toolbox.menu.push(entry);
@@ -179,6 +185,12 @@ impl Toolbox {
         out
     }
 
+    /// Each offered skill's name and words (its description, and its tools'
+    /// names, descriptions and parameters), for [`super::disclosure::choose`].
+    pub fn skill_words(&self) -> Vec<(String, String)> {
+        self.menu.iter().map(|e| (e.skill.clone(), e.words.clone())).collect()
+    }
+
     /// The skill behind an offered name, if it is a skill's tool.
     pub fn skill_of(&self, name: &str) -> Option<&str> {
         match self.targets.get(name) {
@@ -226,6 +238,34 @@ impl Toolbox {
         let cutoff = (wanted.len() / 2).max(3);
         let close: Vec<&str> = scored.iter().filter(|(d, _)| *d <= cutoff).take(3).map(|(_, n)| *n).collect();
         if close.is_empty() { scored.iter().take(3).map(|(_, n)| *n).collect() } else { close }
+    }
+}
+
+/// Appends a JSON Schema's property names and descriptions to `out`.
+fn schema_words(schema: &serde_json::Value, out: &mut String) {
+    match schema {
+        serde_json::Value::Object(map) => {
+            for (key, value) in map {
+                if key == "description"
+                    && let Some(text) = value.as_str()
+                {
+                    out.push(' ');
+                    out.push_str(text);
+                } else if key == "properties"
+                    && let Some(props) = value.as_object()
+                {
+                    for (name, prop) in props {
+                        out.push(' ');
+                        out.push_str(name);
+                        schema_words(prop, out);
+                    }
+                } else {
+                    schema_words(value, out);
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| schema_words(v, out)),
+        _ => {}
     }
 }
 
@@ -289,8 +329,13 @@ mod tests {
             tb.add(&offered_name(skill, tool), "", json!({}), Target::Skill { skill: skill.into(), tool: tool.into() });
         }
         tb.menu = vec![
-            MenuEntry { skill: "files".into(), description: "Files in granted folders.".into(), tools: vec!["read".into(), "write".into()] },
-            MenuEntry { skill: "web".into(), description: "Web pages.".into(), tools: vec!["fetch".into()] },
+            MenuEntry {
+                skill: "files".into(),
+                description: "Files in granted folders.".into(),
+                tools: vec!["read".into(), "write".into()],
+                words: String::new(),
+            },
+            MenuEntry { skill: "web".into(), description: "Web pages.".into(), tools: vec!["fetch".into()], words: String::new() },
         ];
         let names = |specs: Vec<ToolSpec>| specs.into_iter().map(|s| (s.name, s.description)).collect::<Vec<_>>();
         let first = names(tb.on_demand(&[]));

@@ -181,7 +181,7 @@ pub struct RunArgs {
     /// The kind of task, e.g. save-page: remembered notes of that kind rank first.
     #[arg(long)]
     pub task_type: Option<String>,
-    /// How tools are offered: all up front, or a menu of skills opened on demand.
+    /// How tools are offered: all up front, a menu of skills opened on demand, or the skills the task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
 }
@@ -212,6 +212,19 @@ pub enum Disclose {
     All,
     /// A menu of skills and `skills__open`; a skill's tools once it is opened.
     OnDemand,
+    /// As on-demand, with the skills the task's words point to open from
+    /// the start (every tool when they point to none).
+    ByTask,
+}
+
+impl From<Disclose> for agent_reach::harness::Disclosure {
+    fn from(d: Disclose) -> Self {
+        match d {
+            Disclose::All => Self::All,
+            Disclose::OnDemand => Self::OnDemand,
+            Disclose::ByTask => Self::ByTask,
+        }
+    }
 }
 
 /// `--tool-format`.
@@ -259,7 +272,7 @@ pub struct EvalArgs {
     /// Most model requests per run, unless a case allows more.
     #[arg(long, default_value_t = 8)]
     pub max_steps: usize,
-    /// How tools are offered: all up front, or a menu of skills opened on demand.
+    /// How tools are offered: all up front, a menu of skills opened on demand, or the skills the task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
     /// Folder for this evaluation's audit logs and report.json; one that

@@ -4,7 +4,7 @@
 //! `--min-completion`, a regression against `--baseline`); 2 usage or a
 //! case-file error.
 
-use crate::args::{Cli, Disclose, EvalArgs};
+use crate::args::{Cli, EvalArgs};
 use crate::{model_setup, run::run_id};
 use agent_reach::eval::baseline::Baseline;
 use agent_reach::eval::case::{self, LoadedCase};
@@ -129,7 +129,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         secrets: api_key,
         out_dir: out_dir.clone(),
         max_steps: args.max_steps,
-        disclose_on_demand: args.disclose == Disclose::OnDemand,
+        disclose: args.disclose.into(),
     };
     let runs = cases.len() * usize::from(args.repeat);
     let tty = std::io::stderr().is_terminal();

@@ -87,7 +87,7 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
         context_tokens: table.context_tokens,
         compact_at: table.compact_at.unwrap_or(RunConfig::default().compact_at),
         task_type: args.task_type.clone(),
-        disclose_on_demand: args.disclose == crate::args::Disclose::OnDemand,
+        disclose: args.disclose.into(),
         ..RunConfig::default()
     };
     let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit);
