@@ -15,14 +15,33 @@ use agent_reach_tests::Workspace;
 use agent_reach_tests::pages::{Pages, Route};
 use std::time::Duration;
 
-#[tokio::test]
-#[ignore = "needs a model: run `just e2e`, or set REACH_E2E_BASE_URL and pass --ignored"]
-async fn a_real_model_saves_a_page_as_markdown() {
-    let base_url = std::env::var("REACH_E2E_BASE_URL")
-        .expect("REACH_E2E_BASE_URL is not set: run `just e2e` (starts the local model), or point it at an OpenAI-compatible endpoint");
+/// A page served on 127.0.0.1, and a workspace with the web and files skills.
+fn article_site() -> (Pages, Workspace) {
     let site = Pages::start(vec![Route::file("/article.html", "article.html", "text/html; charset=utf-8")]);
     let ws = Workspace::new();
     ws.install("skill-web").install("skill-files");
+    (site, ws)
+}
+
+/// The model under test, at temperature 0; `recipe` is the `just` recipe
+/// that starts the local model for this test.
+fn real_model(recipe: &str) -> OpenAiClient {
+    let base_url = std::env::var("REACH_E2E_BASE_URL").unwrap_or_else(|_| {
+        panic!("REACH_E2E_BASE_URL is not set: run `just {recipe}` (starts the local model), or point it at an OpenAI-compatible endpoint")
+    });
+    let model_name = std::env::var("REACH_E2E_MODEL").unwrap_or_else(|_| "qwen2.5-coder-1.5b-instruct".into());
+    let mut config = OpenAiConfig::new(base_url, model_name);
+    config.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
+    config.temperature = Some(0.0);
+    config.timeout = Duration::from_secs(600);
+    config.max_tokens = Some(1024);
+    OpenAiClient::new(config).expect("client")
+}
+
+#[tokio::test]
+#[ignore = "needs a model: run `just e2e`, or set REACH_E2E_BASE_URL and pass --ignored"]
+async fn a_real_model_saves_a_page_as_markdown() {
+    let (site, ws) = article_site();
     ws.mkdir("notes");
     let policy = format!(
         "[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\nwrite = [\"{}\"]\n\n[skills.files]\nlevel = \"auto\"\nread = [\"{}\"]\n",
@@ -32,13 +51,7 @@ async fn a_real_model_saves_a_page_as_markdown() {
     );
     // As if `reach` ran in the workspace: a relative `notes` means its notes/.
     let host = ws.host_here(&policy).await;
-    let model_name = std::env::var("REACH_E2E_MODEL").unwrap_or_else(|_| "qwen2.5-coder-1.5b-instruct".into());
-    let mut config = OpenAiConfig::new(base_url, model_name);
-    config.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
-    config.temperature = Some(0.0);
-    config.timeout = Duration::from_secs(600);
-    config.max_tokens = Some(1024);
-    let model = OpenAiClient::new(config).expect("client");
+    let model = real_model("e2e");
     let audit = AuditLog::create(&ws.path(".reach/runs"), "e2e", vec![]).expect("audit");
     let run_config = RunConfig { max_steps: 4, ..RunConfig::default() };
     let mut harness = Harness::new(&host, &model, &AlwaysConfirm, run_config, audit);
@@ -75,11 +88,7 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
     use agent_reach::policy::{Level, MemorySettings};
     use std::sync::Arc;
 
-    let base_url = std::env::var("REACH_E2E_BASE_URL")
-        .expect("REACH_E2E_BASE_URL is not set: run `just e2e-memory` (starts the local model), or point it at an OpenAI-compatible endpoint");
-    let site = Pages::start(vec![Route::file("/article.html", "article.html", "text/html; charset=utf-8")]);
-    let ws = Workspace::new();
-    ws.install("skill-web").install("skill-files");
+    let (site, ws) = article_site();
     ws.mkdir("notes/archive");
     let policy = format!(
         "[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\nwrite = [\"{notes}\"]\n\n[skills.files]\nlevel = \"auto\"\nread = [\"{notes}\"]\n",
@@ -87,13 +96,7 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
         notes = ws.path("notes").display(),
     );
     let host = ws.host_here(&policy).await;
-    let model_name = std::env::var("REACH_E2E_MODEL").unwrap_or_else(|_| "qwen2.5-coder-1.5b-instruct".into());
-    let mut config = OpenAiConfig::new(base_url, model_name);
-    config.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
-    config.temperature = Some(0.0);
-    config.timeout = Duration::from_secs(600);
-    config.max_tokens = Some(1024);
-    let model = OpenAiClient::new(config).expect("client");
+    let model = real_model("e2e-memory");
     let store = Arc::new(SqliteStore::open(&ws.path(".reach/memory.db")).expect("memory"));
     let settings = MemorySettings { path: ws.path(".reach/memory.db"), remember: Level::Auto, recall: Level::Auto, budget_tokens: 300 };
     let run = |id: &'static str, task: String| {
