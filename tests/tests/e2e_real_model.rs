@@ -106,9 +106,12 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
             let audit = AuditLog::create(&ws.path(".reach/runs"), id, vec![]).expect("audit");
             let store: Arc<dyn MemoryStore> = store;
             let mut harness =
-                Harness::new(host, model, &AlwaysConfirm, RunConfig { max_steps: 4, ..RunConfig::default() }, audit).with_memory(store, settings);
+                Harness::new(host, model, &AlwaysConfirm, RunConfig::default(), audit).with_memory(store, settings);
             let report = harness.run(id, &task, &Quiet).await;
             eprintln!("{id}: {}", report.summary());
+            for action in &report.actions {
+                eprintln!("  {} {} → {}", action.tool, action.arguments, action.outcome);
+            }
             report
         }
     };
