@@ -84,6 +84,10 @@ pub struct RunConfig {
     /// whose tools are offered once opened — by the model, or by the
     /// harness from the task's words.
     pub disclose: Disclosure,
+    /// Offer each tool's parameters compacted ([`schema::compact`]: ~20%
+    /// fewer tokens for the bundled skills). Off by default: the eval set
+    /// did not say it helps (README).
+    pub compact_schemas: bool,
 }
 
 impl Default for RunConfig {
@@ -98,6 +102,7 @@ impl Default for RunConfig {
             compact_at: compaction::DEFAULT_COMPACT_AT,
             task_type: None,
             disclose: Disclosure::All,
+            compact_schemas: false,
         }
     }
 }
@@ -288,7 +293,7 @@ impl<'a> Harness<'a> {
     /// A harness over `host`'s skills and policy, asking `model`, with
     /// `confirmer` deciding `confirm`-level calls and `audit` recording.
     pub fn new(host: &'a Host, model: &'a dyn Model, confirmer: &'a dyn Confirmer, config: RunConfig, audit: AuditLog) -> Self {
-        let mut toolbox = Toolbox::from_host(host);
+        let mut toolbox = Toolbox::from_host(host, config.compact_schemas);
         if config.disclose != Disclosure::All {
             toolbox.enable_open();
         }

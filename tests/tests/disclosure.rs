@@ -22,6 +22,14 @@ async fn run_with(
     task: &str,
     replies: impl Fn(&str) -> Vec<Reply>,
 ) -> (agent_reach::harness::RunReport, ScriptedModel, Workspace) {
+    run_config(RunConfig { disclose, ..RunConfig::default() }, task, replies).await
+}
+
+async fn run_config(
+    config: RunConfig,
+    task: &str,
+    replies: impl Fn(&str) -> Vec<Reply>,
+) -> (agent_reach::harness::RunReport, ScriptedModel, Workspace) {
     let ws = Workspace::new();
     ws.install("skill-files").install("test-skill-probe");
     let file = ws.write("docs/a.txt", "alpha\n");
@@ -34,7 +42,6 @@ async fn run_with(
     let server = ScriptedModel::start(replies);
     let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).expect("client");
     let audit = AuditLog::create(&ws.path(".reach/runs"), "menu", Vec::new()).expect("audit");
-    let config = RunConfig { disclose, ..RunConfig::default() };
     let mut harness = Harness::new(&host, &model, &NeverConfirm, config, audit);
     let report = harness.run("menu", task, &Quiet).await;
     (report, server, ws)
@@ -95,4 +102,27 @@ async fn a_task_whose_words_point_to_no_skill_is_offered_every_tool() {
     let first = offered(&server.requests()[0]);
     assert!(first.contains(&"files__read".to_owned()) && first.iter().any(|n| n.starts_with("probe__")), "{first:?}");
     assert!(!first.contains(&"skills__open".to_owned()), "{first:?}");
+}
+
+#[tokio::test]
+async fn compacted_schemas_are_offered_and_the_skill_still_checks_arguments() {
+    let schema_of = |server: &ScriptedModel| {
+        let tools = server.requests()[0]["tools"].clone();
+        tools.as_array().unwrap().iter().find(|t| t["function"]["name"] == "files__read").unwrap()["function"]["parameters"].clone()
+    };
+    let task = "What does docs/a.txt say?";
+    let (_, full, _) = run_config(RunConfig::default(), task, |_| vec![Reply::text("?")]).await;
+    let full = schema_of(&full);
+    assert_eq!(full["properties"]["limit"]["type"], json!(["integer", "null"]), "{full}");
+    let compact = RunConfig { compact_schemas: true, ..RunConfig::default() };
+    let (report, server, _) = run_config(compact, task, |file| {
+        vec![Reply::call("files__read", &json!({"path": file, "limit": "many"}).to_string()), Reply::text("It failed.")]
+    })
+    .await;
+    let offered = schema_of(&server);
+    assert_eq!(offered["properties"]["limit"]["type"], json!("integer"), "{offered}");
+    assert!(offered.get("$schema").is_none() && offered["properties"]["limit"].get("format").is_none(), "{offered}");
+    assert!(offered.to_string().len() < full.to_string().len());
+    // What the model reads is smaller; what a call must satisfy is the skill's own schema.
+    assert_eq!(report.actions[0].outcome, "INVALID_ARGS", "{}", report.summary());
 }

@@ -100,6 +100,7 @@ async fn evaluate_with(lines: &[String], model: &OpenAiClient, repeat: usize) ->
         out_dir: out,
         max_steps: 8,
         disclose: agent_reach::harness::Disclosure::All,
+        compact_schemas: false,
     };
     let report = agent_reach::eval::evaluate(&setting, &cases, repeat, 1, &agent_reach::eval::Quiet).await;
     (report, ws)

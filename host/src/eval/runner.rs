@@ -39,6 +39,8 @@ pub struct Setting<'a> {
     pub max_steps: usize,
     /// How tools are offered ([`RunConfig::disclose`]).
     pub disclose: crate::harness::Disclosure,
+    /// Offer compacted parameter schemas ([`RunConfig::compact_schemas`]).
+    pub compact_schemas: bool,
 }
 
 /// Live progress of one run.
@@ -155,6 +157,7 @@ async fn prepare_and_run(
     let config = RunConfig {
         max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)),
         disclose: setting.disclose,
+        compact_schemas: setting.compact_schemas,
         ..RunConfig::default()
     };
     let collector = Collector {

@@ -62,7 +62,9 @@ impl Toolbox {
     /// permission table lists — the table is the operator's list of what the
     /// agent may use, and a tool that can reach nothing only distracts a
     /// model. A table that lists no skill (the built-in one) offers them all.
-    pub fn from_host(host: &Host) -> Toolbox {
+    /// With `compact`, each tool's parameters are offered as
+    /// [`super::schema::compact`] writes them.
+    pub fn from_host(host: &Host, compact: bool) -> Toolbox {
         let mut toolbox = Toolbox::default();
         let listed = host.policy.listed_skills();
         toolbox.add(
@@ -100,7 +102,8 @@ impl Toolbox {
                     continue;
                 }
                 // What the model reads; the runtime checks the arguments against the skill's own schema.
-                toolbox.add(&name, &description, super::schema::compact(&tool.parameters), target);
+                let parameters = if compact { super::schema::compact(&tool.parameters) } else { tool.parameters.clone() };
+                toolbox.add(&name, &description, parameters, target);
                 entry.tools.push(tool.name.clone());
                 entry.words.push_str(&format!(" {} {}", tool.name, tool.description));
                 schema_words(&tool.parameters, &mut entry.words);

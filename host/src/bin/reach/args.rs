@@ -184,6 +184,9 @@ pub struct RunArgs {
     /// How tools are offered: all up front, a menu of skills opened on demand, or the skills the task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
+    /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens; off until the eval set says it helps.
+    #[arg(long)]
+    pub compact_schemas: bool,
 }
 
 /// Which model to talk to (shared by `run` and `eval`).
@@ -275,6 +278,9 @@ pub struct EvalArgs {
     /// How tools are offered: all up front, a menu of skills opened on demand, or the skills the task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
+    /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens; off until the eval set says it helps.
+    #[arg(long)]
+    pub compact_schemas: bool,
     /// Folder for this evaluation's audit logs and report.json; one that
     /// holds an earlier evaluation's logs is refused [default: .reach/evals/<id>].
     #[arg(long, value_name = "DIR")]

@@ -130,6 +130,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         out_dir: out_dir.clone(),
         max_steps: args.max_steps,
         disclose: args.disclose.into(),
+        compact_schemas: args.compact_schemas,
     };
     let runs = cases.len() * usize::from(args.repeat);
     let tty = std::io::stderr().is_terminal();

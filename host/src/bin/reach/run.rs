@@ -88,6 +88,7 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
         compact_at: table.compact_at.unwrap_or(RunConfig::default().compact_at),
         task_type: args.task_type.clone(),
         disclose: args.disclose.into(),
+        compact_schemas: args.compact_schemas,
         ..RunConfig::default()
     };
     let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit);
