@@ -140,13 +140,13 @@ fn config(max_steps: usize) -> RunConfig {
 }
 
 #[tokio::test]
-async fn a_fact_read_at_step_3_is_used_at_step_35_and_no_request_passes_the_budget() {
-    let out = run(Scenario { reads: 34, correct_at: None, summaries_fail: false }, config(40), None).await;
+async fn a_40_step_run_uses_a_fact_read_at_step_3_and_no_request_passes_the_budget() {
+    let out = run(Scenario { reads: 39, correct_at: None, summaries_fail: false }, config(45), None).await;
     assert_eq!(out.report.stop, Stop::Answered, "{}", out.report.summary());
-    assert_eq!(out.report.steps, 35);
+    assert_eq!(out.report.steps, 40);
     assert_eq!(out.report.answer.as_deref(), Some("The vault code is ZEBRA-42."));
     let compactions = out.events("compaction");
-    assert!(compactions.len() >= 2, "34 notes of ~270 tokens each cannot fit 4,800 tokens without compacting twice: {}", compactions.len());
+    assert!(compactions.len() >= 2, "39 notes of ~270 tokens each cannot fit 4,800 tokens without compacting twice: {}", compactions.len());
     for c in &compactions {
         assert_eq!(c["checkpoint_by"], "model");
         assert!(c["tokens_after"].as_u64() < c["tokens_before"].as_u64(), "{c}");
