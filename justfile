@@ -79,13 +79,13 @@ e2e: skills test-skills
 
 _e2e-with-model:
     cargo test --test e2e_real_model -- --ignored --nocapture --exact a_real_model_saves_a_page_as_markdown
+    cargo run -q -p agent-reach --bin reach -- eval evals --only {{ci_cases}} --min-completion {{ci_min_completion}}
 
 # Long-term memory with the real model (not in CI): a preference stated in one
 # run is kept, and applied by the next run.
 e2e-memory: skills test-skills
     cargo test --test e2e_real_model --no-run
     scripts/with-model.sh cargo test --test e2e_real_model -- --ignored --nocapture --exact a_real_model_applies_a_preference_remembered_in_an_earlier_run
-    cargo run -q -p agent-reach --bin reach -- eval evals --only {{ci_cases}} --min-completion {{ci_min_completion}}
 
 # A table on the terminal, the HTML report in .reach/eval.html. Extra arguments go to
 # `reach eval`, e.g. `just eval --repeat 3` or `just eval --only web`.
