@@ -677,14 +677,13 @@ impl<'a> Harness<'a> {
         }
     }
 
-    /// Marks `skill` open (on-demand disclosure); true when it was not yet.
-    fn open(&mut self, skill: &str) -> bool {
+    /// Marks `skill` open (on-demand disclosure), once.
+    fn open(&mut self, skill: &str) {
         if self.config.disclose == Disclosure::All || self.offer_all || self.opened.iter().any(|s| s == skill) {
-            return false;
+            return;
         }
         self.opened.push(skill.to_owned());
         self.audit.record("skill_opened", json!({"skill": skill}));
-        true
     }
 
     /// Replaces older turns by a checkpoint (see [`compaction`]); `before`

@@ -15,12 +15,20 @@ use agent_reach_tests::Workspace;
 use agent_reach_tests::pages::{Pages, Route};
 use std::time::Duration;
 
-/// A page served on 127.0.0.1, and a workspace with the web and files skills.
-fn article_site() -> (Pages, Workspace) {
+/// A page served on 127.0.0.1, a workspace with the web and files skills
+/// and a `notes/` folder, and the table: `web` may fetch the page and write
+/// into `notes/`, `files` may read it.
+fn article_site() -> (Pages, Workspace, String) {
     let site = Pages::start(vec![Route::file("/article.html", "article.html", "text/html; charset=utf-8")]);
     let ws = Workspace::new();
     ws.install("skill-web").install("skill-files");
-    (site, ws)
+    ws.mkdir("notes");
+    let policy = format!(
+        "[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\nwrite = [\"{notes}\"]\n\n[skills.files]\nlevel = \"auto\"\nread = [\"{notes}\"]\n",
+        site.grant(),
+        notes = ws.path("notes").display(),
+    );
+    (site, ws, policy)
 }
 
 /// The model under test, at temperature 0; `recipe` is the `just` recipe
@@ -41,14 +49,7 @@ fn real_model(recipe: &str) -> OpenAiClient {
 #[tokio::test]
 #[ignore = "needs a model: run `just e2e`, or set REACH_E2E_BASE_URL and pass --ignored"]
 async fn a_real_model_saves_a_page_as_markdown() {
-    let (site, ws) = article_site();
-    ws.mkdir("notes");
-    let policy = format!(
-        "[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\nwrite = [\"{}\"]\n\n[skills.files]\nlevel = \"auto\"\nread = [\"{}\"]\n",
-        site.grant(),
-        ws.path("notes").display(),
-        ws.path("notes").display()
-    );
+    let (site, ws, policy) = article_site();
     // As if `reach` ran in the workspace: a relative `notes` means its notes/.
     let host = ws.host_here(&policy).await;
     let model = real_model("e2e");
@@ -88,13 +89,8 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
     use agent_reach::policy::{Level, MemorySettings};
     use std::sync::Arc;
 
-    let (site, ws) = article_site();
+    let (site, ws, policy) = article_site();
     ws.mkdir("notes/archive");
-    let policy = format!(
-        "[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\nwrite = [\"{notes}\"]\n\n[skills.files]\nlevel = \"auto\"\nread = [\"{notes}\"]\n",
-        site.grant(),
-        notes = ws.path("notes").display(),
-    );
     let host = ws.host_here(&policy).await;
     let model = real_model("e2e-memory");
     let store = Arc::new(SqliteStore::open(&ws.path(".reach/memory.db")).expect("memory"));

@@ -55,6 +55,8 @@ pub struct Toolbox {
     specs: Vec<ToolSpec>,
     targets: HashMap<String, Target>,
     menu: Vec<MenuEntry>,
+    /// `skills__open` with the menu, once [`Toolbox::enable_open`] ran.
+    open_spec: Option<ToolSpec>,
 }
 
 impl Toolbox {
@@ -167,21 +169,7 @@ impl Toolbox {
     pub fn on_demand(&self, opened: &[String]) -> Vec<ToolSpec> {
         let mut out: Vec<ToolSpec> =
             self.specs.iter().filter(|s| !matches!(self.targets.get(&s.name), Some(Target::Skill { .. }))).cloned().collect();
-        if !self.menu.is_empty() {
-            let menu: Vec<String> =
-                self.menu.iter().map(|e| format!("{} — {} (tools: {})", e.skill, e.description, e.tools.join(", "))).collect();
-            let names: Vec<&str> = self.menu.iter().map(|e| e.skill.as_str()).collect();
-            out.push(ToolSpec {
-                name: SKILL_OPEN.to_owned(),
-                description: format!(
-                    "Open a skill to get its tools; call it before using a skill below. Skills: {}.",
-                    menu.join("; ")
-                ),
-                parameters: json!({"type": "object", "properties": {
-                    "skill": {"type": "string", "enum": names, "description": "The skill to open."}
-                }, "required": ["skill"], "additionalProperties": false}),
-            });
-        }
+        out.extend(self.open_spec.clone());
         for skill in opened {
             out.extend(self.tools_of(skill).into_iter().cloned());
         }
@@ -194,23 +182,29 @@ impl Toolbox {
         self.menu.iter().map(|e| (e.skill.clone(), e.words.clone())).collect()
     }
 
-    /// The skill behind an offered name, if it is a skill's tool.
-    pub fn skill_of(&self, name: &str) -> Option<&str> {
-        match self.targets.get(name) {
-            Some(Target::Skill { skill, .. }) => Some(skill),
-            _ => None,
-        }
-    }
-
     /// The tools of `skill`, as offered names with their descriptions.
     pub fn tools_of(&self, skill: &str) -> Vec<&ToolSpec> {
         self.specs.iter().filter(|s| matches!(self.targets.get(&s.name), Some(Target::Skill { skill: k, .. }) if k == skill)).collect()
     }
 
     /// Makes `skills__open` resolve (only used when disclosing on demand).
+    /// Its spec, with the menu, is written here once: it is the same on
+    /// every request.
     pub fn enable_open(&mut self) {
         self.targets.insert(SKILL_OPEN.to_owned(), Target::SkillOpen);
         self.targets.insert("skills.open".to_owned(), Target::SkillOpen);
+        if self.menu.is_empty() {
+            return;
+        }
+        let menu: Vec<String> = self.menu.iter().map(|e| format!("{} — {} (tools: {})", e.skill, e.description, e.tools.join(", "))).collect();
+        let names: Vec<&str> = self.menu.iter().map(|e| e.skill.as_str()).collect();
+        self.open_spec = Some(ToolSpec {
+            name: SKILL_OPEN.to_owned(),
+            description: format!("Open a skill to get its tools; call it before using a skill below. Skills: {}.", menu.join("; ")),
+            parameters: json!({"type": "object", "properties": {
+                "skill": {"type": "string", "enum": names, "description": "The skill to open."}
+            }, "required": ["skill"], "additionalProperties": false}),
+        });
     }
 
     /// The parameters schema of the tool `name` runs, if it was offered.
@@ -341,6 +335,7 @@ mod tests {
             MenuEntry { skill: "web".into(), description: "Web pages.".into(), tools: vec!["fetch".into()], words: String::new() },
         ];
         let names = |specs: Vec<ToolSpec>| specs.into_iter().map(|s| (s.name, s.description)).collect::<Vec<_>>();
+        tb.enable_open();
         let first = names(tb.on_demand(&[]));
         assert_eq!(first.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["workbench__read", "skills__open"]);
         assert!(first[1].1.contains("files — Files in granted folders. (tools: read, write); web — Web pages. (tools: fetch)"), "{}", first[1].1);
