@@ -145,35 +145,77 @@ impl Host {
     /// policy level allows it (asking `confirmer` for `confirm`); then run it
     /// in its sandbox. Every refusal is a [`ToolFailure`] and is logged.
     pub async fn invoke(&self, skill: &str, tool: &str, arguments: &str, confirmer: &dyn Confirmer) -> Result<String, ToolFailure> {
-        let (active, spec) = self.registry.tool(skill, tool)?;
+        let call = self.check(skill, tool, arguments)?;
+        if call.level == Level::Confirm {
+            if let Err(why) = confirmer.confirm(skill, tool, &call.value) {
+                return Err(call.refused(&why));
+            }
+            call.confirmed();
+        }
+        self.run_checked(&call).await
+    }
+
+    /// The checks of [`Host::invoke`] without running anything: the tool
+    /// exists, the arguments are JSON matching its schema, and its level is
+    /// not `deny` (a denial is logged and returned). A caller that asks a
+    /// person asynchronously (an MCP client's elicitation) checks, asks when
+    /// [`CheckedCall::level`] is `confirm`, then calls [`Host::run_checked`].
+    pub fn check(&self, skill: &str, tool: &str, arguments: &str) -> Result<CheckedCall, ToolFailure> {
+        let (_, spec) = self.registry.tool(skill, tool)?;
         let value: serde_json::Value = serde_json::from_str(arguments).map_err(|err| {
             ToolFailure::new(ErrorCode::InvalidArgs, format!("{skill}.{tool}: the arguments are not valid JSON: {err}"))
         })?;
         spec.validate(skill, &value)?;
-        let grants = self.policy.grants(skill);
-        match grants.level_for(tool) {
-            Level::Deny => {
-                tracing::warn!(skill, tool, "denied: level = deny");
-                return Err(ToolFailure::new(
-                    ErrorCode::Denied,
-                    format!("{skill}.{tool} is forbidden by the permission table {} (level = deny)", self.policy.origin().display()),
-                ));
-            }
-            Level::Confirm => {
-                if let Err(why) = confirmer.confirm(skill, tool, &value) {
-                    tracing::warn!(skill, tool, reason = %why, "denied: not confirmed");
-                    return Err(ToolFailure::new(
-                        ErrorCode::Denied,
-                        format!("{skill}.{tool} needs a person's confirmation (level = confirm): {why}"),
-                    ));
-                }
-                tracing::info!(skill, tool, "confirmed");
-            }
-            Level::Auto => {}
+        let level = self.policy.grants(skill).level_for(tool);
+        if level == Level::Deny {
+            tracing::warn!(skill, tool, "denied: level = deny");
+            return Err(ToolFailure::new(
+                ErrorCode::Denied,
+                format!("{skill}.{tool} is forbidden by the permission table {} (level = deny)", self.policy.origin().display()),
+            ));
         }
-        // The text was just validated as this value: pass it on unchanged
-        // rather than paying to serialise it again.
-        self.runtime.call(active.loaded(), &grants, tool, arguments).await
+        Ok(CheckedCall { skill: skill.to_owned(), tool: tool.to_owned(), arguments: arguments.to_owned(), value, level })
+    }
+
+    /// Run a call [`Host::check`] accepted, in its sandbox. A `confirm`
+    /// call must have been confirmed by the caller first.
+    pub async fn run_checked(&self, call: &CheckedCall) -> Result<String, ToolFailure> {
+        let (active, _) = self.registry.tool(&call.skill, &call.tool)?;
+        let grants = self.policy.grants(&call.skill);
+        // The text was validated as this value: pass it on unchanged rather
+        // than paying to serialise it again.
+        self.runtime.call(active.loaded(), &grants, &call.tool, &call.arguments).await
+    }
+}
+
+/// A call that passed [`Host::check`]: the tool exists, its arguments match
+/// its schema and its level is `auto` or `confirm`.
+#[derive(Clone, Debug)]
+pub struct CheckedCall {
+    /// The skill.
+    pub skill: String,
+    /// The tool.
+    pub tool: String,
+    /// The arguments as the caller sent them (JSON text).
+    pub arguments: String,
+    /// The arguments, parsed.
+    pub value: serde_json::Value,
+    /// `auto` or `confirm` (a `deny` never gets this far).
+    pub level: Level,
+}
+
+impl CheckedCall {
+    /// The refusal when a `confirm` call is not confirmed, logged: `why`
+    /// says what happened (declined, no one to ask).
+    pub fn refused(&self, why: &str) -> ToolFailure {
+        let (skill, tool) = (&self.skill, &self.tool);
+        tracing::warn!(skill, tool, reason = %why, "denied: not confirmed");
+        ToolFailure::new(ErrorCode::Denied, format!("{skill}.{tool} needs a person's confirmation (level = confirm): {why}"))
+    }
+
+    /// Log that a person confirmed the call.
+    pub fn confirmed(&self) {
+        tracing::info!(skill = %self.skill, tool = %self.tool, "confirmed");
     }
 }
 

@@ -34,4 +34,4 @@ pub mod runtime;
 pub mod text;
 
 pub use error::{ErrorCode, ToolFailure};
-pub use host::{AlwaysConfirm, Confirmer, Host, HostError, NeverConfirm, confirmation_prompt};
+pub use host::{AlwaysConfirm, CheckedCall, Confirmer, Host, HostError, NeverConfirm, confirmation_prompt};
