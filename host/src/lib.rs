@@ -26,6 +26,7 @@ pub mod error;
 pub mod eval;
 pub mod harness;
 mod host;
+pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod policy;

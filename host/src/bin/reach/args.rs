@@ -79,6 +79,10 @@ pub enum Command {
     /// The long-term memory runs keep: list, search, show, forget, export, import.
     /// Exit 1 when an entry is not found, 2 for usage or database errors.
     Memory(MemoryArgs),
+    /// Serve the skills to MCP clients (editors, desktop assistants, other agents) over
+    /// stdio, or over streamable HTTP with `--http 127.0.0.1:PORT`. The permission table
+    /// stays in charge: denied tools are not listed, `confirm` tools ask the client's user.
+    Mcp(McpArgs),
     /// Create skills.
     Skill {
         /// What to do.
@@ -126,6 +130,26 @@ pub struct CallArgs {
     /// Where the call's audit log is written (as for `reach run`).
     #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
     pub runs_dir: PathBuf,
+}
+
+/// `reach mcp …`
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (port 0 picks a free
+    /// one). Anything but a loopback address needs REACH_MCP_TOKEN set.
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<std::net::SocketAddr>,
+    /// A browser origin allowed to call the HTTP server (`http://localhost:6274`);
+    /// repeatable. Requests with any other Origin header are refused.
+    #[arg(long, value_name = "URL")]
+    pub allow_origin: Vec<String>,
+    /// A Host name clients use to reach the HTTP server, besides localhost and the
+    /// loopback addresses (e.g. the name a load balancer forwards); repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
+    /// Serve the skills and table as loaded at start: do not watch them for changes.
+    #[arg(long)]
+    pub no_watch: bool,
 }
 
 /// `reach policy …`

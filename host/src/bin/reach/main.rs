@@ -11,6 +11,7 @@ mod call;
 mod check;
 mod context;
 mod eval;
+mod mcp;
 mod memory;
 mod model_setup;
 mod new_skill;
@@ -53,5 +54,6 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Runs { command: args::RunsCommand::List { runs_dir, json } } => runs::list(runs_dir, *json),
         args::Command::Runs { command: args::RunsCommand::Show { run, runs_dir } } => runs::show(runs_dir, run),
         args::Command::Memory(args) => memory::run(&cli, args),
+        args::Command::Mcp(args) => mcp::run(&cli, args).await,
     }
 }

@@ -1,0 +1,131 @@
+//! `tools/call` round trip over stdio: `reach mcp` as a child process, a
+//! client that writes one JSON-RPC line and reads one back (nothing else of
+//! its own), calling `files__read` on a small file. Against the same call made
+//! in-process with `Host::invoke`, measured in the same run.
+//!
+//! Needs the skills: `just bench` builds them first. Prints the figures the
+//! README quotes.
+
+mod common;
+
+use agent_reach::policy::Policy;
+use agent_reach::runtime::RuntimeConfig;
+use agent_reach::{AlwaysConfirm, Host};
+use common::{median, root};
+use criterion::{Criterion, criterion_group};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+const POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./data\"]\n";
+
+struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    fn new() -> Workspace {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("skills")).unwrap();
+        std::fs::create_dir_all(dir.path().join("data")).unwrap();
+        let wasm = root().join("target/wasm32-wasip2/release/skill_files.wasm");
+        std::fs::copy(&wasm, dir.path().join("skills/files.wasm")).unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", wasm.display()));
+        std::fs::write(dir.path().join("data/small.txt"), "A small file read over MCP.\n".repeat(8)).unwrap();
+        std::fs::write(dir.path().join("reach.toml"), POLICY).unwrap();
+        Workspace { dir }
+    }
+
+    fn arguments(&self) -> String {
+        serde_json::json!({"path": self.dir.path().join("data/small.txt")}).to_string()
+    }
+}
+
+/// `reach mcp` on stdio, past the handshake.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    next: u64,
+    line: String,
+}
+
+impl Client {
+    fn start(ws: &Workspace) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_reach"))
+            .args(["--policy", "reach.toml", "--skills", "skills", "mcp", "--no-watch"])
+            .current_dir(ws.dir.path())
+            .env("REACH_CACHE_DIR", root().join("target/bench-compile-cache"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start reach mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut client = Client { child, stdin, stdout, next: 1, line: String::new() };
+        let init = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}});
+        client.request("initialize", &init.to_string());
+        client.stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").unwrap();
+        client
+    }
+
+    /// Send one request and read lines until its response; returns it.
+    fn request(&mut self, method: &str, params: &str) -> &str {
+        let id = self.next;
+        self.next += 1;
+        writeln!(self.stdin, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{params}}}").unwrap();
+        let tag = format!("\"id\":{id}");
+        loop {
+            self.line.clear();
+            assert!(self.stdout.read_line(&mut self.line).unwrap() > 0, "reach mcp closed stdout");
+            if self.line.contains(&tag) {
+                return &self.line;
+            }
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let ws = Workspace::new();
+    let params = format!("{{\"name\":\"files__read\",\"arguments\":{}}}", ws.arguments());
+    let mut client = Client::start(&ws);
+    let first = client.request("tools/call", &params).to_owned();
+    assert!(first.contains("A small file") && !first.contains("\"isError\":true"), "{first}");
+
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let policy = Policy::parse(POLICY, &ws.dir.path().join("reach.toml"), ws.dir.path()).unwrap().with_working_dir(ws.dir.path());
+    let config = RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
+    let host = rt.block_on(Host::load(config, policy, &ws.dir.path().join("skills"))).unwrap();
+    let arguments = ws.arguments();
+    let in_process = || {
+        let out = rt.block_on(host.invoke("files", "read", &arguments, &AlwaysConfirm)).unwrap();
+        assert!(out.contains("A small file"));
+    };
+
+    let mut group = c.benchmark_group("mcp");
+    group.bench_function("tools/call files__read over stdio", |b| b.iter(|| client.request("tools/call", &params).len()));
+    group.bench_function("Host::invoke files.read in process", |b| b.iter(in_process));
+    group.finish();
+
+    // The figures quoted in the README: medians of the same calls, this run.
+    let n = 2001;
+    let stdio = median(|| drop(client.request("tools/call", &params).len()), n);
+    let direct = median(in_process, n);
+    println!("\nMCP tools/call round trip over stdio (files__read, {} B file), median of {n}:", 8 * 28);
+    println!("  over stdio:  {:>8.1} µs", stdio.as_secs_f64() * 1e6);
+    println!("  in process:  {:>8.1} µs", direct.as_secs_f64() * 1e6);
+    println!("  MCP adds {:.1} µs ({:.2}× the in-process call); target ≤ 100 µs median", (stdio.as_secs_f64() - direct.as_secs_f64()) * 1e6, stdio.as_secs_f64() / direct.as_secs_f64());
+}
+
+criterion_group!(mcp, benches);
+
+fn main() {
+    mcp();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -1,0 +1,227 @@
+//! `reach mcp`: the active skills served to MCP clients (editors, desktop
+//! assistants, other agents) with the permission table still in charge.
+//!
+//! Every call goes through [`Host::check`] and [`Host::run_checked`], the
+//! same path as `reach call` and the harness: a client sees only tools whose
+//! level is not `deny`, a `confirm` tool asks the client's user through MCP
+//! elicitation, and each call runs in its own sandbox with exactly its
+//! skill's grants. Nothing a client sends can widen a grant.
+//!
+//! Built on the official Rust SDK ([`rmcp`]), it speaks every protocol
+//! revision the SDK knows, over stdio ([`serve_stdio`]) or streamable HTTP
+//! ([`http::serve`]).
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use agent_reach::{Host, mcp::McpServer, policy::Policy, runtime::RuntimeConfig};
+//! use std::path::Path;
+//!
+//! let policy = Policy::load(Path::new("reach.toml"))?;
+//! let host = Host::load(RuntimeConfig::default(), policy, Path::new("skills")).await?;
+//! agent_reach::mcp::serve_stdio(McpServer::fixed(host)).await?;
+//! # Ok(()) }
+//! ```
+
+mod confirm;
+pub mod http;
+mod tools;
+
+use crate::Host;
+use crate::error::{ErrorCode, ToolFailure};
+use crate::policy::Level;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptMessage, Role,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::watch;
+
+pub use tools::{instructions_uri, tool_name};
+
+/// The skills as an MCP server. Cheap to clone: each MCP session gets a
+/// clone sharing the same host.
+#[derive(Clone)]
+pub struct McpServer {
+    current: Arc<dyn Fn() -> Arc<Host> + Send + Sync>,
+    changes: watch::Receiver<u64>,
+    key: Arc<confirm::StateKey>,
+}
+
+impl McpServer {
+    /// Serve one host for the server's lifetime (no reload).
+    pub fn fixed(host: Host) -> McpServer {
+        let host = Arc::new(host);
+        let (tx, changes) = watch::channel(0);
+        // Keep the sender alive: a dropped sender would end every
+        // list-changed watcher at once.
+        std::mem::forget(tx);
+        McpServer::with_source(move || host.clone(), changes)
+    }
+
+    /// Serve whatever host `current` returns at each request (a call keeps
+    /// the one it started with until it finishes); every change of
+    /// `changes` tells clients the lists changed. This is how hot reload
+    /// plugs in (see [`crate::reload`]).
+    pub fn with_source(current: impl Fn() -> Arc<Host> + Send + Sync + 'static, changes: watch::Receiver<u64>) -> McpServer {
+        McpServer { current: Arc::new(current), changes, key: Arc::new(confirm::StateKey::from_env()) }
+    }
+
+    fn host(&self) -> Arc<Host> {
+        (self.current)()
+    }
+
+    /// One `tools/call`: resolve, check, confirm, run — or the refusal.
+    async fn call(&self, params: &CallToolRequestParams, context: &RequestContext<RoleServer>) -> Result<CallToolResponse, ToolFailure> {
+        let host = self.host();
+        let (skill, tool) = tools::resolve(&host, &params.name)?;
+        let arguments = match &params.arguments {
+            Some(map) => serde_json::Value::Object(map.clone()).to_string(),
+            None => "{}".to_owned(),
+        };
+        let call = host.check(&skill, &tool, &arguments)?;
+        if call.level == Level::Confirm {
+            match confirm::ask(&call, params, context, &self.key).await {
+                confirm::Answer::Confirmed => call.confirmed(),
+                confirm::Answer::Refused(why) => return Err(call.refused(&why)),
+                confirm::Answer::Ask(input) => return Ok(CallToolResponse::InputRequired(input)),
+            }
+        }
+        tokio::select! {
+            output = host.run_checked(&call) => Ok(CallToolResponse::Complete(tools::success(output?))),
+            // Dropping the call's future stops the component at its next
+            // epoch check: a cancelled call does not run on in the sandbox.
+            () = context.ct.cancelled() => Err(ToolFailure::new(ErrorCode::Failed, format!("{skill}.{tool} was cancelled by the client"))),
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("agent-reach", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Agent Reach runs each tool as a sandboxed WebAssembly skill with only the folders, hosts and \
+                 environment its operator's permission table grants. A DENIED result means the table does not allow \
+                 it: do not retry the same call. Tool errors are JSON with error_code, error and suggestion.",
+            )
+    }
+
+    async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(tools::list(&self.host())))
+    }
+
+    async fn call_tool(&self, params: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        let started = Instant::now();
+        let outcome = self.call(&params, &context).await;
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        Ok(match outcome {
+            Ok(response) => {
+                tracing::info!(tool = %params.name, ms, "mcp call finished");
+                response
+            }
+            Err(failure) => {
+                tracing::info!(tool = %params.name, ms, code = %failure.code, "mcp call failed");
+                CallToolResponse::Complete(tools::failure(&failure))
+            }
+        })
+    }
+
+    async fn list_prompts(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(tools::prompts(&self.host())))
+    }
+
+    async fn get_prompt(&self, params: GetPromptRequestParams, _: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
+        let host = self.host();
+        let text = tools::instructions(&host, &params.name)
+            .ok_or_else(|| McpError::invalid_params(format!("no prompt `{}`: prompts are named after skills with instructions", params.name), None))?;
+        let message = PromptMessage::new_text(Role::User, text);
+        Ok(GetPromptResult::new(vec![message]).with_description(format!("Instructions of the {} skill", params.name)).into())
+    }
+
+    async fn list_resources(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(tools::resources(&self.host())))
+    }
+
+    async fn read_resource(&self, params: ReadResourceRequestParams, _: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
+        let host = self.host();
+        let text = tools::skill_of_uri(&params.uri)
+            .and_then(|skill| tools::instructions(&host, skill))
+            .ok_or_else(|| McpError::resource_not_found(format!("no resource `{}`", params.uri), None))?;
+        Ok(ReadResourceResult::new(vec![ResourceContents::text(text, params.uri.clone())]).into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A session (stdio, or HTTP before 2026-07-28) is told of reloads by
+        // notifications on it, until it goes away.
+        let mut changes = self.changes.clone();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            changes.mark_unchanged();
+            while changes.changed().await.is_ok() {
+                let sent = async {
+                    peer.notify_tool_list_changed().await?;
+                    peer.notify_prompt_list_changed().await?;
+                    peer.notify_resource_list_changed().await
+                };
+                if sent.await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        // Protocol 2026-07-28: a client listens on `subscriptions/listen`;
+        // the SDK filters what it did not ask for.
+        let mut changes = self.changes.clone();
+        changes.mark_unchanged();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return Ok(());
+                    }
+                    let sink = context.sink();
+                    let sent = async {
+                        sink.notify_tool_list_changed().await?;
+                        sink.notify_prompt_list_changed().await?;
+                        sink.notify_resource_list_changed().await
+                    };
+                    if sent.await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Serve `server` on this process's stdin and stdout until the client
+/// closes them. Logs must go to stderr: stdout carries the protocol.
+pub async fn serve_stdio(server: McpServer) -> anyhow::Result<()> {
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    running.waiting().await?;
+    Ok(())
+}
