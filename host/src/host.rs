@@ -6,6 +6,7 @@ use crate::policy::{Level, Policy, PolicyError, ProtectedPath};
 use crate::registry::{Registry, RegistryError};
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use std::path::Path;
+use std::sync::Arc;
 
 /// Errors starting a [`Host`].
 #[derive(Debug, thiserror::Error)]
@@ -102,8 +103,9 @@ impl Confirmer for NeverConfirm {
 
 /// Skills, permissions and the sandbox runtime together.
 pub struct Host {
-    /// The wasmtime embedding.
-    pub runtime: Runtime,
+    /// The wasmtime embedding, shared with the hosts that replace this one
+    /// on reload ([`crate::reload`]): one engine and compile cache.
+    pub runtime: Arc<Runtime>,
     /// The operator's permission table.
     pub policy: Policy,
     /// The skills found on disk.
@@ -123,7 +125,13 @@ impl Host {
     /// write the host's own files (the table, the skills folder, the compile
     /// cache, and `protected`, e.g. the audit folder), and every per-tool
     /// override names a tool the installed skill has.
-    pub fn new(runtime: Runtime, policy: Policy, registry: Registry, protected: &[ProtectedPath]) -> Result<Host, HostError> {
+    pub fn new(
+        runtime: impl Into<Arc<Runtime>>,
+        policy: Policy,
+        registry: Registry,
+        protected: &[ProtectedPath],
+    ) -> Result<Host, HostError> {
+        let runtime = runtime.into();
         let mut own = vec![ProtectedPath::new("the skills folder", registry.dir())];
         if let Some(cache) = runtime.cache_dir() {
             own.push(ProtectedPath::new("the compile cache", cache));

@@ -31,6 +31,7 @@ pub mod memory;
 pub mod model;
 pub mod policy;
 pub mod registry;
+pub mod reload;
 pub mod runtime;
 pub mod text;
 

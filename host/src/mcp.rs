@@ -37,7 +37,10 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
-use std::sync::Arc;
+use crate::harness::audit::AuditLog;
+use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::watch;
 
@@ -50,6 +53,8 @@ pub struct McpServer {
     current: Arc<dyn Fn() -> Arc<Host> + Send + Sync>,
     changes: watch::Receiver<u64>,
     key: Arc<confirm::StateKey>,
+    audit: Option<Arc<Mutex<AuditLog>>>,
+    calls: Arc<AtomicU64>,
 }
 
 impl McpServer {
@@ -68,34 +73,77 @@ impl McpServer {
     /// `changes` tells clients the lists changed. This is how hot reload
     /// plugs in (see [`crate::reload`]).
     pub fn with_source(current: impl Fn() -> Arc<Host> + Send + Sync + 'static, changes: watch::Receiver<u64>) -> McpServer {
-        McpServer { current: Arc::new(current), changes, key: Arc::new(confirm::StateKey::from_env()) }
+        McpServer { current: Arc::new(current), changes, key: Arc::new(confirm::StateKey::from_env()), audit: None, calls: Arc::new(AtomicU64::new(0)) }
     }
 
     fn host(&self) -> Arc<Host> {
         (self.current)()
     }
 
-    /// One `tools/call`: resolve, check, confirm, run — or the refusal.
+    /// Write every call to `log`: each call is on record before it runs
+    /// (a call that cannot be recorded does not run) and again with its
+    /// outcome; refusals are recorded too. Secrets the log was given are
+    /// masked in everything written.
+    pub fn with_audit(mut self, log: AuditLog) -> McpServer {
+        self.audit = Some(Arc::new(Mutex::new(log)));
+        self
+    }
+
+    /// One `tools/call`: resolve, check, confirm, record, run — or the
+    /// refusal, recorded.
     async fn call(&self, params: &CallToolRequestParams, context: &RequestContext<RoleServer>) -> Result<CallToolResponse, ToolFailure> {
         let host = self.host();
-        let (skill, tool) = tools::resolve(&host, &params.name)?;
+        let client = context.client_info().map(|info| info.name);
         let arguments = match &params.arguments {
-            Some(map) => serde_json::Value::Object(map.clone()).to_string(),
-            None => "{}".to_owned(),
+            Some(map) => serde_json::Value::Object(map.clone()),
+            None => serde_json::json!({}),
         };
-        let call = host.check(&skill, &tool, &arguments)?;
+        let refused = |tool: &str, failure: ToolFailure| {
+            self.record("tool_call", json!({"tool": tool, "arguments": arguments, "client": client, "outcome": "refused",
+                                            "error_code": failure.code.as_str(), "error": failure.message}));
+            failure
+        };
+        let (skill, tool) = tools::resolve(&host, &params.name).map_err(|f| refused(&params.name, f))?;
+        let label = format!("{skill}.{tool}");
+        let call = host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
         if call.level == Level::Confirm {
             match confirm::ask(&call, params, context, &self.key).await {
                 confirm::Answer::Confirmed => call.confirmed(),
-                confirm::Answer::Refused(why) => return Err(call.refused(&why)),
+                confirm::Answer::Refused(why) => return Err(refused(&label, call.refused(&why))),
                 confirm::Answer::Ask(input) => return Ok(CallToolResponse::InputRequired(input)),
             }
         }
-        tokio::select! {
-            output = host.run_checked(&call) => Ok(CallToolResponse::Complete(tools::success(output?))),
+        let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let (version, hash) = host.registry.active(&skill).map(|a| (a.manifest.version.to_string(), a.loaded().wasm_hash().to_owned())).unzip();
+        let fields = json!({"call": number, "tool": label, "skill": skill, "version": version, "wasm_hash": hash,
+                            "arguments": call.value, "level": call.level.to_string(), "client": client});
+        if let Some(audit) = &self.audit {
+            let written = audit.lock().unwrap_or_else(|e| e.into_inner()).record_before("tool_call_started", fields.clone());
+            written.map_err(|why| ToolFailure::new(ErrorCode::Failed, why))?;
+        }
+        let started = Instant::now();
+        let result = tokio::select! {
+            output = host.run_checked(&call) => output,
             // Dropping the call's future stops the component at its next
             // epoch check: a cancelled call does not run on in the sandbox.
             () = context.ct.cancelled() => Err(ToolFailure::new(ErrorCode::Failed, format!("{skill}.{tool} was cancelled by the client"))),
+        };
+        let mut done = fields;
+        let (outcome, code, bytes) = match &result {
+            Ok(output) => ("ok", None, output.len()),
+            Err(failure) => ("error", Some(failure.code.as_str()), 0),
+        };
+        if let serde_json::Value::Object(map) = &mut done {
+            map.extend([("outcome".to_owned(), json!(outcome)), ("error_code".to_owned(), json!(code)),
+                        ("result_bytes".to_owned(), json!(bytes)), ("duration_ms".to_owned(), json!(started.elapsed().as_millis() as u64))]);
+        }
+        self.record("tool_call", done);
+        Ok(CallToolResponse::Complete(tools::success(result?)))
+    }
+
+    fn record(&self, event: &str, fields: serde_json::Value) {
+        if let Some(audit) = &self.audit {
+            audit.lock().unwrap_or_else(|e| e.into_inner()).record(event, fields);
         }
     }
 }

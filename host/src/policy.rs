@@ -93,8 +93,9 @@ use raw::{ListedSkill, RawPolicy};
 /// How [`Policy::builtin`] names itself in messages.
 const BUILTIN_ORIGIN: &str = "<built-in>";
 
-/// A loaded, checked permission table.
-#[derive(Clone, Debug)]
+/// A loaded, checked permission table. Two tables are equal when they
+/// grant the same and say so at the same lines (a reload compares them).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     origin: PathBuf,
     default_level: Level,

@@ -10,6 +10,10 @@
 //! offered); the same name and version twice keeps the first file (by
 //! path) and reports the other as broken.
 //!
+//! A long-running host scans again on reload ([`crate::reload`]): unchanged
+//! files keep their component, and a file that stops loading keeps the
+//! version loaded from it before (see [`SkillEntry::stale`]).
+//!
 //! # Identity
 //!
 //! Grants are keyed by the name a component reports about itself, so the
@@ -72,6 +76,10 @@ pub struct SkillEntry {
     pub source: Option<LoadSource>,
     /// The file's sha256, lowercase hex (absent only when it could not be read).
     pub sha256: Option<String>,
+    /// Set on an entry kept through a reload: its file on disk no longer
+    /// loads (this says why), and what serves is the version loaded from
+    /// the same path before. The other fields describe that version.
+    pub stale: Option<String>,
     loaded: Option<LoadedSkill>,
 }
 
@@ -125,31 +133,31 @@ impl Registry {
         runtime: &Runtime,
         dir: &Path,
         policy: &Policy,
-        mut on_compile: impl FnMut(&Path),
+        on_compile: impl FnMut(&Path),
     ) -> Result<Registry, RegistryError> {
-        let folder_err = |source| RegistryError::Folder { path: dir.to_owned(), source };
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-            .map_err(folder_err)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
-            .collect();
-        paths.sort();
-        let mut entries = Vec::with_capacity(paths.len());
-        for path in paths {
-            entries.push(load_one(runtime, &path, &mut on_compile).await);
-        }
-        // Before versions are compared: a refused file must not supersede
-        // the one the operator pinned.
-        apply_pins(&mut entries, policy);
-        pick_versions(&mut entries);
-        for e in &entries {
-            match (&e.status, &e.manifest) {
-                (Status::Broken, _) => tracing::warn!(path = %e.path.display(), reason = e.reason.as_deref().unwrap_or(""), "skill is broken"),
-                (status, Some(m)) => tracing::debug!(skill = %m.name, version = %m.version, ?status, path = %e.path.display(), "skill loaded"),
-                _ => {}
-            }
-        }
-        Ok(Registry { dir: dir.to_owned(), entries })
+        scan_folder(runtime, dir, policy, None, on_compile).await
+    }
+
+    /// Scan again for a reload, starting from `previous` (the registry
+    /// serving now). A file whose bytes are unchanged keeps its component
+    /// and manifest: no compile, no `describe`. A file that no longer loads
+    /// — half-written, truncated, not a skill, claiming another name,
+    /// refused by its pin — keeps the version `previous` loaded from the
+    /// same path, marked [`SkillEntry::stale`], provided that version
+    /// passes `policy`'s pins. A file that is gone takes its skill with it.
+    pub(crate) async fn rescan(
+        runtime: &Runtime,
+        dir: &Path,
+        policy: &Policy,
+        previous: &Registry,
+        on_compile: impl FnMut(&Path),
+    ) -> Result<Registry, RegistryError> {
+        scan_folder(runtime, dir, policy, Some(previous), on_compile).await
+    }
+
+    /// The entry last loaded from `path`, if it loaded (active or superseded).
+    fn loaded_from(&self, path: &Path) -> Option<&SkillEntry> {
+        self.entries.iter().find(|e| e.path == path && e.status != Status::Broken && e.loaded.is_some())
     }
 
     /// The folder that was scanned.
@@ -213,6 +221,47 @@ impl Registry {
     }
 }
 
+/// [`Registry::scan_with_progress`], or [`Registry::rescan`] when
+/// `previous` is given.
+async fn scan_folder(
+    runtime: &Runtime,
+    dir: &Path,
+    policy: &Policy,
+    previous: Option<&Registry>,
+    mut on_compile: impl FnMut(&Path),
+) -> Result<Registry, RegistryError> {
+    let folder_err = |source| RegistryError::Folder { path: dir.to_owned(), source };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(folder_err)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wasm") && p.is_file())
+        .collect();
+    paths.sort();
+    let mut entries = Vec::with_capacity(paths.len());
+    for path in paths {
+        let before = previous.and_then(|p| p.loaded_from(&path));
+        match before {
+            Some(old) if same_bytes(&path, old) => entries.push(SkillEntry { status: Status::Active, reason: None, stale: None, ..old.clone() }),
+            _ => entries.push(load_one(runtime, &path, &mut on_compile).await),
+        }
+    }
+    // Before versions are compared: a refused file must not supersede
+    // the one the operator pinned.
+    apply_pins(&mut entries, policy);
+    if let Some(previous) = previous {
+        keep_previous(&mut entries, previous, policy);
+    }
+    pick_versions(&mut entries);
+    for e in &entries {
+        match (&e.status, &e.manifest) {
+            (Status::Broken, _) => tracing::warn!(path = %e.path.display(), reason = e.reason.as_deref().unwrap_or(""), "skill is broken"),
+            (status, Some(m)) => tracing::debug!(skill = %m.name, version = %m.version, ?status, path = %e.path.display(), "skill loaded"),
+            _ => {}
+        }
+    }
+    Ok(Registry { dir: dir.to_owned(), entries })
+}
+
 async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&Path)) -> SkillEntry {
     let broken = |reason: String, sha256: Option<String>| SkillEntry {
         path: path.to_owned(),
@@ -221,6 +270,7 @@ async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&P
         reason: Some(reason),
         source: None,
         sha256,
+        stale: None,
         loaded: None,
     };
     let loaded = match runtime.load(path, || on_compile(path)) {
@@ -256,7 +306,33 @@ async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&P
         reason,
         source: Some(loaded.source()),
         sha256,
+        stale: None,
         loaded: Some(loaded),
+    }
+}
+
+/// Whether `path` still holds the bytes `old` was compiled from. A file
+/// over the size limit is not read: loading refuses it anyway.
+fn same_bytes(path: &Path, old: &SkillEntry) -> bool {
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= crate::runtime::MAX_COMPONENT_BYTES);
+    let Some(loaded) = &old.loaded else { return false };
+    small && std::fs::read(path).is_ok_and(|bytes| sha256_hex(&bytes) == loaded.sha256())
+}
+
+/// On reload, a file that no longer loads keeps the version loaded from the
+/// same path before, so one half-written or botched copy does not take a
+/// working skill away; the reason is kept in [`SkillEntry::stale`]. The old
+/// version must still pass the (possibly new) table's pin: a pin is the
+/// operator saying which bytes may be that skill.
+fn keep_previous(entries: &mut [SkillEntry], previous: &Registry, policy: &Policy) {
+    for entry in entries.iter_mut().filter(|e| e.status == Status::Broken) {
+        let Some(old) = previous.loaded_from(&entry.path) else { continue };
+        let (Some(manifest), Some(loaded)) = (&old.manifest, &old.loaded) else { continue };
+        if policy.pin(&manifest.name).is_some_and(|pin| identity::pin_mismatch(&manifest.name, loaded.sha256(), pin, policy.origin()).is_some()) {
+            continue;
+        }
+        let why = entry.reason.clone().unwrap_or_else(|| "unknown reason".to_owned());
+        *entry = SkillEntry { status: Status::Active, reason: None, stale: Some(why), ..old.clone() };
     }
 }
 

@@ -92,7 +92,7 @@ struct RawTool {
 }
 
 /// One `[skills.NAME]` table after checking.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct ListedSkill {
     pub(super) grants: SkillGrants,
     /// Line of the skill's name in its table header.
@@ -113,7 +113,7 @@ pub(super) struct ListedSkill {
 
 /// Where an entry of the table is, for checks made after every skill is
 /// read (across skills, or against the host's own paths).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct Spot {
     /// The dotted key, e.g. `skills.files.write[0]`.
     pub(super) key: String,
@@ -134,7 +134,7 @@ impl Spot {
 }
 
 /// One `read` or `write` entry of the table, with its position for messages.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(super) struct FolderAt {
     pub(super) grant: super::FolderGrant,
     pub(super) at: Spot,

@@ -150,6 +150,10 @@ pub struct McpArgs {
     /// Serve the skills and table as loaded at start: do not watch them for changes.
     #[arg(long)]
     pub no_watch: bool,
+    /// Where the server's audit log is written (one per server process: every call
+    /// before it runs and with its outcome, and every refusal).
+    #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+    pub runs_dir: PathBuf,
 }
 
 /// `reach policy …`

@@ -4,11 +4,20 @@ use crate::args::{Cli, McpArgs};
 use crate::context;
 use agent_reach::mcp::http::{self, HttpOptions};
 use agent_reach::mcp::{McpServer, serve_stdio};
+use agent_reach::harness::{self, audit::AuditLog};
+use serde_json::json;
 use std::process::ExitCode;
 
 pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
-    let host = context::load(cli).await?;
-    let server = McpServer::fixed(host);
+    let host = context::load_with_runs(cli, &args.runs_dir).await?;
+    let id = format!("mcp-{}", crate::run::run_id());
+    let secrets = harness::secrets(&host, []);
+    let mut audit = AuditLog::create(&args.runs_dir, &id, secrets)
+        .map_err(|e| anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display()))?;
+    let transport = args.http.map_or_else(|| "stdio".to_owned(), |addr| format!("http://{addr}{}", http::PATH));
+    audit.record("run_started", json!({"kind": "mcp", "task": format!("reach mcp ({transport})"), "model": null}));
+    tracing::info!(audit = %audit.path().display(), "MCP calls are recorded in the audit log");
+    let server = McpServer::fixed(host).with_audit(audit);
     match args.http {
         None => {
             tracing::info!("serving MCP on stdio");

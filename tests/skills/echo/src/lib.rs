@@ -24,6 +24,13 @@ fn field(stamp: &str, range: std::ops::Range<usize>) -> &str {
 #[serde(transparent)]
 struct EchoArgs(#[schemars(with = "serde_json::Map<String, serde_json::Value>")] Box<serde_json::value::RawValue>);
 
+/// Arguments of `wait`.
+#[derive(Deserialize, JsonSchema)]
+struct WaitArgs {
+    /// How long to wait, in milliseconds.
+    ms: u64,
+}
+
 struct Echo;
 
 impl Skill for Echo {
@@ -31,9 +38,16 @@ impl Skill for Echo {
         // black_box keeps the stamp one string in the data segment instead of
         // letting the optimiser split it into constants.
         let stamp = std::hint::black_box(STAMP);
-        Definition::new(field(stamp, 7..23), field(stamp, 33..41), "Returns its arguments unchanged. Test skill.")
+        let (name, version) = (field(stamp, 7..23), field(stamp, 33..41));
+        Definition::new(name, version, "Returns its arguments unchanged. Test skill.")
             .tool("echo", "Return the arguments object unchanged.", |args: EchoArgs| {
                 Ok(String::from(args.0.get()))
+            })
+            // A call that is still running when its file is replaced (the
+            // hot-reload tests) says which build answered.
+            .tool("wait", "Wait `ms` milliseconds, then say which skill and version answered.", move |args: WaitArgs| {
+                std::thread::sleep(std::time::Duration::from_millis(args.ms));
+                Ok(format!("{name} {version}"))
             })
     }
 }

@@ -1,0 +1,136 @@
+//! `reach mcp` on stdio driven line by line, for what the independent
+//! clients cannot show: a cancelled call stops in the sandbox, and every
+//! call and refusal is in the server's audit log.
+
+mod support;
+#[path = "support/mcp.rs"]
+mod mcp;
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::time::{Duration, Instant};
+use mcp::Workspace;
+
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start(ws: &Workspace) -> Server {
+        let mut child = ws
+            .reach(&["mcp", "--no-watch"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start reach mcp");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut server = Server { child, stdin, stdout };
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "line-test", "version": "1"}});
+        server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
+        server.response(1);
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn call(&mut self, id: u64, name: &str, arguments: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}));
+    }
+
+    /// Lines until the response to `id`.
+    fn response(&mut self, id: u64) -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "reach mcp closed stdout before answering {id}");
+            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"));
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The records of the server's one audit log, once `done` holds for them
+/// (polled: the server writes as calls finish).
+fn audit(ws: &Workspace, within: Duration, done: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+    let deadline = Instant::now() + within;
+    loop {
+        let records: Vec<Value> = std::fs::read_dir(ws.path(".reach/runs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("mcp-"))
+            .flat_map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect::<Vec<Value>>())
+            .collect();
+        if done(&records) || Instant::now() > deadline {
+            return records;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_cancelled_call_stops_running_in_the_sandbox() {
+    let ws = Workspace::new("[skills.echo]\nlevel = \"auto\"\ntimeout_ms = 60000\n", &[("test_skill_echo", "echo")]);
+    let mut server = Server::start(&ws);
+    server.call(2, "echo__wait", json!({"ms": 30000}));
+    std::thread::sleep(Duration::from_millis(700));
+    server.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "the user pressed stop"}}));
+    // The server goes on answering.
+    server.call(3, "echo__echo", json!({"still": "here"}));
+    assert_eq!(server.response(3)["result"]["structuredContent"], json!({"still": "here"}));
+    // The 30-second call ended long before its time, as a cancelled call.
+    let waited = |records: &[Value]| records.iter().any(|r| r["event"] == "tool_call" && r["tool"] == "echo.wait");
+    let records = audit(&ws, Duration::from_secs(10), waited);
+    let wait = records.iter().find(|r| r["event"] == "tool_call" && r["tool"] == "echo.wait");
+    let wait = wait.unwrap_or_else(|| panic!("echo.wait still running 10 s after it was cancelled: {records:#?}"));
+    assert_eq!(wait["outcome"], "error", "{wait}");
+    assert!(wait["duration_ms"].as_u64().unwrap() < 10_000, "{wait}");
+}
+
+#[test]
+fn every_call_and_refusal_is_in_the_audit_log_with_the_client_named() {
+    let policy = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
+    let ws = Workspace::new(policy, &[("skill_files", "files")]);
+    let mut server = Server::start(&ws);
+    server.call(2, "files__read", json!({"path": "docs/a.txt"}));
+    assert_eq!(server.response(2)["result"]["isError"], json!(false));
+    server.call(3, "files__read", json!({"path": "/etc/hostname"}));
+    assert_eq!(server.response(3)["result"]["structuredContent"]["error_code"], "DENIED");
+    // No elicitation capability: refused before anything runs.
+    server.call(4, "files__write", json!({"path": "docs/b.txt", "content": "x"}));
+    assert_eq!(server.response(4)["result"]["structuredContent"]["error_code"], "DENIED");
+    server.call(5, "files__nope", json!({}));
+    assert_eq!(server.response(5)["result"]["structuredContent"]["error_code"], "NO_SUCH_TOOL");
+
+    let records = audit(&ws, Duration::from_secs(5), |r| r.iter().filter(|r| r["event"] == "tool_call").count() >= 4);
+    assert_eq!(records[0]["event"], "run_started", "{records:#?}");
+    assert_eq!(records[0]["kind"], "mcp");
+    let started: Vec<&Value> = records.iter().filter(|r| r["event"] == "tool_call_started").collect();
+    assert_eq!(started.len(), 2, "only the two reads ran: {records:#?}");
+    assert!(started.iter().all(|r| r["client"] == "line-test" && r["skill"] == "files"), "{started:#?}");
+    let calls: Vec<&Value> = records.iter().filter(|r| r["event"] == "tool_call").collect();
+    let outcomes: Vec<(&str, &str)> = calls.iter().map(|r| (r["tool"].as_str().unwrap(), r["outcome"].as_str().unwrap())).collect();
+    assert_eq!(
+        outcomes,
+        [("files.read", "ok"), ("files.read", "error"), ("files.write", "refused"), ("files__nope", "refused")],
+        "{calls:#?}"
+    );
+    assert!(calls[2]["error"].as_str().unwrap().contains("elicitation"), "{}", calls[2]);
+}

@@ -1,0 +1,193 @@
+//! Hot reload with real components: a skill replaced under a running call,
+//! a broken file dropped into the folder, a broken table, and the watcher.
+//!
+//! The `echo` test skill's `wait` tool sleeps, then answers with the name
+//! and version stamped into the copy (`echo_variant`), so a test sees which
+//! build served a call.
+
+use agent_reach::reload::{LiveHost, ReloadSource, watch};
+use agent_reach::{ErrorCode, Host, NeverConfirm, ToolFailure};
+use agent_reach_tests::{Workspace, echo_variant};
+use serde_json::json;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const AUTO: &str = "[skills.echo]\nlevel = \"auto\"\n";
+
+/// A live host over `ws` with `policy`, and where to reload it from.
+async fn live(ws: &Workspace, policy: &str) -> (Arc<LiveHost>, ReloadSource) {
+    let host = ws.host(policy).await;
+    (LiveHost::new(host), ReloadSource::new(Some(ws.path("reach.toml")), ws.path("skills")))
+}
+
+/// Call with no one to confirm: only `auto` tools run.
+async fn call(host: &Host, target: &str, args: serde_json::Value) -> Result<String, ToolFailure> {
+    let (skill, tool) = target.split_once('.').expect("SKILL.TOOL");
+    host.invoke(skill, tool, &args.to_string(), &NeverConfirm).await
+}
+
+/// Which build of `skill` serves now.
+async fn serving(live: &LiveHost, skill: &str) -> Result<String, ToolFailure> {
+    call(&live.current(), &format!("{skill}.wait"), json!({"ms": 0})).await
+}
+
+/// Log lines written on this thread while the guard lives.
+#[derive(Clone, Default)]
+struct Logs(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Logs {
+    fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(move || writer.clone())
+            .finish();
+        (logs, tracing::subscriber::set_default(subscriber))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_running_when_its_skill_is_replaced_finishes_on_the_old_version() {
+    let ws = Workspace::new();
+    ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
+    let (live, source) = live(&ws, AUTO).await;
+    let changes = live.subscribe();
+    let new = echo_variant("echo", "2.0.0");
+    // Compile the new build into the shared cache first, so the reload
+    // below surely happens while the call still runs.
+    let warm = ws.mkdir("warm").join("echo.wasm");
+    std::fs::write(&warm, &new).unwrap();
+    live.current().runtime.load(&warm, || {}).expect("the new build compiles");
+
+    let old = Arc::downgrade(&live.current());
+    let host = live.current();
+    let running = tokio::spawn(async move { call(&host, "echo.wait", json!({"ms": 3000})).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    ws.install_bytes("echo.wasm", &new);
+    let summary = live.reload(&source).await.expect("the new build loads");
+    assert!(!running.is_finished(), "the reload happened while the call ran");
+    assert_eq!(summary.changed, ["echo 1.0.0 → 2.0.0"]);
+    assert!(changes.has_changed().unwrap(), "subscribers are told the active set changed");
+
+    assert_eq!(serving(&live, "echo").await.unwrap(), "echo 2.0.0", "a new call uses the new build");
+    assert_eq!(running.await.unwrap().unwrap(), "echo 1.0.0", "the running call finished on the old build");
+    assert!(old.upgrade().is_none(), "the old host is freed once no call holds it");
+}
+
+#[tokio::test]
+async fn a_broken_skill_file_changes_nothing_for_callers() {
+    let (logs, _guard) = Logs::capture();
+    let ws = Workspace::new();
+    ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
+    let (live, source) = live(&ws, AUTO).await;
+
+    // A new file that is not a component: reported, nothing else changes.
+    ws.install_bytes("x.wasm", b"this is not a component");
+    let summary = live.reload(&source).await.expect("a broken file is not a failed reload");
+    assert!(!summary.changed_offer(), "{summary}");
+    let [(path, reason)] = &summary.broken[..] else { panic!("one broken file: {summary:?}") };
+    assert!(path.ends_with("x.wasm") && reason.contains("not a WebAssembly file"), "{reason}");
+    assert_eq!(serving(&live, "echo").await.unwrap(), "echo 1.0.0");
+
+    // Half of a new build copied over the serving one: the old one serves on.
+    let new = echo_variant("echo", "2.0.0");
+    ws.install_bytes("echo.wasm", &new[..new.len() / 2]);
+    for _ in 0..2 {
+        let summary = live.reload(&source).await.expect("a broken file is not a failed reload");
+        assert!(!summary.changed_offer(), "{summary}");
+        let [(path, reason)] = &summary.kept[..] else { panic!("echo.wasm kept: {summary:?}") };
+        assert!(path.ends_with("echo.wasm") && reason.contains("does not compile"), "{reason}");
+        assert_eq!(serving(&live, "echo").await.unwrap(), "echo 1.0.0");
+    }
+    assert_eq!(live.generation(), 0, "subscribers are not told of a change that did not happen");
+    let kept_line = logs.text().lines().find(|l| l.contains("ERROR") && l.contains("echo.wasm")).map(str::to_owned);
+    let kept_line = kept_line.unwrap_or_else(|| panic!("an error names the file:\n{}", logs.text()));
+    assert!(kept_line.contains("keeps serving") && kept_line.contains("does not compile"), "{kept_line}");
+
+    // The copy completes: the new build serves.
+    ws.install_bytes("echo.wasm", &new);
+    let summary = live.reload(&source).await.unwrap();
+    assert_eq!((summary.changed.as_slice(), summary.kept.len(), summary.generation), (&["echo 1.0.0 → 2.0.0".to_owned()][..], 0, 1));
+    assert_eq!(serving(&live, "echo").await.unwrap(), "echo 2.0.0");
+
+    // Deleted: the operator removed the skill.
+    std::fs::remove_file(ws.path("skills/echo.wasm")).unwrap();
+    let summary = live.reload(&source).await.unwrap();
+    assert_eq!(summary.removed, ["echo 2.0.0"]);
+    assert_eq!(serving(&live, "echo").await.unwrap_err().code, ErrorCode::NoSuchTool);
+}
+
+#[tokio::test]
+async fn a_broken_table_keeps_the_old_one_serving_until_it_is_fixed() {
+    let ws = Workspace::new();
+    ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
+    let (live, source) = live(&ws, AUTO).await;
+    let refused = |toml: &str| {
+        ws.policy(toml);
+        let (live, source) = (live.clone(), source.clone());
+        async move { live.reload(&source).await.expect_err("the table is refused").to_string() }
+    };
+
+    let err = refused("[skills.echo\nlevel = \"auto\"\n").await;
+    assert!(err.contains("reach.toml:1:"), "{err}");
+    let err = refused("[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.ecco]\nlevel = \"deny\"\n").await;
+    assert!(err.contains("reach.toml:3: [skills.echo.tools.ecco]: skill echo has no tool `ecco`"), "{err}");
+    let err = refused("[skills.echo]\nlevel = \"auto\"\nwrite = [\"./skills\"]\n").await;
+    assert!(err.contains("would let echo write the skills folder"), "{err}");
+    // Still the old table: `wait` runs without anyone confirming it (the
+    // built-in table would ask).
+    assert_eq!(serving(&live, "echo").await.unwrap(), "echo 1.0.0");
+    assert_eq!(live.generation(), 0);
+
+    ws.policy("[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wait]\nlevel = \"deny\"\n");
+    let summary = live.reload(&source).await.expect("the fixed table loads");
+    assert!(summary.table_changed && summary.generation == 1, "{summary:?}");
+    assert_eq!(serving(&live, "echo").await.unwrap_err().code, ErrorCode::Denied);
+    assert_eq!(call(&live.current(), "echo.echo", json!({"a": 1})).await.unwrap(), r#"{"a":1}"#);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_reloads_when_a_skill_appears_and_when_the_table_is_saved() {
+    let ws = Workspace::new();
+    ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
+    let (live, source) = live(&ws, AUTO).await;
+    let watching = watch(live.clone(), source).expect("watching starts");
+    let mut changes = live.subscribe();
+    let next_change = async |changes: &mut tokio::sync::watch::Receiver<u64>| {
+        tokio::time::timeout(Duration::from_secs(30), changes.changed()).await.expect("a reload within 30 s").unwrap();
+    };
+
+    ws.install_bytes("other.wasm", &echo_variant("other", "1.0.0"));
+    next_change(&mut changes).await;
+    assert_eq!(call(&live.current(), "other.echo", json!({})).await.unwrap_err().code, ErrorCode::Denied, "not listed: confirm");
+    assert!(live.current().registry.active("other").is_some());
+
+    // Saved the way editors do: a new file renamed over the old.
+    std::fs::write(ws.path("reach.toml.tmp"), format!("{AUTO}[skills.other]\nlevel = \"auto\"\n")).unwrap();
+    std::fs::rename(ws.path("reach.toml.tmp"), ws.path("reach.toml")).unwrap();
+    next_change(&mut changes).await;
+    assert_eq!(serving(&live, "other").await.unwrap(), "other 1.0.0");
+
+    drop(watching);
+    let generation = live.generation();
+    ws.install_bytes("third.wasm", &echo_variant("third", "1.0.0"));
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(live.generation(), generation, "no reload after the handle is dropped");
+}
