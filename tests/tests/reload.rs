@@ -6,7 +6,8 @@
 //! build served a call.
 
 use agent_reach::reload::{LiveHost, ReloadSource, watch};
-use agent_reach::{ErrorCode, Host, NeverConfirm, ToolFailure};
+use agent_reach::policy::Level;
+use agent_reach::{ErrorCode, Host, ToolFailure};
 use agent_reach_tests::{Workspace, echo_variant};
 use serde_json::json;
 use std::io::Write;
@@ -21,10 +22,15 @@ async fn live(ws: &Workspace, policy: &str) -> (Arc<LiveHost>, ReloadSource) {
     (LiveHost::new(host), ReloadSource::new(Some(ws.path("reach.toml")), ws.path("skills")))
 }
 
-/// Call with no one to confirm: only `auto` tools run.
+/// Call with no one to confirm: only `auto` tools run. (Checked and run
+/// in two steps, so the call can be spawned on another thread.)
 async fn call(host: &Host, target: &str, args: serde_json::Value) -> Result<String, ToolFailure> {
     let (skill, tool) = target.split_once('.').expect("SKILL.TOOL");
-    host.invoke(skill, tool, &args.to_string(), &NeverConfirm).await
+    let checked = host.check(skill, tool, &args.to_string())?;
+    if checked.level == Level::Confirm {
+        return Err(checked.refused("no one is here to confirm it"));
+    }
+    host.run_checked(&checked).await
 }
 
 /// Which build of `skill` serves now.
