@@ -34,13 +34,17 @@ test-skills:
 test: test-skills suite e2e
 
 # The suite without the real model: unit and integration tests (~10 min from scratch).
-suite: test-skills
+suite: test-skills doc
     cargo test
 
 # Lints for host and guests.
 lint:
     cargo clippy --all-targets -- -D warnings
     cargo clippy --release --target {{wasm_target}} -p agent-reach-sdk -p skill-files -p skill-web -p skill-logs -p skill-http-api -p test-skill-echo -p test-skill-misbehave -p test-skill-probe -- -D warnings
+
+# The library's docs as CI checks them (in `just suite`): every public item documented, no rustdoc warning.
+doc:
+    RUSTDOCFLAGS="-D warnings" cargo doc -p agent-reach --lib --no-deps
 
 # Benchmarks (figures quoted in the README).
 bench: test-skills

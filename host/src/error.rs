@@ -5,7 +5,7 @@ use std::fmt;
 
 /// Stable error codes of a failed tool call (also the `error_code` field of
 /// `reach call`'s JSON error output).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 #[non_exhaustive]
 pub enum ErrorCode {

@@ -12,6 +12,7 @@ pub mod audit;
 pub mod compaction;
 pub mod conversation;
 pub mod disclosure;
+pub mod events;
 pub mod evidence;
 pub mod remember;
 pub mod repair;
@@ -108,7 +109,7 @@ impl Default for RunConfig {
 }
 
 /// Why a run stopped.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "reason", content = "detail")]
 pub enum Stop {
     /// The model answered without calling a tool.
@@ -266,8 +267,9 @@ impl Steering {
     }
 }
 
-/// Progress of a run, for a terminal.
-pub trait Progress {
+/// Progress of a run, for a terminal. `Sync`, so that a run can be
+/// spawned on a multi-threaded runtime.
+pub trait Progress: Sync {
     /// Called before each model request.
     fn model_request(&self, _step: usize) {}
     /// Called when the model answered: how long it took, the tokens of
@@ -328,6 +330,13 @@ impl<'a> Harness<'a> {
     /// A handle to add the person's messages to the run while it goes on.
     pub fn steering(&self) -> Steering {
         self.inbox.clone()
+    }
+
+    /// Takes the person's messages from `steering`, a handle made before
+    /// the harness (e.g. returned to a caller before the run is spawned).
+    pub fn steered_by(mut self, steering: Steering) -> Self {
+        self.inbox = steering;
+        self
     }
 
     /// The tools offered to the model.
@@ -577,11 +586,16 @@ impl<'a> Harness<'a> {
                 // A refusal does not change on a second try; the model is told
                 // so in words of its own instead of the same error again.
                 let refused_before = actions.iter().any(|a| a.tool == call.name && a.outcome == "DENIED" && canonical(&a.arguments) == canonical(&asked));
+                let at = At { step: steps, call: actions.len() + 1, tool: &call.name };
                 let (outcome, decision, arguments) = match recorded {
-                    Ok(()) if refused_before => (Err(refused_again(&call.name)), "denied", asked),
+                    Ok(()) if refused_before => {
+                        let refusal = refused_again(&call.name);
+                        self.audit.record("decision", decision_record(at, "denied", Some(&refusal.message)));
+                        (Err(refusal), "denied", asked)
+                    }
                     Ok(()) => {
                         let seen = Seen { remembered: &remembered, conversation: &conversation, actions: &actions, results: &results };
-                        self.execute(&call, parsed, &seen).await
+                        self.execute(&call, parsed, &seen, at).await
                     }
                     Err(why) => (Err(ToolFailure::new(ErrorCode::Failed, why)), "-", asked),
                 };
@@ -677,6 +691,16 @@ impl<'a> Harness<'a> {
         }
     }
 
+    /// Records a decision other than `auto` (and `-`, no decision) made for
+    /// the call at `at`, with the refusal's reason when it failed.
+    fn decided(&mut self, at: At<'_>, decision: &str, out: &Result<String, ToolFailure>) {
+        if matches!(decision, "auto" | "-") {
+            return;
+        }
+        let reason = out.as_ref().err().filter(|_| decision != "confirmed").map(|f| f.message.as_str());
+        self.audit.record("decision", decision_record(at, decision, reason));
+    }
+
     /// Marks `skill` open (on-demand disclosure), once.
     fn open(&mut self, skill: &str) {
         if self.config.disclose == Disclosure::All || self.offer_all || self.opened.iter().any(|s| s == skill) {
@@ -752,12 +776,14 @@ impl<'a> Harness<'a> {
 
     /// Run one call: the checks, then the tool. Returns the outcome, the
     /// level decision and the arguments as understood. `parsed` is
-    /// `repair::arguments` of the call, read once by the caller.
+    /// `repair::arguments` of the call, read once by the caller. A decision
+    /// other than `auto` is recorded (`decision`) as soon as it is made.
     async fn execute(
         &mut self,
         call: &ToolCall,
         parsed: Result<serde_json::Map<String, Value>, String>,
         seen: &Seen<'_>,
+        at: At<'_>,
     ) -> (Result<String, ToolFailure>, &'static str, Value) {
         let Some(target) = self.toolbox.target(&call.name).cloned() else {
             let close = self.toolbox.close_names(&call.name);
@@ -798,10 +824,12 @@ impl<'a> Harness<'a> {
             }
             Target::MemoryRemember => {
                 let (out, decision) = self.remember(&arguments, seen);
+                self.decided(at, decision, &out);
                 (out, decision, arguments)
             }
             Target::MemoryRecall => {
                 let (out, decision) = self.recall(&arguments);
+                self.decided(at, decision, &out);
                 (out, decision, arguments)
             }
             Target::SkillInstructions => {
@@ -816,8 +844,11 @@ impl<'a> Harness<'a> {
                 // Called without opening it first: the call says which skill is wanted.
                 self.open(&skill);
                 let level = self.host.policy.level(&skill, &tool);
-                let recorder = Recorder { inner: self.confirmer, answer: Mutex::new(None) };
-                let out = self.host.invoke(&skill, &tool, &arguments.to_string(), &recorder).await;
+                let host = self.host;
+                // The person's answer is on record as soon as it is given,
+                // before a confirmed call runs.
+                let recorder = Recorder { inner: self.confirmer, answer: Mutex::new(None), audit: Mutex::new(&mut self.audit), at };
+                let out = host.invoke(&skill, &tool, &arguments.to_string(), &recorder).await;
                 let asked = *recorder.answer.lock().unwrap_or_else(|e| e.into_inner());
                 let decision = match (level, asked) {
                     (Level::Deny, _) => "denied",
@@ -826,6 +857,9 @@ impl<'a> Harness<'a> {
                     (Level::Confirm, None) => "-",
                     (Level::Auto, _) => "auto",
                 };
+                if asked.is_none() {
+                    self.decided(at, decision, &out);
+                }
                 (out, decision, arguments)
             }
         }
@@ -856,16 +890,38 @@ impl<'a> Harness<'a> {
     }
 }
 
-/// Remembers what the person (or policy) answered.
-struct Recorder<'a> {
-    inner: &'a dyn Confirmer,
-    answer: Mutex<Option<bool>>,
+/// Where a call stands in the run: what its records carry.
+#[derive(Clone, Copy)]
+struct At<'c> {
+    step: usize,
+    /// The call's number in the run (1-based).
+    call: usize,
+    /// The name the model used.
+    tool: &'c str,
 }
 
-impl Confirmer for Recorder<'_> {
+/// The `decision` record of a call.
+fn decision_record(at: At<'_>, decision: &str, reason: Option<&str>) -> Value {
+    json!({"step": at.step, "call": at.call, "tool": at.tool, "decision": decision, "reason": reason})
+}
+
+/// Remembers what the person (or policy) answered, and records it.
+struct Recorder<'a, 'c> {
+    inner: &'a dyn Confirmer,
+    answer: Mutex<Option<bool>>,
+    audit: Mutex<&'a mut AuditLog>,
+    at: At<'c>,
+}
+
+impl Confirmer for Recorder<'_, '_> {
     fn confirm(&self, skill: &str, tool: &str, arguments: &Value) -> Result<(), String> {
         let result = self.inner.confirm(skill, tool, arguments);
         *self.answer.lock().unwrap_or_else(|e| e.into_inner()) = Some(result.is_ok());
+        let (decision, reason) = match &result {
+            Ok(()) => ("confirmed", None),
+            Err(why) => ("declined", Some(why.as_str())),
+        };
+        self.audit.lock().unwrap_or_else(|e| e.into_inner()).record("decision", decision_record(self.at, decision, reason));
         result
     }
 

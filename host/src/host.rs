@@ -8,6 +8,9 @@ use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use std::path::Path;
 use std::sync::Arc;
 
+mod builder;
+pub use builder::HostBuilder;
+
 /// Errors starting a [`Host`].
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -43,7 +46,25 @@ pub enum HostError {
 }
 
 /// Decides tools whose level is `confirm`.
-pub trait Confirmer {
+///
+/// `confirm` is called on the run's task and blocks it until it returns: an
+/// embedder that asks a person through an async UI can wait inside it with
+/// `tokio::task::block_in_place` on a multi-threaded runtime. `Send + Sync`,
+/// so that a run can be spawned.
+///
+/// ```
+/// use agent_reach::Confirmer;
+///
+/// /// Allows reads, refuses everything else.
+/// struct ReadsOnly;
+///
+/// impl Confirmer for ReadsOnly {
+///     fn confirm(&self, _skill: &str, tool: &str, _arguments: &serde_json::Value) -> Result<(), String> {
+///         if tool.starts_with("read") { Ok(()) } else { Err(format!("{tool} is not a read")) }
+///     }
+/// }
+/// ```
+pub trait Confirmer: Send + Sync {
     /// Whether a person allows `skill.tool` with these (already validated)
     /// arguments. `Err(reason)` refuses and says why (e.g. no terminal).
     fn confirm(&self, skill: &str, tool: &str, arguments: &serde_json::Value) -> Result<(), String>;

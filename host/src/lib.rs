@@ -1,23 +1,67 @@
-//! Agent Reach: run an LLM agent's tools as sandboxed WebAssembly components.
+//! Agent Reach: run an LLM agent whose every tool is a sandboxed
+//! WebAssembly component, allowed only what an operator's permission
+//! table grants.
 //!
 //! Every tool belongs to a *skill*: a WASI 0.2 component built against the
-//! `agent-reach:skill` WIT contract. The host loads skills from a folder
-//! ([`registry`]), reads the operator's permission table ([`policy`]), and
-//! runs each call in a fresh wasmtime instance that can reach exactly the
-//! folders, hosts and environment variables the table grants, within its
-//! memory, time and output limits ([`runtime`]).
+//! `agent-reach:skill` WIT contract. A [`Host`] loads skills from a folder
+//! ([`registry`]), reads the permission table ([`policy`]), and runs each
+//! call in a fresh wasmtime instance that can reach exactly the folders,
+//! hosts and environment variables the table grants, within its memory,
+//! time and output limits ([`runtime`]). An [`Agent`] runs a task over a
+//! host with a [`Model`](model::Model): it offers the tools, checks each
+//! call the model makes (known tool, valid arguments, the level, a person
+//! for `confirm`), runs it, and feeds the result back until the model
+//! answers or a limit stops it ([`harness`]), writing an audit log of every
+//! model request and tool call ([`AuditSink`]) and reporting [`Event`]s as
+//! they happen.
+//!
+//! # Embedding
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! use agent_reach::{policy::Policy, registry::Registry, runtime::{Runtime, RuntimeConfig}};
-//! use std::path::Path;
+//! use agent_reach::model::OpenAiClient;
+//! use agent_reach::{Agent, Host};
 //!
-//! let runtime = Runtime::new(RuntimeConfig::default())?;
-//! let policy = Policy::load(Path::new("reach.toml"))?;
-//! let registry = Registry::scan(&runtime, Path::new("skills"), &policy).await?;
-//! let skill = registry.active("files").expect("files skill is installed");
-//! let grants = policy.grants("files");
-//! let listing = runtime.call(skill.loaded(), &grants, "list", r#"{"path": "."}"#).await;
+//! let host = Host::builder()
+//!     .skills_dir("skills")
+//!     .policy_str(r#"
+//!         [skills.files]
+//!         level = "auto"
+//!         read = ["./docs"]
+//!     "#)
+//!     .build()
+//!     .await?;
+//! let model = OpenAiClient::from_env("gpt-4.1-mini")?; // OPENAI_API_KEY or OPENAI_BASE_URL
+//! let agent = Agent::builder(host, model).build()?;
+//!
+//! let mut run = agent.start("Which files are in ./docs?")?;
+//! while let Some(event) = run.next_event().await {
+//!     eprintln!("{event}"); // step 1: files__list {"path":"./docs"} …
+//! }
+//! let report = run.report().await?;
+//! println!("{}", report.answer.unwrap_or_default());
+//! # Ok(()) }
+//! ```
+//!
+//! - [`Host::builder`]: the skills folder, the table (a file, a string or a
+//!   [`Policy`](policy::Policy)), runtime options.
+//! - [`Agent::builder`]: the model, who confirms ([`Confirmer`]), where the
+//!   audit log goes, limits ([`RunConfig`](harness::RunConfig)), long-term
+//!   memory.
+//! - [`Agent::run`] waits for the [`RunReport`](harness::RunReport);
+//!   [`Agent::start`] returns a [`Run`] to watch and steer.
+//! - Bring any model by implementing [`Model`](model::Model).
+//!
+//! # Without a model
+//!
+//! A host calls tools directly, with the same checks:
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use agent_reach::{AlwaysConfirm, Host};
+//!
+//! let host = Host::builder().policy_file("reach.toml").build().await?;
+//! let listing = host.invoke("files", "list", r#"{"path": "."}"#, &AlwaysConfirm).await;
 //! println!("{listing:?}");
 //! # Ok(()) }
 //! ```
@@ -25,6 +69,7 @@
 pub mod error;
 pub mod eval;
 pub mod harness;
+mod agent;
 mod host;
 pub mod mcp;
 pub mod memory;
@@ -36,4 +81,7 @@ pub mod runtime;
 pub mod text;
 
 pub use error::{ErrorCode, ToolFailure};
-pub use host::{AlwaysConfirm, CheckedCall, Confirmer, Host, HostError, NeverConfirm, confirmation_prompt};
+pub use agent::{Agent, AgentBuilder, DEFAULT_EVENT_CAPACITY, Run, RunError};
+pub use harness::audit::AuditSink;
+pub use harness::events::Event;
+pub use host::{AlwaysConfirm, CheckedCall, Confirmer, Host, HostBuilder, HostError, NeverConfirm, confirmation_prompt};

@@ -124,7 +124,7 @@ impl std::str::FromStr for ToolFormat {
 }
 
 /// Tokens a request used.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
     /// Tokens read (the prompt).
     pub input_tokens: u64,
@@ -198,6 +198,9 @@ pub enum ModelError {
     /// The client is not configured (no base URL, no key…); says how to fix it.
     #[error("{0}")]
     Config(String),
+    /// Any other failure, e.g. of an embedder's own [`Model`].
+    #[error(transparent)]
+    Other(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// The future a [`Model`] returns.
@@ -207,8 +210,50 @@ pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatResponse, Model
 pub type ContextFuture<'a> = Pin<Box<dyn Future<Output = Option<u64>> + Send + 'a>>;
 
 /// A language model that can call tools.
+///
+/// The harness sends the whole conversation on every request (system
+/// message first, then the task, the model's earlier replies and the tools'
+/// results) with the tools on offer, and expects the next assistant
+/// message: tool calls to make, or the final answer as text. Implement it
+/// to bring a model the bundled clients do not speak to (an in-process
+/// engine, another vendor's API, a scripted model for tests).
+///
+/// ```
+/// use agent_reach::model::{ChatFuture, ChatRequest, ChatResponse, Message, Model, Role, ToolCall, estimate_usage};
+///
+/// /// Lists the current folder, then answers with what it found.
+/// struct Lister;
+///
+/// impl Model for Lister {
+///     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> ChatFuture<'a> {
+///         Box::pin(async move {
+///             let result = request.messages.iter().rev().find(|m| m.role == Role::Tool);
+///             let message = match result {
+///                 None => Message::assistant("", vec![ToolCall {
+///                     id: "call-1".into(),
+///                     name: "files__list".into(),
+///                     arguments: r#"{"path": "."}"#.into(),
+///                 }]),
+///                 Some(listing) => Message::assistant(format!("The folder holds: {}", listing.content), Vec::new()),
+///             };
+///             // No server to count tokens: estimated from the text (token budgets still work).
+///             let sent = serde_json::to_string(request.messages).unwrap_or_default();
+///             let usage = estimate_usage(&sent, &message);
+///             Ok(ChatResponse { message, usage, model: self.name().to_owned() })
+///         })
+///     }
+///
+///     fn name(&self) -> &str {
+///         "lister"
+///     }
+/// }
+/// ```
 pub trait Model: Send + Sync {
     /// Send the conversation and tools; get the assistant's next message.
+    /// A tool call names a tool of `request.tools`; its arguments may be
+    /// loose JSON (the harness repairs what it can). An `Err` stops the run
+    /// ([`Stop::ModelError`](crate::harness::Stop::ModelError)): retry
+    /// what is worth retrying before returning one.
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> ChatFuture<'a>;
 
     /// How many tokens the model can read at once, when its server says
@@ -219,4 +264,32 @@ pub trait Model: Send + Sync {
 
     /// The model's name, for logs and the audit trail.
     fn name(&self) -> &str;
+}
+
+impl<M: Model + ?Sized> Model for Box<M> {
+    fn chat<'a>(&'a self, request: ChatRequest<'a>) -> ChatFuture<'a> {
+        (**self).chat(request)
+    }
+
+    fn context_tokens(&self) -> ContextFuture<'_> {
+        (**self).context_tokens()
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+}
+
+impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
+    fn chat<'a>(&'a self, request: ChatRequest<'a>) -> ChatFuture<'a> {
+        (**self).chat(request)
+    }
+
+    fn context_tokens(&self) -> ContextFuture<'_> {
+        (**self).context_tokens()
+    }
+
+    fn name(&self) -> &str {
+        (**self).name()
+    }
 }

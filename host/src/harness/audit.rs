@@ -4,10 +4,16 @@
 //! are masked in every line before it is written.
 //!
 //! Events (`event` field): `run_started`, `model_request`,
-//! `tool_call_started` (written before the call runs), `tool_call` (its
-//! outcome), `run_finished`; `reach call` writes `call_started`,
+//! `tool_call_started` (written before the call runs), `decision` (a call
+//! confirmed, declined or denied, written when it is decided), `tool_call`
+//! (its outcome), `run_finished`; `reach call` writes `call_started`,
 //! `tool_call_started` and `tool_call`. Each has `time` (RFC 3339, UTC) and
-//! `run_id`.
+//! `run_id`. The typed events an embedder receives are read from these
+//! records as they are written ([`super::events`]).
+//!
+//! Where the lines go is the embedder's choice ([`AuditSink`]): a file per
+//! run in a folder (what `reach run` does), a writer of their own, or
+//! nowhere.
 //!
 //! Order and durability: each record is one `write` to a file opened for
 //! appending, made before the action it describes, so the file holds the
@@ -20,15 +26,63 @@
 //! quote, a backslash or a newline (a PEM key) looks different once written
 //! as JSON, so masking the encoded line alone would miss it.
 
+use super::events::EventSender;
 use crate::runtime::redact::Redactor;
 use serde_json::{Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// A writer several runs may share; each record is one `write_all` of one
+/// line under the lock, followed by a flush.
+pub type SharedWriter = Arc<Mutex<dyn Write + Send>>;
+
+/// Where a run's audit log goes.
+///
+/// ```
+/// use agent_reach::AuditSink;
+/// use std::sync::{Arc, Mutex};
+///
+/// // In memory, e.g. to keep it with the embedder's own records:
+/// let lines = Arc::new(Mutex::new(Vec::<u8>::new()));
+/// let sink = AuditSink::Writer(lines.clone());
+/// # let _ = sink;
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub enum AuditSink {
+    /// `DIR/<run id>.jsonl`, a new file per run, synced to disk when the
+    /// run ends: what `reach run` writes (`reach runs show ID` reads it).
+    Dir(PathBuf),
+    /// JSON lines to the embedder's writer; lines of concurrent runs
+    /// interleave whole, told apart by their `run_id`.
+    Writer(SharedWriter),
+    /// No log. Secrets are still masked in what the model and the events see.
+    Disabled,
+}
+
+impl std::fmt::Debug for AuditSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuditSink::Dir(dir) => f.debug_tuple("Dir").field(dir).finish(),
+            AuditSink::Writer(_) => f.write_str("Writer(..)"),
+            AuditSink::Disabled => f.write_str("Disabled"),
+        }
+    }
+}
+
+/// Where the lines of an open log go.
+enum Output {
+    Nowhere,
+    File(std::fs::File),
+    Writer(SharedWriter),
+}
 
 /// An open audit log.
 pub struct AuditLog {
     path: PathBuf,
-    file: Option<std::fs::File>,
+    output: Output,
+    events: Option<EventSender>,
     run_id: String,
     redactor: Redactor,
 }
@@ -39,12 +93,29 @@ impl AuditLog {
         std::fs::create_dir_all(dir)?;
         let path = dir.join(format!("{run_id}.jsonl"));
         let file = std::fs::OpenOptions::new().create_new(true).append(true).open(&path)?;
-        Ok(AuditLog { path, file: Some(file), run_id: run_id.to_owned(), redactor: Redactor::new(secrets) })
+        Ok(AuditLog { path, output: Output::File(file), ..AuditLog::disabled(run_id, secrets) })
     }
 
     /// A log that writes nothing (for embedders that keep their own).
     pub fn disabled(run_id: &str, secrets: Vec<String>) -> AuditLog {
-        AuditLog { path: PathBuf::new(), file: None, run_id: run_id.to_owned(), redactor: Redactor::new(secrets) }
+        AuditLog { path: PathBuf::new(), output: Output::Nowhere, events: None, run_id: run_id.to_owned(), redactor: Redactor::new(secrets) }
+    }
+
+    /// The log of run `run_id` in `sink`, masking `secrets` in everything
+    /// written. Fails only for [`AuditSink::Dir`], when the file cannot be
+    /// created (a run id is never reused).
+    pub fn open(sink: &AuditSink, run_id: &str, secrets: Vec<String>) -> std::io::Result<AuditLog> {
+        match sink {
+            AuditSink::Dir(dir) => AuditLog::create(dir, run_id, secrets),
+            AuditSink::Writer(writer) => Ok(AuditLog { output: Output::Writer(Arc::clone(writer)), ..AuditLog::disabled(run_id, secrets) }),
+            AuditSink::Disabled => Ok(AuditLog::disabled(run_id, secrets)),
+        }
+    }
+
+    /// Also send each record that is an [`Event`](super::events::Event) to `events`.
+    pub(crate) fn with_events(mut self, events: EventSender) -> AuditLog {
+        self.events = Some(events);
+        self
     }
 
     /// Where the log is; empty when disabled.
@@ -72,7 +143,7 @@ impl AuditLog {
     /// the run goes on. For the record that must exist before an action,
     /// use [`AuditLog::record_before`].
     pub fn record(&mut self, event: &str, fields: Value) {
-        if let Err(err) = self.try_record(event, fields) {
+        if let Err(err) = self.try_record(event, fields, false) {
             tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log");
         }
     }
@@ -81,14 +152,14 @@ impl AuditLog {
     /// on record, and the caller must not act (fail closed: a skill that
     /// filled the disk does not get to run unrecorded).
     pub fn record_before(&mut self, event: &str, fields: Value) -> Result<(), String> {
-        self.try_record(event, fields).map_err(|err| {
+        self.try_record(event, fields, true).map_err(|err| {
             tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log; the call does not run");
             format!("the audit log {} could not be written ({err}), so the call was not run", self.path.display())
         })
     }
 
-    fn try_record(&mut self, event: &str, fields: Value) -> std::io::Result<()> {
-        if self.file.is_none() {
+    fn try_record(&mut self, event: &str, fields: Value, before_action: bool) -> std::io::Result<()> {
+        if matches!(self.output, Output::Nowhere) && self.events.is_none() {
             return Ok(());
         }
         let mut line = json!({"event": event, "time": now_rfc3339(), "run_id": self.run_id});
@@ -100,17 +171,33 @@ impl AuditLog {
         // that no longer parses.
         let mut text = line.to_string();
         text.push('\n');
-        match self.file.as_mut() {
-            Some(file) => file.write_all(text.as_bytes()),
-            None => Ok(()),
+        let written = match &mut self.output {
+            Output::Nowhere => Ok(()),
+            Output::File(file) => file.write_all(text.as_bytes()),
+            Output::Writer(writer) => {
+                let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
+                writer.write_all(text.as_bytes()).and_then(|()| writer.flush())
+            }
+        };
+        // The event goes out even when the line could not be written (the
+        // run goes on, and the embedder should see it), except for an action
+        // that does not happen because its record is missing.
+        if let Some(events) = &self.events
+            && (written.is_ok() || !before_action)
+        {
+            events.record(&line);
         }
+        written
     }
 
     /// Push what was written to the disk (end of a run).
     pub fn sync(&mut self) {
-        if let Some(file) = self.file.as_mut()
-            && let Err(err) = file.sync_data()
-        {
+        let synced = match &mut self.output {
+            Output::Nowhere => Ok(()),
+            Output::File(file) => file.sync_data(),
+            Output::Writer(writer) => writer.lock().unwrap_or_else(|e| e.into_inner()).flush(),
+        };
+        if let Err(err) = synced {
             tracing::warn!(path = %self.path.display(), error = %err, "could not sync the audit log");
         }
     }
@@ -189,7 +276,7 @@ mod fail_closed {
     fn a_record_that_cannot_be_written_is_an_error_for_record_before() {
         let mut log = AuditLog::create(&tempfile::tempdir().unwrap().keep(), "r3", vec![]).unwrap();
         // /dev/full: every write fails with ENOSPC, as on a full disk.
-        log.file = Some(std::fs::OpenOptions::new().append(true).open("/dev/full").unwrap());
+        log.output = Output::File(std::fs::OpenOptions::new().append(true).open("/dev/full").unwrap());
         let err = log.record_before("tool_call_started", json!({"tool": "files__write"})).unwrap_err();
         assert!(err.contains("was not run"), "{err}");
         log.record("run_finished", json!({})); // best effort: logged, not fatal

@@ -1,0 +1,430 @@
+//! What a run does, as it happens: typed [`Event`]s for an embedder's
+//! progress display, log shipper or dashboard.
+//!
+//! Events are read back from the audit log's records ([`super::audit`]):
+//! each is made from the very record the log writes, after secrets are
+//! masked, so the audit log and the events never disagree and an event
+//! never carries a secret the log would not. The log holds more (the wasm
+//! hash of each skill, result digests, compaction checkpoints, memory
+//! notes); the events are what a person watching a run wants to see.
+//!
+//! Events go through a bounded channel that never holds the run up: when
+//! the consumer falls behind and the channel is full, events are dropped
+//! and counted, and the consumer gets an [`Event::Lagged`] with the count
+//! once there is room again (or when the run ends). The audit log is the
+//! complete record; the events are a view of it.
+
+use crate::error::ErrorCode;
+use crate::harness::Stop;
+use crate::model::Usage;
+use crate::text::{escape_for_terminal, shorten_chars};
+use serde_json::Value;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::mpsc;
+
+/// How a call's permission level was decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Decision {
+    /// Level `auto`: it ran without asking.
+    Auto,
+    /// Level `confirm`, and the [`Confirmer`](crate::Confirmer) allowed it.
+    Confirmed,
+    /// Level `confirm`, and the confirmer refused it: nothing ran.
+    Declined,
+    /// Forbidden (level `deny`, or a refusal the model already got once):
+    /// nothing ran.
+    Denied,
+    /// The call never reached the level check (no such tool, invalid
+    /// arguments).
+    #[serde(rename = "-")]
+    NotReached,
+}
+
+impl Decision {
+    /// The decision as the audit log writes it (`confirmed`, `-`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Auto => "auto",
+            Decision::Confirmed => "confirmed",
+            Decision::Declined => "declined",
+            Decision::Denied => "denied",
+            Decision::NotReached => "-",
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Something that happened in a run, in the order it happened.
+///
+/// Each variant but [`Event::Lagged`] is an audit log record (named in its
+/// doc) seen through a type: same values, same masking. Steps and calls are
+/// numbered from 1 as in the log. Both the enum and its variants are
+/// `#[non_exhaustive]`: match with `..`, and expect new kinds of event
+/// (the orchestration of several agents will add worker events).
+///
+/// `Display` gives one line for a person, with what the model or a tool
+/// wrote escaped for a terminal.
+///
+/// ```
+/// use agent_reach::Event;
+///
+/// fn show(event: &Event) {
+///     match event {
+///         Event::ToolCallFinished { tool, error_code: Some(code), .. } => eprintln!("{tool} failed: {code}"),
+///         Event::RunFinished { stop, .. } => eprintln!("stopped: {stop:?}"),
+///         other => eprintln!("{other}"),
+///     }
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    /// The run began (`run_started`).
+    #[non_exhaustive]
+    RunStarted {
+        /// The run's id: the audit log's file name, the report's `run_id`.
+        run_id: String,
+        /// The task as given (secrets masked).
+        task: String,
+        /// The model's name.
+        model: String,
+        /// The tools offered to the model, by the names it calls them.
+        tools: Vec<String>,
+        /// The context window the run works within, in tokens.
+        context_tokens: u64,
+    },
+    /// The model answered a request, or failed to (`model_request`).
+    #[non_exhaustive]
+    ModelRequest {
+        /// The step (one model request each).
+        step: usize,
+        /// The model, as its server named it.
+        model: String,
+        /// Wall time of the request.
+        latency_ms: u64,
+        /// Tokens this request used; `None` when it failed.
+        #[serde(default)]
+        usage: Option<Usage>,
+        /// Tool calls in the answer, calls written as text included.
+        #[serde(default)]
+        tool_calls: usize,
+        /// Why the request failed (the run stops); `None` when it was answered.
+        #[serde(default)]
+        error: Option<String>,
+    },
+    /// A tool call is about to be checked and run (`tool_call_started`).
+    #[non_exhaustive]
+    ToolCallStarted {
+        /// The step whose answer made the call.
+        step: usize,
+        /// The call's number in the run.
+        call: usize,
+        /// The tool, as the model named it (`files__read`).
+        tool: String,
+        /// The skill behind the tool; `None` for built-in tools and unknown names.
+        skill: Option<String>,
+        /// The arguments as understood (repaired JSON where it could be
+        /// read, else the model's text), secrets masked.
+        arguments: Value,
+    },
+    /// A call needed a decision beyond `auto`, and this is it (`decision`):
+    /// a person confirmed or declined it, or the table forbids it. Sent as
+    /// soon as it is made, so before a confirmed call runs.
+    #[non_exhaustive]
+    Decision {
+        /// The step whose answer made the call.
+        step: usize,
+        /// The call's number in the run.
+        call: usize,
+        /// The tool, as the model named it.
+        tool: String,
+        /// `Confirmed`, `Declined` or `Denied`.
+        decision: Decision,
+        /// Why it was refused, when it was.
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    /// A tool call ended (`tool_call`): its result went back to the model.
+    #[non_exhaustive]
+    #[serde(rename = "tool_call")]
+    ToolCallFinished {
+        /// The step whose answer made the call.
+        step: usize,
+        /// The call's number in the run.
+        call: usize,
+        /// The tool, as the model named it.
+        tool: String,
+        /// The skill behind the tool, if any.
+        skill: Option<String>,
+        /// How its level was decided.
+        decision: Decision,
+        /// `None` when it succeeded; else what went wrong.
+        error_code: Option<ErrorCode>,
+        /// Wall time of the checks and the call.
+        duration_ms: u64,
+        /// Size of the result (or error) the model got, before it was cut
+        /// to size.
+        result_bytes: usize,
+    },
+    /// Older turns were replaced by a checkpoint to stay within the context
+    /// window (`compaction`).
+    #[non_exhaustive]
+    Compaction {
+        /// The step about to be sent.
+        step: usize,
+        /// Estimated tokens of the request before.
+        tokens_before: u64,
+        /// And after.
+        tokens_after: u64,
+        /// Messages replaced by the checkpoint.
+        replaced_messages: usize,
+        /// `model` when the model wrote the checkpoint, `harness` when the
+        /// harness had to (the model failed or wrote nothing).
+        checkpoint_by: String,
+    },
+    /// The run stopped (`run_finished`); the report has the details.
+    #[non_exhaustive]
+    RunFinished {
+        /// Why.
+        stop: Stop,
+        /// The model's answer, when it gave one (secrets masked).
+        answer: Option<String>,
+        /// Model requests made.
+        steps: usize,
+        /// Tokens used, all requests.
+        usage: Usage,
+        /// Tool calls made.
+        tool_calls: usize,
+    },
+    /// The consumer fell behind: this many events were dropped here, so
+    /// that the run did not wait. Not an audit record; the log has them all.
+    #[non_exhaustive]
+    Lagged {
+        /// Events dropped.
+        missed: u64,
+    },
+}
+
+/// The audit records that are also events.
+const EVENT_RECORDS: &[&str] =
+    &["run_started", "model_request", "tool_call_started", "decision", "tool_call", "compaction", "run_finished"];
+
+impl Event {
+    /// The event in an audit log line (a JSON object with an `event`
+    /// field), or `None` for records that are not events.
+    pub fn from_record(line: &Value) -> Option<Event> {
+        let name = line.get("event")?.as_str()?;
+        if !EVENT_RECORDS.contains(&name) {
+            return None;
+        }
+        match serde_json::from_value(line.clone()) {
+            Ok(event) => Some(event),
+            Err(err) => {
+                // The harness wrote a record this type cannot read: the two
+                // drifted apart, which the tests must catch.
+                tracing::error!(record = name, error = %err, "an audit record does not fit its event");
+                debug_assert!(false, "audit record `{name}` does not fit Event: {err}");
+                None
+            }
+        }
+    }
+}
+
+/// Longest argument text shown by `Display`.
+const SHOWN_ARGUMENTS: usize = 120;
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The model's and the tools' words may hold terminal escapes.
+        let shown = |text: &str| escape_for_terminal(text);
+        match self {
+            Event::RunStarted { run_id, model, tools, .. } => {
+                write!(f, "run {} started: model {}, {} tool(s) offered", shown(run_id), shown(model), tools.len())
+            }
+            Event::ModelRequest { step, latency_ms, error: Some(error), .. } => {
+                write!(f, "step {step}: the model failed after {latency_ms} ms: {}", shown(error))
+            }
+            Event::ModelRequest { step, latency_ms, usage, tool_calls, .. } => {
+                let tokens = usage.map_or(0, |u| u.total());
+                let what = match tool_calls {
+                    0 => "an answer".to_owned(),
+                    1 => "1 tool call".to_owned(),
+                    n => format!("{n} tool calls"),
+                };
+                write!(f, "step {step}: the model replied with {what} ({latency_ms} ms, {tokens} tokens)")
+            }
+            Event::ToolCallStarted { step, tool, arguments, .. } => {
+                write!(f, "step {step}: {} {}", shown(tool), shown(&shorten_chars(&arguments.to_string(), SHOWN_ARGUMENTS)))
+            }
+            Event::Decision { step, tool, decision, reason, .. } => {
+                write!(f, "step {step}: {} {decision}", shown(tool))?;
+                match reason {
+                    Some(reason) => write!(f, ": {}", shown(reason)),
+                    None => Ok(()),
+                }
+            }
+            Event::ToolCallFinished { step, tool, error_code, duration_ms, result_bytes, .. } => {
+                let outcome = error_code.map_or("ok", ErrorCode::as_str);
+                write!(f, "step {step}: {} → {outcome} ({duration_ms} ms, {result_bytes} bytes)", shown(tool))
+            }
+            Event::Compaction { step, tokens_before, tokens_after, .. } => {
+                write!(f, "step {step}: context compacted, ~{tokens_before} → ~{tokens_after} tokens")
+            }
+            Event::RunFinished { stop, steps, usage, tool_calls, .. } => {
+                let why = match stop {
+                    Stop::Answered => "the model answered".to_owned(),
+                    Stop::MaxSteps => "step limit".to_owned(),
+                    Stop::TokenBudget => "token budget used up".to_owned(),
+                    Stop::NoProgress => "no progress".to_owned(),
+                    Stop::Declined => "a person declined a call".to_owned(),
+                    Stop::ModelError(e) => format!("the model failed: {}", shown(e)),
+                };
+                write!(f, "run finished ({why}): {steps} step(s), {tool_calls} tool call(s), {} tokens", usage.total())
+            }
+            Event::Lagged { missed } => write!(f, "({missed} event(s) dropped: the consumer fell behind)"),
+        }
+    }
+}
+
+/// The sending half of a run's event channel: never waits, counts what it
+/// drops.
+pub(crate) struct EventSender {
+    tx: mpsc::Sender<Event>,
+    /// Dropped and not yet reported; shared with the receiving side, which
+    /// reports what is left once the run is over.
+    missed: Arc<AtomicU64>,
+}
+
+/// The receiving half.
+pub(crate) struct EventReceiver {
+    rx: mpsc::Receiver<Event>,
+    missed: Arc<AtomicU64>,
+}
+
+/// A channel for one run's events holding at most `capacity` (at least 2:
+/// an event and the note of what was dropped before it).
+pub(crate) fn channel(capacity: usize) -> (EventSender, EventReceiver) {
+    let (tx, rx) = mpsc::channel(capacity.max(2));
+    let missed = Arc::new(AtomicU64::new(0));
+    (EventSender { tx, missed: Arc::clone(&missed) }, EventReceiver { rx, missed })
+}
+
+impl EventSender {
+    /// Send the event of an audit record, if it is one.
+    pub(crate) fn record(&self, line: &Value) {
+        if let Some(event) = Event::from_record(line) {
+            self.send(event);
+        }
+    }
+
+    fn send(&self, event: Event) {
+        let missed = self.missed.swap(0, Ordering::AcqRel);
+        if missed == 0 {
+            if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send(event) {
+                self.missed.fetch_add(1, Ordering::AcqRel);
+            }
+            return;
+        }
+        // What was dropped is said first, where it was dropped.
+        match self.tx.try_reserve_many(2) {
+            Ok(mut permits) => {
+                if let Some(permit) = permits.next() {
+                    permit.send(Event::Lagged { missed });
+                }
+                if let Some(permit) = permits.next() {
+                    permit.send(event);
+                }
+            }
+            Err(mpsc::error::TrySendError::Full(())) => {
+                self.missed.fetch_add(missed + 1, Ordering::AcqRel);
+            }
+            // No one is listening any more: nothing to count for.
+            Err(mpsc::error::TrySendError::Closed(())) => {}
+        }
+    }
+}
+
+impl EventReceiver {
+    /// The next event; `None` once the run is over and every event was
+    /// received.
+    pub(crate) async fn recv(&mut self) -> Option<Event> {
+        match self.rx.recv().await {
+            Some(event) => Some(event),
+            None => self.left_over(),
+        }
+    }
+
+    /// [`EventReceiver::recv`] for a `Stream`.
+    pub(crate) fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<Event>> {
+        self.rx.poll_recv(cx).map(|event| event.or_else(|| self.left_over()))
+    }
+
+    /// Drops counted after the last event that got through.
+    fn left_over(&self) -> Option<Event> {
+        match self.missed.swap(0, Ordering::AcqRel) {
+            0 => None,
+            missed => Some(Event::Lagged { missed }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn started(call: usize) -> Value {
+        json!({"event": "tool_call_started", "time": "t", "run_id": "r", "step": 1, "call": call, "tool": "files__list",
+               "skill": "files", "version": "1.0.0", "wasm_hash": "h", "arguments": {"path": "."}})
+    }
+
+    #[tokio::test]
+    async fn a_slow_consumer_is_told_how_many_events_it_missed() {
+        let (tx, mut rx) = channel(2);
+        for call in 1..=5 {
+            tx.record(&started(call));
+        }
+        // 1 and 2 fit; 3, 4, 5 were dropped.
+        let calls: Vec<Event> = vec![rx.recv().await.unwrap(), rx.recv().await.unwrap()];
+        assert!(matches!(calls[0], Event::ToolCallStarted { call: 1, .. }) && matches!(calls[1], Event::ToolCallStarted { call: 2, .. }));
+        tx.record(&started(6));
+        assert_eq!(rx.recv().await, Some(Event::Lagged { missed: 3 }), "said before the next event");
+        assert!(matches!(rx.recv().await, Some(Event::ToolCallStarted { call: 6, .. })));
+        // Full again at the end of the run: the count comes after the last event.
+        for call in 7..=10 {
+            tx.record(&started(call));
+        }
+        drop(tx);
+        assert!(matches!(rx.recv().await, Some(Event::ToolCallStarted { call: 7, .. })));
+        assert!(matches!(rx.recv().await, Some(Event::ToolCallStarted { call: 8, .. })));
+        assert_eq!(rx.recv().await, Some(Event::Lagged { missed: 2 }));
+        assert_eq!(rx.recv().await, None);
+    }
+
+    #[test]
+    fn records_that_are_not_events_are_skipped() {
+        assert_eq!(Event::from_record(&json!({"event": "skills_chosen", "chosen": []})), None);
+        assert_eq!(Event::from_record(&json!({"no": "event"})), None);
+        let event = Event::from_record(&started(1)).expect("an event");
+        assert_eq!(event.to_string(), r#"step 1: files__list {"path":"."}"#);
+    }
+
+    #[test]
+    fn display_escapes_what_the_model_wrote() {
+        let record = json!({"event": "decision", "step": 2, "call": 3, "tool": "files__write\u{1b}[2J", "decision": "declined",
+                            "reason": "the person said no"});
+        let shown = Event::from_record(&record).expect("an event").to_string();
+        assert!(!shown.contains('\u{1b}'), "{shown}");
+        assert!(shown.starts_with("step 2: files__write") && shown.ends_with("declined: the person said no"), "{shown}");
+    }
+}
