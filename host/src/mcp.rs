@@ -38,6 +38,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
 use crate::harness::audit::AuditLog;
+use crate::reload::LiveHost;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -71,9 +72,16 @@ impl McpServer {
     /// Serve whatever host `current` returns at each request (a call keeps
     /// the one it started with until it finishes); every change of
     /// `changes` tells clients the lists changed. This is how hot reload
-    /// plugs in (see [`crate::reload`]).
+    /// plugs in (see [`McpServer::live`]).
     pub fn with_source(current: impl Fn() -> Arc<Host> + Send + Sync + 'static, changes: watch::Receiver<u64>) -> McpServer {
         McpServer { current: Arc::new(current), changes, key: Arc::new(confirm::StateKey::from_env()), audit: None, calls: Arc::new(AtomicU64::new(0)) }
+    }
+
+    /// Serve a [`LiveHost`]: each call uses the host current when it
+    /// starts, and clients are told when a reload changed what is offered.
+    pub fn live(live: Arc<LiveHost>) -> McpServer {
+        let changes = live.subscribe();
+        McpServer::with_source(move || live.current(), changes)
     }
 
     fn host(&self) -> Arc<Host> {
@@ -269,7 +277,9 @@ impl ServerHandler for McpServer {
 /// Serve `server` on this process's stdin and stdout until the client
 /// closes them. Logs must go to stderr: stdout carries the protocol.
 pub async fn serve_stdio(server: McpServer) -> anyhow::Result<()> {
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    // Pipes (how MCP clients start servers) are read and written on the IO
+    // reactor, not through the blocking pool: no thread hand-off per message.
+    let running = server.serve(rmcp::transport::stdio_pipes()).await?;
     running.waiting().await?;
     Ok(())
 }

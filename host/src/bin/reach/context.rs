@@ -70,9 +70,11 @@ pub async fn load_with_runs(cli: &Cli, runs: &Path) -> anyhow::Result<Host> {
     })
     .await
     .with_context(|| "could not load skills")?;
-    // The audit logs of `reach run` and `reach call` (.reach/ under the
-    // working directory, or wherever --runs-dir points) are the host's own
-    // files too.
-    let protected = [ProtectedPath::new("the audit logs", ".reach"), ProtectedPath::new("the audit logs", runs)];
-    Ok(Host::new(runtime, policy, registry, &protected)?)
+    Ok(Host::new(runtime, policy, registry, &protected(runs))?)
+}
+
+/// The host's own files besides the table, skills and cache: the audit
+/// logs (.reach/ under the working directory, or wherever `runs` points).
+pub fn protected(runs: &Path) -> Vec<ProtectedPath> {
+    vec![ProtectedPath::new("the audit logs", ".reach"), ProtectedPath::new("the audit logs", runs)]
 }

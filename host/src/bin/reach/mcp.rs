@@ -4,6 +4,7 @@ use crate::args::{Cli, McpArgs};
 use crate::context;
 use agent_reach::mcp::http::{self, HttpOptions};
 use agent_reach::mcp::{McpServer, serve_stdio};
+use agent_reach::reload::{self, LiveHost, ReloadSource};
 use agent_reach::harness::{self, audit::AuditLog};
 use serde_json::json;
 use std::process::ExitCode;
@@ -17,7 +18,18 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let transport = args.http.map_or_else(|| "stdio".to_owned(), |addr| format!("http://{addr}{}", http::PATH));
     audit.record("run_started", json!({"kind": "mcp", "task": format!("reach mcp ({transport})"), "model": null}));
     tracing::info!(audit = %audit.path().display(), "MCP calls are recorded in the audit log");
-    let server = McpServer::fixed(host).with_audit(audit);
+    // The table and skills folder are watched unless --no-watch: a changed
+    // file is loaded beside the serving host and swapped in when it checks.
+    let from_file = host.policy.origin().is_file().then(|| cli.policy.clone());
+    let live = LiveHost::new(host);
+    let _watching = if args.no_watch {
+        None
+    } else {
+        let mut source = ReloadSource::new(from_file, cli.skills.clone());
+        source.protected = context::protected(&args.runs_dir);
+        Some(reload::watch(live.clone(), source)?)
+    };
+    let server = McpServer::live(live).with_audit(audit);
     match args.http {
         None => {
             tracing::info!("serving MCP on stdio");
