@@ -34,8 +34,19 @@ test-skills:
 test: test-skills suite e2e
 
 # The suite without the real model: unit and integration tests (~10 min from scratch).
-suite: test-skills doc
+suite: test-skills mcp-clients doc
     cargo test
+
+# Pinned, in ~/.cache/agent-reach: fetched once, then a no-op.
+# Install the MCP clients the `reach mcp` tests drive (Python SDK, Inspector, conformance suite).
+mcp-clients:
+    scripts/mcp-clients.sh install
+
+# Scenarios that cannot apply are listed, with reasons, in tests/mcp/conformance-expected-failures.yml.
+# The official MCP conformance suite against `reach mcp --http` (~3 s; also in `just suite`).
+mcp-conformance: test-skills mcp-clients
+    cargo build -q -p agent-reach --bin reach
+    scripts/mcp-conformance.sh
 
 # Lints for host and guests.
 lint:
