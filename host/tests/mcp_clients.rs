@@ -16,7 +16,11 @@ use std::time::Duration;
 enum Transport {
     Stdio,
     Http,
+    /// HTTP with REACH_MCP_TOKEN set, the client sending it.
+    HttpWithToken,
 }
+
+const TOKEN: &str = "a-long-random-secret-for-the-test";
 
 /// The protocol revision the client ends up speaking.
 #[derive(Clone, Copy, Debug)]
@@ -60,6 +64,11 @@ fn client(ws: &Workspace, scenario: &str, transport: Transport, revision: Revisi
         Transport::Http => {
             let server = ws.serve_http(&[], &[]);
             command.args(["--url", &server.url]);
+            Some(server)
+        }
+        Transport::HttpWithToken => {
+            let server = ws.serve_http(&[], &[("REACH_MCP_TOKEN", TOKEN)]);
+            command.args(["--url", &server.url, "--header", &format!("Authorization: Bearer {TOKEN}")]);
             Some(server)
         }
     };
@@ -260,9 +269,16 @@ with_every_client!(
     a_confirm_tool_asks_the_person,
     a_client_that_cannot_ask_is_refused,
     instructions_are_prompts_and_resources,
-    #[ignore = "reach mcp serves McpServer::fixed: nothing watches the skills folder until hot reload is wired in"]
     a_new_skill_is_announced,
 );
+
+/// With a token, every request of the SDK's session carries it, the
+/// confirmation's round trip too.
+#[test]
+fn a_client_with_the_token_is_served() {
+    a_confirm_tool_asks_the_person(Transport::HttpWithToken, Revision::Handshake);
+    a_confirm_tool_asks_the_person(Transport::HttpWithToken, Revision::Modern);
+}
 
 /// The MCP Inspector's CLI mode (TypeScript SDK, 2025-11-25) over stdio:
 /// lists the tools and reads a file.
