@@ -65,6 +65,27 @@
 //! println!("{listing:?}");
 //! # Ok(()) }
 //! ```
+//!
+//! # Serving other agents, and changing skills while serving
+//!
+//! [`mcp::McpServer`] serves a host's skills to MCP clients over stdio or
+//! streamable HTTP (what `reach mcp` runs), with the table still in charge.
+//! [`reload::LiveHost`] holds the host a long-running program serves and
+//! swaps in a new one when [`reload::watch`] sees the skills folder or the
+//! table change; calls in flight finish on the host they started with.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use agent_reach::mcp::{McpServer, serve_stdio};
+//! use agent_reach::reload::{self, LiveHost, ReloadSource};
+//! use agent_reach::Host;
+//!
+//! let host = Host::builder().skills_dir("skills").policy_file("reach.toml").build().await?;
+//! let live = LiveHost::new(host);
+//! let _watching = reload::watch(live.clone(), ReloadSource::new(Some("reach.toml".into()), "skills"))?;
+//! serve_stdio(McpServer::live(live)).await?;
+//! # Ok(()) }
+//! ```
 
 pub mod error;
 pub mod eval;

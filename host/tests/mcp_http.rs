@@ -98,11 +98,16 @@ fn a_foreign_origin_is_refused_and_an_allowed_one_passes() {
 }
 
 #[test]
-fn a_foreign_origin_is_refused_when_none_is_allowed() {
+fn only_the_servers_own_origin_passes_when_none_is_allowed() {
     let ws = workspace();
     let server = ws.serve_http(&[], &[]);
-    let response = post(server.addr, &[("Origin", &format!("http://{}", server.addr))], INITIALIZE);
-    assert_eq!(response.status, 403, "even the server's own origin needs --allow-origin: {response:?}");
+    let own = post(server.addr, &[("Origin", &format!("http://{}", server.addr))], INITIALIZE);
+    assert_eq!(own.status, 200, "the server's own origin (no page can carry it) is served: {own:?}");
+    // A page of another local web app (another port), or of any site, is not.
+    for origin in ["http://localhost:5173", &format!("http://127.0.0.1:{}", server.addr.port() ^ 1), "http://evil.example"] {
+        let response = post(server.addr, &[("Origin", origin)], INITIALIZE);
+        assert_eq!(response.status, 403, "{origin}: {response:?}");
+    }
 }
 
 #[test]

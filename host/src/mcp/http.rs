@@ -2,8 +2,9 @@
 //!
 //! Locked down by default: it listens on loopback, accepts only loopback
 //! `Host` names (a web page cannot reach it through DNS rebinding), rejects
-//! every request carrying an `Origin` that is not explicitly allowed (the SDK
-//! checks `Origin` only when told to), and requires a bearer token before it
+//! every request carrying an `Origin` other than its own address or one
+//! explicitly allowed (the SDK checks `Origin` only when told to), and
+//! requires a bearer token before it
 //! will listen on any other address.
 //!
 //! Clients on protocol 2026-07-28 are served statelessly: any instance
@@ -86,9 +87,18 @@ pub async fn serve(server: McpServer, options: HttpOptions, shutdown: Cancellati
     if !bound.ip().is_loopback() && !bound.ip().is_unspecified() {
         hosts.push(bound.ip().to_string());
     }
+    // Our own origin (the address we answer on) is allowed: we serve no
+    // pages, so no script can carry it but a client of ours; a page of any
+    // other site or port — a local dev server included — is refused.
+    let port = bound.port();
+    let mut origins = vec![format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}"), format!("http://[::1]:{port}")];
+    if !bound.ip().is_loopback() {
+        origins.push(format!("http://{bound}"));
+    }
+    origins.extend(options.allowed_origins.iter().cloned());
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
-        .with_allowed_origins(options.allowed_origins.clone())
+        .with_allowed_origins(origins)
         .enforce_origin_validation()
         .with_cancellation_token(shutdown.child_token());
     let service = Arc::new(StreamableHttpService::new(move || Ok(server.clone()), Arc::new(LocalSessionManager::default()), config));

@@ -99,7 +99,10 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
     for e in &events {
         let time = e["time"].as_str().unwrap_or("").get(11..19).unwrap_or("");
         let line = match e["event"].as_str().unwrap_or("") {
+            "run_started" if e["kind"] == "mcp" => format!("MCP server {} — {}", e["run_id"].as_str().unwrap_or("?"), safe(&e["task"])),
             "run_started" => format!("run {} — model {}\n  task: {}", e["run_id"].as_str().unwrap_or("?"), e["model"], safe(&e["task"])),
+            // Shown with its call (`tool_call` carries the decision).
+            "decision" => continue,
             "tool_call_started" if finished.contains(&&e["call"]) => continue,
             "tool_call_started" => format!(
                 "  {} {} … started, no outcome recorded (the host stopped during the call)",
@@ -115,15 +118,25 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
                     if e["text_call"] == true { " written in its text" } else { "" }
                 ),
             },
-            "tool_call" => format!(
-                "  {} {} [{}] → {} in {} ms, {} bytes{}",
+            "tool_call" if e["outcome"] == "refused" => format!(
+                "  {} {} [refused] → {}: {}{}",
                 safe(&e["tool"]),
                 brief(&e["arguments"]),
-                e["decision"].as_str().unwrap_or("-"),
+                e["error_code"].as_str().unwrap_or("?"),
+                safe(&e["error"]),
+                e["client"].as_str().map_or(String::new(), |c| format!(" for {}", escape_for_terminal(c)))
+            ),
+            "tool_call" => format!(
+                "  {} {} [{}] → {} in {} ms, {} bytes{}{}",
+                safe(&e["tool"]),
+                brief(&e["arguments"]),
+                // `reach mcp` records an outcome (ok, error, refused) and the client.
+                e["decision"].as_str().or(e["outcome"].as_str()).unwrap_or("-"),
                 e["error_code"].as_str().unwrap_or("ok"),
                 e["duration_ms"],
                 e["result_bytes"],
-                e["version"].as_str().map_or(String::new(), |v| format!(" (skill {} {v})", e["skill"].as_str().unwrap_or("")))
+                e["version"].as_str().map_or(String::new(), |v| format!(" (skill {} {v})", e["skill"].as_str().unwrap_or(""))),
+                e["client"].as_str().map_or(String::new(), |c| format!(" for {}", escape_for_terminal(c)))
             ),
             "run_finished" => format!(
                 "finished: {} after {} step(s), {} tool call(s){}",
