@@ -393,7 +393,7 @@ fn skills_list_reports_an_upgrade_once_and_inspect_keeps_it() {
     // A newer `files` that asks for other tools takes over the name's grants.
     std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9")).unwrap();
     let out = env.reach(&["skills", "list"]);
-    let notice = format!("upgraded from {old_version} (new tools: echo; removed: list, read, write, search) — review: reach skills inspect files");
+    let notice = format!("upgraded from {old_version} (new tools: echo, wait; removed: list, read, write, search) — review: reach skills inspect files");
     assert!(stdout(&out).contains(&notice), "{out:?}");
     assert!(!stdout(&env.reach(&["skills", "list"])).contains("upgraded"), "told once");
 
@@ -401,7 +401,7 @@ fn skills_list_reports_an_upgrade_once_and_inspect_keeps_it() {
     let text = stdout(&out);
     let digest = sha256_of(&env.dir.path().join("skills/files-9.9.9.wasm"));
     assert!(text.contains(&format!("sha256: {digest} (not pinned;")), "{text}");
-    assert!(text.contains(&format!("upgraded from {old_version} (new tools: echo;")), "{text}");
+    assert!(text.contains(&format!("upgraded from {old_version} (new tools: echo, wait;")), "{text}");
     let out = env.reach(&["skills", "inspect", "files", "--json"]);
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["sha256"], digest.as_str());
