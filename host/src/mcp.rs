@@ -62,11 +62,16 @@ impl McpServer {
     /// Serve one host for the server's lifetime (no reload).
     pub fn fixed(host: Host) -> McpServer {
         let host = Arc::new(host);
-        let (tx, changes) = watch::channel(0);
-        // Keep the sender alive: a dropped sender would end every
-        // list-changed watcher at once.
-        std::mem::forget(tx);
-        McpServer::with_source(move || host.clone(), changes)
+        // The sender lives in the source closure: nothing ever changes, and
+        // the list-changed watchers wait quietly instead of ending.
+        let (never, changes) = watch::channel(0);
+        McpServer::with_source(
+            move || {
+                let _ = &never;
+                host.clone()
+            },
+            changes,
+        )
     }
 
     /// Serve whatever host `current` returns at each request (a call keeps
