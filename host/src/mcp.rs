@@ -231,7 +231,17 @@ impl ServerHandler for McpServer {
         let peer = context.peer;
         tokio::spawn(async move {
             changes.mark_unchanged();
-            while changes.changed().await.is_ok() {
+            // Also look every 30 s whether the session is gone, so a closed
+            // session's watcher does not wait for the next reload to end.
+            let mut check = tokio::time::interval(std::time::Duration::from_secs(30));
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => if changed.is_err() { break },
+                    _ = check.tick() => {
+                        if peer.is_transport_closed() { break }
+                        continue;
+                    }
+                }
                 let sent = async {
                     peer.notify_tool_list_changed().await?;
                     peer.notify_prompt_list_changed().await?;
