@@ -113,13 +113,27 @@ fn benches(c: &mut Criterion) {
     group.bench_function("Host::invoke files.read in process", |b| b.iter(in_process));
     group.finish();
 
+    // The floor for any stdio server on this machine: one line through
+    // `cat` and back (two pipe hops, two process wake-ups, no work).
+    let mut cat = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("cat");
+    let (mut cat_in, mut cat_out) = (cat.stdin.take().unwrap(), BufReader::new(cat.stdout.take().unwrap()));
+    let mut echoed = String::new();
+    let mut pipe_round_trip = || {
+        cat_in.write_all(params.as_bytes()).and_then(|()| cat_in.write_all(b"\n")).unwrap();
+        echoed.clear();
+        assert!(cat_out.read_line(&mut echoed).unwrap() > 0);
+    };
+
     // The figures quoted in the README: medians of the same calls, this run.
     let n = 2001;
     let stdio = median(|| assert!(!client.request("tools/call", &params).is_empty()), n);
     let direct = median(in_process, n);
+    let floor = median(&mut pipe_round_trip, n);
+    let _ = cat.kill();
     println!("\nMCP tools/call round trip over stdio (files__read, {} B file), median of {n}:", 8 * 28);
     println!("  over stdio:  {:>8.1} µs", stdio.as_secs_f64() * 1e6);
     println!("  in process:  {:>8.1} µs", direct.as_secs_f64() * 1e6);
+    println!("  a line through `cat` and back (the floor of any stdio server): {:>6.1} µs", floor.as_secs_f64() * 1e6);
     println!("  MCP adds {:.1} µs ({:.2}× the in-process call); target ≤ 100 µs median", (stdio.as_secs_f64() - direct.as_secs_f64()) * 1e6, stdio.as_secs_f64() / direct.as_secs_f64());
 }
 

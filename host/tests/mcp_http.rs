@@ -139,3 +139,62 @@ fn a_non_loopback_address_without_a_token_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("REACH_MCP_TOKEN"), "names the variable to set: {stderr}");
 }
+
+/// A `tools/call` of protocol 2026-07-28 (stateless: no session, every
+/// request says who it is), as a load balancer would pass it to any instance.
+fn stateless_write(addr: SocketAddr, path: &str, answer: Option<(&str, &str)>) -> serde_json::Value {
+    let mut params = serde_json::json!({
+        "name": "files__write",
+        "arguments": {"path": path, "content": "written after the person said yes"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+            "io.modelcontextprotocol/clientInfo": {"name": "balanced", "version": "1"}
+        }
+    });
+    if let Some((action, state)) = answer {
+        params["inputResponses"] = serde_json::json!({"confirm": {"action": action, "content": {}}});
+        params["requestState"] = serde_json::json!(state);
+    }
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}).to_string();
+    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "files__write")];
+    let response = post(addr, &headers, &body);
+    assert_eq!(response.status, 200, "{response:?}");
+    let data = response.body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&response.body);
+    let message: serde_json::Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {response:?}"));
+    message["result"].clone()
+}
+
+#[test]
+fn a_confirmation_asked_by_one_instance_is_answered_at_another_without_sticky_sessions() {
+    let policy = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
+    let ws = Workspace::new(policy, &[("skill_files", "files")]);
+    let shared = [("REACH_MCP_STATE_KEY", "the balancer's shared secret")];
+    let (a, b) = (ws.serve_http(&[], &shared), ws.serve_http(&[], &shared));
+    let stranger = ws.serve_http(&[], &[("REACH_MCP_STATE_KEY", "another secret")]);
+
+    let asked = stateless_write(a.addr, "notes/lb.md", None);
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let question = &asked["inputRequests"]["confirm"];
+    assert_eq!(question["method"], "elicitation/create");
+    assert!(question["params"]["message"].as_str().unwrap().contains("notes/lb.md"), "{question}");
+    let state = asked["requestState"].as_str().unwrap();
+    assert!(!ws.path("notes/lb.md").exists(), "nothing runs before the answer");
+
+    // The retry lands on another instance with the same key: it runs there.
+    let done = stateless_write(b.addr, "notes/lb.md", Some(("accept", state)));
+    assert_eq!(done["isError"], false, "{done}");
+    assert!(ws.path("notes/lb.md").exists());
+
+    // The sealed state names those arguments: a yes does not carry over to
+    // another path, and an instance with another key asks again.
+    let moved = stateless_write(b.addr, "notes/elsewhere.md", Some(("accept", state)));
+    assert_eq!(moved["resultType"], "input_required", "{moved}");
+    let foreign = stateless_write(stranger.addr, "notes/lb.md", Some(("accept", state)));
+    assert_eq!(foreign["resultType"], "input_required", "{foreign}");
+    assert!(!ws.path("notes/elsewhere.md").exists());
+
+    let declined = stateless_write(a.addr, "notes/no.md", Some(("decline", stateless_write(a.addr, "notes/no.md", None)["requestState"].as_str().unwrap())));
+    assert_eq!(declined["structuredContent"]["error_code"], "DENIED", "{declined}");
+    assert!(!ws.path("notes/no.md").exists());
+}
