@@ -130,6 +130,7 @@ fn benches(c: &mut Criterion) {
     let direct = median(in_process, n);
     let floor = median(&mut pipe_round_trip, n);
     let _ = cat.kill();
+    let _ = cat.wait();
     println!("\nMCP tools/call round trip over stdio (files__read, {} B file), median of {n}:", 8 * 28);
     println!("  over stdio:  {:>8.1} µs", stdio.as_secs_f64() * 1e6);
     println!("  in process:  {:>8.1} µs", direct.as_secs_f64() * 1e6);
