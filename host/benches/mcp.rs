@@ -16,7 +16,7 @@ use criterion::{Criterion, criterion_group};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-const POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./data\"]\n";
+const POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./data\"]\n[skills.echo]\nlevel = \"auto\"\n";
 
 struct Workspace {
     dir: tempfile::TempDir,
@@ -29,6 +29,8 @@ impl Workspace {
         std::fs::create_dir_all(dir.path().join("data")).unwrap();
         let wasm = root().join("target/wasm32-wasip2/release/skill_files.wasm");
         std::fs::copy(&wasm, dir.path().join("skills/files.wasm")).unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", wasm.display()));
+        let echo = root().join("target/wasm32-wasip2/release/test_skill_echo.wasm");
+        std::fs::copy(&echo, dir.path().join("skills/echo.wasm")).unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", echo.display()));
         std::fs::write(dir.path().join("data/small.txt"), "A small file read over MCP.\n".repeat(8)).unwrap();
         std::fs::write(dir.path().join("reach.toml"), POLICY).unwrap();
         Workspace { dir }
@@ -128,6 +130,11 @@ fn benches(c: &mut Criterion) {
     let n = 2001;
     let stdio = median(|| assert!(!client.request("tools/call", &params).is_empty()), n);
     let direct = median(in_process, n);
+    // The same with a tool that touches no file: MCP's own share, and the
+    // sandbox's without the blocking pool.
+    let echo_params = r#"{"name":"echo__echo","arguments":{"path":"data/small.txt"}}"#;
+    let echo_stdio = median(|| assert!(!client.request("tools/call", echo_params).is_empty()), n);
+    let echo_direct = median(|| drop(rt.block_on(host.invoke("echo", "echo", r#"{"path":"data/small.txt"}"#, &AlwaysConfirm)).unwrap()), n);
     let floor = median(&mut pipe_round_trip, n);
     let _ = cat.kill();
     let _ = cat.wait();
@@ -135,6 +142,7 @@ fn benches(c: &mut Criterion) {
     println!("  over stdio:  {:>8.1} µs", stdio.as_secs_f64() * 1e6);
     println!("  in process:  {:>8.1} µs", direct.as_secs_f64() * 1e6);
     println!("  a line through `cat` and back (the floor of any stdio server): {:>6.1} µs", floor.as_secs_f64() * 1e6);
+    println!("  echo__echo (no file touched): over stdio {:.1} µs, in process {:.1} µs", echo_stdio.as_secs_f64() * 1e6, echo_direct.as_secs_f64() * 1e6);
     println!("  MCP adds {:.1} µs ({:.2}× the in-process call); target ≤ 100 µs median", (stdio.as_secs_f64() - direct.as_secs_f64()) * 1e6, stdio.as_secs_f64() / direct.as_secs_f64());
 }
 
