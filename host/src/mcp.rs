@@ -154,6 +154,16 @@ impl McpServer {
         Ok(CallToolResponse::Complete(tools::success(result?)))
     }
 
+    /// Record that the server stopped serving (clients gone, or shut
+    /// down), with how many calls ran; `reach runs list` then shows it
+    /// finished rather than cut off.
+    pub fn finished(&self) {
+        self.record("run_finished", json!({"stop": {"reason": "ok"}, "steps": 0, "tool_calls": self.calls.load(Ordering::Relaxed)}));
+        if let Some(audit) = &self.audit {
+            audit.lock().unwrap_or_else(|e| e.into_inner()).sync();
+        }
+    }
+
     fn record(&self, event: &str, fields: serde_json::Value) {
         if let Some(audit) = &self.audit {
             audit.lock().unwrap_or_else(|e| e.into_inner()).record(event, fields);

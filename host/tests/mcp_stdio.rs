@@ -14,7 +14,7 @@ use mcp::Workspace;
 
 struct Server {
     child: Child,
-    stdin: ChildStdin,
+    stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
 }
 
@@ -29,7 +29,7 @@ impl Server {
             .expect("start reach mcp");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut server = Server { child, stdin, stdout };
+        let mut server = Server { child, stdin: Some(stdin), stdout };
         let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "line-test", "version": "1"}});
         server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
         server.response(1);
@@ -38,12 +38,19 @@ impl Server {
     }
 
     fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("not hung up");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
     }
 
     fn call(&mut self, id: u64, name: &str, arguments: Value) {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}));
+    }
+
+    /// Close stdin, as a client that goes away does; the server's exit.
+    fn hang_up(&mut self) -> std::process::ExitStatus {
+        self.stdin = None;
+        self.child.wait().unwrap()
     }
 
     /// Lines until the response to `id`.
@@ -133,4 +140,10 @@ fn every_call_and_refusal_is_in_the_audit_log_with_the_client_named() {
         "{calls:#?}"
     );
     assert!(calls[2]["error"].as_str().unwrap().contains("elicitation"), "{}", calls[2]);
+
+    // The client hangs up: the log ends with the server's finish.
+    assert!(server.hang_up().success());
+    let records = audit(&ws, Duration::from_secs(5), |r| r.last().is_some_and(|r| r["event"] == "run_finished"));
+    let last = records.last().unwrap();
+    assert_eq!((&last["event"], &last["tool_calls"]), (&json!("run_finished"), &json!(2)), "{records:#?}");
 }

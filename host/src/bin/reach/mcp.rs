@@ -30,6 +30,7 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
         Some(reload::watch(live.clone(), source)?)
     };
     let server = McpServer::live(live).with_audit(audit);
+    let record = server.clone();
     match args.http {
         None => {
             tracing::info!("serving MCP on stdio");
@@ -49,5 +50,6 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
             http::serve(server, options, shutdown, |bound| eprintln!("reach mcp: serving http://{bound}{}", http::PATH)).await?;
         }
     }
+    record.finished();
     Ok(ExitCode::SUCCESS)
 }
