@@ -195,7 +195,8 @@ impl Host {
             ToolFailure::new(ErrorCode::InvalidArgs, format!("{skill}.{tool}: the arguments are not valid JSON: {err}"))
         })?;
         spec.validate(skill, &value)?;
-        let level = self.policy.grants(skill).level_for(tool);
+        // Only the level: the grants are resolved once, when the call runs.
+        let level = self.policy.level(skill, tool);
         if level == Level::Deny {
             tracing::warn!(skill, tool, "denied: level = deny");
             return Err(ToolFailure::new(

@@ -22,8 +22,7 @@ pub fn tool_name(skill: &str, tool: &str) -> String {
 /// active skills (not split on `__`, which a skill name may contain).
 pub fn resolve(host: &Host, name: &str) -> Result<(String, String), ToolFailure> {
     for skill in host.registry.active_skills() {
-        let prefix = format!("{}__", skill.manifest.name);
-        if let Some(tool) = name.strip_prefix(&prefix)
+        if let Some(tool) = name.strip_prefix(skill.manifest.name.as_str()).and_then(|rest| rest.strip_prefix("__"))
             && skill.manifest.tool(tool).is_some()
         {
             return Ok((skill.manifest.name.clone(), tool.to_owned()));

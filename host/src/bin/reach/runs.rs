@@ -96,6 +96,8 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
     let finished: Vec<&Value> = events.iter().filter(|e| e["event"] == "tool_call").map(|e| &e["call"]).collect();
     // Text in the log came from models, pages and skills: shown escaped.
     let safe = |v: &Value| escape_for_terminal(v.as_str().unwrap_or(""));
+    // `reach mcp` names the client of each call.
+    let for_client = |e: &Value| e["client"].as_str().map_or(String::new(), |c| format!(" for {}", escape_for_terminal(c)));
     for e in &events {
         let time = e["time"].as_str().unwrap_or("").get(11..19).unwrap_or("");
         let line = match e["event"].as_str().unwrap_or("") {
@@ -124,19 +126,19 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
                 brief(&e["arguments"]),
                 e["error_code"].as_str().unwrap_or("?"),
                 safe(&e["error"]),
-                e["client"].as_str().map_or(String::new(), |c| format!(" for {}", escape_for_terminal(c)))
+                for_client(e)
             ),
             "tool_call" => format!(
                 "  {} {} [{}] → {} in {} ms, {} bytes{}{}",
                 safe(&e["tool"]),
                 brief(&e["arguments"]),
-                // `reach mcp` records an outcome (ok, error, refused) and the client.
+                // `reach mcp` records an outcome (ok, error, refused).
                 e["decision"].as_str().or(e["outcome"].as_str()).unwrap_or("-"),
                 e["error_code"].as_str().unwrap_or("ok"),
                 e["duration_ms"],
                 e["result_bytes"],
                 e["version"].as_str().map_or(String::new(), |v| format!(" (skill {} {v})", e["skill"].as_str().unwrap_or(""))),
-                e["client"].as_str().map_or(String::new(), |c| format!(" for {}", escape_for_terminal(c)))
+                for_client(e)
             ),
             "run_finished" => format!(
                 "finished: {} after {} step(s), {} tool call(s){}",
