@@ -27,6 +27,17 @@ pub enum ErrorCode {
     Trap,
     /// Any other failure reported by the skill or the host.
     Failed,
+    /// A worker (`agents__delegate`) stopped without an answer: its step
+    /// limit, no progress, its model failed.
+    WorkerFailed,
+    /// A worker's answer did not match the `return_format` asked for, even
+    /// after it was asked once to fix it.
+    InvalidOutput,
+    /// A token budget (the worker's or the whole run's) is used up.
+    Budget,
+    /// A delegation limit: too deep, too many workers in the run, or the
+    /// same delegation again.
+    Limit,
 }
 
 impl ErrorCode {
@@ -42,6 +53,10 @@ impl ErrorCode {
             ErrorCode::OutputTooLarge => "OUTPUT_TOO_LARGE",
             ErrorCode::Trap => "TRAP",
             ErrorCode::Failed => "FAILED",
+            ErrorCode::WorkerFailed => "WORKER_FAILED",
+            ErrorCode::InvalidOutput => "INVALID_OUTPUT",
+            ErrorCode::Budget => "BUDGET",
+            ErrorCode::Limit => "LIMIT",
         }
     }
 
@@ -60,6 +75,10 @@ impl ErrorCode {
             ErrorCode::OutputTooLarge => "Ask for a smaller result (offset/limit, a narrower pattern), or ask the operator to raise max_output_kb.",
             ErrorCode::Trap => "The skill crashed; retrying with the same arguments will crash again. Try different arguments or another tool.",
             ErrorCode::Failed => "Read the error, adjust the arguments, and try again if it makes sense.",
+            ErrorCode::WorkerFailed => "Give the worker a smaller, clearer task, use what it reported, or do this part yourself.",
+            ErrorCode::InvalidOutput => "Ask for a simpler return_format, or use the worker's text in `error` as it is.",
+            ErrorCode::Budget => "Stop delegating: answer with what you have, and say what is left undone.",
+            ErrorCode::Limit => "Do not start more workers for this: use the results you have, or do it yourself with your own tools.",
         }
     }
 }

@@ -64,6 +64,7 @@
 //! ```
 
 mod address;
+mod agents;
 mod credentials;
 mod cross_checks;
 mod error;
@@ -86,6 +87,7 @@ pub use hosts::{HostPattern, NetAllowlist};
 pub use level::{Level, LevelParseError};
 pub use memory::{DEFAULT_MEMORY_PATH, MemorySettings};
 pub use model::ModelSettings;
+pub use agents::{AgentProfile, DELEGATE_SKILL, DelegationSettings};
 
 use error::Source;
 use raw::{ListedSkill, RawPolicy};
@@ -104,6 +106,9 @@ pub struct Policy {
     skills: Vec<ListedSkill>,
     model: ModelSettings,
     memory: MemorySettings,
+    /// `[agents.NAME]`, in name order.
+    agents: Vec<AgentProfile>,
+    delegation: DelegationSettings,
     working_dir: Option<PathBuf>,
 }
 
@@ -182,6 +187,8 @@ impl Policy {
             skills: resolved.skills,
             model: resolved.model,
             memory: resolved.memory,
+            agents: Vec::new(),
+            delegation: DelegationSettings::default(),
             working_dir: None,
         })
     }
@@ -196,6 +203,8 @@ impl Policy {
             skills: Vec::new(),
             model: ModelSettings::default(),
             memory: MemorySettings::default_in(Path::new("")),
+            agents: Vec::new(),
+            delegation: DelegationSettings::default(),
             working_dir: None,
         }
     }
@@ -229,6 +238,21 @@ impl Policy {
     /// keeps the database at `.reach/memory.db` under the working directory.
     pub fn memory(&self) -> &MemorySettings {
         &self.memory
+    }
+
+    /// The `[agents.NAME]` profiles, in name order.
+    pub fn agents(&self) -> &[AgentProfile] {
+        &self.agents
+    }
+
+    /// The profile named `name`.
+    pub fn agent(&self, name: &str) -> Option<&AgentProfile> {
+        self.agents.iter().find(|a| a.name == name)
+    }
+
+    /// The `[delegation]` limits, defaults filled in.
+    pub fn delegation(&self) -> DelegationSettings {
+        self.delegation
     }
 
     /// Where this policy came from: the file path, or `<built-in>`.
