@@ -23,7 +23,18 @@
 //!
 //! [skills.files.tools.write]
 //! level = "confirm"                    # per-tool override; `level` only
+//!
+//! [agents.reader]                      # optional worker profiles a run may delegate to
+//! description = "Reads the docs and answers questions about them."
+//! skills = ["files"]                   # each listed in [skills.*]; "agents" lets it delegate
+//!
+//! [delegation]                         # optional; the defaults are
+//! max_workers = 4                      # max_depth 2, max_delegations 16, worker_max_steps 6
 //! ```
+//!
+//! The keys of a profile (also `model`, `instructions`, `max_steps`,
+//! `token_budget`) and of `[delegation]` are those of [`AgentProfile`] and
+//! [`DelegationSettings`].
 //!
 //! Relative folders are relative to **the directory containing the policy
 //! file**, not the working directory, so a table means the same thing
@@ -187,8 +198,8 @@ impl Policy {
             skills: resolved.skills,
             model: resolved.model,
             memory: resolved.memory,
-            agents: Vec::new(),
-            delegation: DelegationSettings::default(),
+            agents: resolved.agents,
+            delegation: resolved.delegation,
             working_dir: None,
         })
     }

@@ -35,6 +35,10 @@ pub(super) struct RawPolicy {
     model: Option<super::model::RawModel>,
     #[serde(default)]
     memory: Option<super::memory::RawMemory>,
+    #[serde(default)]
+    agents: BTreeMap<Spanned<String>, Spanned<super::agents::RawAgent>>,
+    #[serde(default)]
+    delegation: Option<super::agents::RawDelegation>,
 }
 
 #[derive(Default, Deserialize)]
@@ -148,6 +152,9 @@ pub(super) struct Resolved {
     pub(super) skills: Vec<ListedSkill>,
     pub(super) model: super::ModelSettings,
     pub(super) memory: super::MemorySettings,
+    /// In name order.
+    pub(super) agents: Vec<super::AgentProfile>,
+    pub(super) delegation: super::DelegationSettings,
 }
 
 impl RawPolicy {
@@ -188,12 +195,20 @@ impl RawPolicy {
             Some(raw) => raw.resolve(src, base_dir, &skills)?,
             None => super::MemorySettings::default_in(base_dir),
         };
+        // After the skills: a profile may only name skills the table lists.
+        let agents = super::agents::resolve_agents(src, self.agents, &skills)?;
+        let delegation = match self.delegation {
+            Some(raw) => raw.resolve(src)?,
+            None => super::DelegationSettings::default(),
+        };
         Ok(Resolved {
             level,
             limits,
             skills,
             model,
             memory,
+            agents,
+            delegation,
         })
     }
 }
@@ -483,7 +498,7 @@ fn resolve_limits(
     Ok(limits)
 }
 
-fn out_of_range(
+pub(super) fn out_of_range(
     src: &Source<'_>,
     span: &Range<usize>,
     key: &str,

@@ -64,6 +64,12 @@ pub enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// The worker profiles of the permission table ([agents.NAME]) a run may delegate to.
+    Agents {
+        /// What to do with agent profiles.
+        #[command(subcommand)]
+        command: AgentsCommand,
+    },
     /// Run an agent on a task: the model calls skills, each in its sandbox.
     Run(RunArgs),
     /// Measure the agent on a set of tasks: completion, tool and argument accuracy,
@@ -162,6 +168,29 @@ pub enum PolicyCommand {
     /// Validate the permission table against the installed skills.
     Check {
         /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `reach agents …`
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// Each [agents.NAME] profile: its description, model, steps, token budget, whether
+    /// it may delegate, what each of its skills can reach; then the [delegation] limits.
+    ///
+    /// `--json` prints one object:
+    ///   {"agents": [{"name", "line", "description", "model" (null: the run's model),
+    ///     "max_steps" (the [delegation] worker_max_steps when the profile sets none),
+    ///     "token_budget" (null: none of its own), "may_delegate", "instructions",
+    ///     "skills": [{"skill", "installed", "level", "offered" (false: every tool deny),
+    ///       "read": [absolute folders], "write": [..], "net": [host patterns]}]}],
+    ///    "delegation": {"max_workers", "max_depth", "max_delegations", "worker_max_steps"}}
+    /// Profiles are in name order; the pseudo skill `agents` is not in "skills"
+    /// ("may_delegate" says it). Fields are only ever added.
+    #[command(verbatim_doc_comment)]
+    List {
+        /// Machine-readable output (layout above).
         #[arg(long)]
         json: bool,
     },

@@ -6,6 +6,7 @@
 //! every gate holds, 1 a gate failed, 2 usage or a case-file error.
 //! `memory`: 1 no such entry, 3 a person declined to forget.
 
+mod agents;
 mod args;
 mod call;
 mod check;
@@ -48,6 +49,7 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Skills { command: args::SkillsCommand::Pin { name } } => skills::pin(&cli, name).await,
         args::Command::Call(call) => call::run(&cli, call).await,
         args::Command::Policy { command: args::PolicyCommand::Check { json } } => check::run(&cli, *json).await,
+        args::Command::Agents { command: args::AgentsCommand::List { json } } => agents::list(&cli, *json).await,
         args::Command::Skill { command: args::SkillCommand::New { name, dir } } => new_skill::run(name, dir.as_deref()),
         args::Command::Run(args) => run::run(&cli, args).await,
         args::Command::Eval(args) => eval::run(&cli, args).await,
