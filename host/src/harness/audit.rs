@@ -11,6 +11,23 @@
 //! `run_id`. The typed events an embedder receives are read from these
 //! records as they are written ([`super::events`]).
 //!
+//! Workers write to their run's log: their records are the same, with
+//! `worker` (the task id: `t1`, `t2` for the run's workers, `t1.1` for a
+//! worker's own, `review1` for a reviewer) and `worker_agent` (the
+//! profile); the run's own records have neither
+//! ([`super::events::worker_of`]). Where a worker is started (the run's
+//! records, or its parent worker's): `delegation_started` (`step`, `call`,
+//! `task_id`, `agent`, `depth`, `task`, `expected_output`,
+//! `return_format`, `skills`, `max_steps`) and `delegation_finished`
+//! (`step`, `task_id`, `agent`, `outcome` `ok` or an error code, `error`,
+//! `output`, `steps`, `usage`, `duration_ms`; alone, with `task_id` null
+//! and `steps` 0, when the delegation was refused before a worker
+//! started); for a review of the run's answer, `review_started` (`round`,
+//! `task_id`, `criteria`, `skills`) and `review_finished`
+//! (`round`, `task_id`, `verdict` `pass`, `revise` or null, `issues`,
+//! `error`, `usage`, `duration_ms`). Workers run at the same time, so their
+//! records interleave.
+//!
 //! Where the lines go is the embedder's choice ([`AuditSink`]): a file per
 //! run in a folder (what `reach run` does), a writer of their own, or
 //! nowhere.

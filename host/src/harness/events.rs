@@ -68,8 +68,11 @@ impl fmt::Display for Decision {
 /// Each variant but [`Event::Lagged`] is an audit log record (named in its
 /// doc) seen through a type: same values, same masking. Steps and calls are
 /// numbered from 1 as in the log. Both the enum and its variants are
-/// `#[non_exhaustive]`: match with `..`, and expect new kinds of event
-/// (the orchestration of several agents will add worker events).
+/// `#[non_exhaustive]`: match with `..`, and expect new kinds of event.
+///
+/// A worker (an agent the run delegated a task to) writes its records to
+/// the same log; its events come wrapped in [`Event::Worker`], so that a
+/// worker's `RunFinished` is never taken for the run's own.
 ///
 /// `Display` gives one line for a person, with what the model or a tool
 /// wrote escaped for a terminal.
@@ -206,6 +209,77 @@ pub enum Event {
         /// Tool calls made.
         tool_calls: usize,
     },
+    /// The model handed a task to a worker, which starts now
+    /// (`delegation_started`); the worker's own events follow as
+    /// [`Event::Worker`] with this `task_id`.
+    #[non_exhaustive]
+    DelegationStarted {
+        /// The step whose answer made the `agents__delegate` call.
+        step: usize,
+        /// The worker's task id: `t1`, `t2` for the run's workers, `t1.1`
+        /// for a worker's own.
+        task_id: String,
+        /// The worker's profile (`[agents.NAME]`).
+        agent: String,
+        /// How deep the worker is: 1 for the run's workers.
+        depth: usize,
+        /// The task as the model wrote it (secrets masked).
+        task: String,
+    },
+    /// A delegation ended (`delegation_finished`), or was refused before a
+    /// worker started (then `steps` is 0).
+    #[non_exhaustive]
+    DelegationFinished {
+        /// The step whose answer made the call.
+        step: usize,
+        /// The worker's task id; `None` when the delegation was refused
+        /// before a worker was given one.
+        task_id: Option<String>,
+        /// The worker's profile, as the call named it (empty when it did
+        /// not name one).
+        #[serde(default, deserialize_with = "text_or_empty")]
+        agent: String,
+        /// `ok`, or the error code (`WORKER_FAILED`, `INVALID_OUTPUT`,
+        /// `BUDGET`, `LIMIT`, `DENIED`, …).
+        outcome: String,
+        /// What went wrong, when it did.
+        #[serde(default)]
+        error: Option<String>,
+        /// The worker's model requests.
+        #[serde(default)]
+        steps: usize,
+        /// Tokens the worker used.
+        #[serde(default)]
+        usage: Usage,
+        /// Wall time of the delegation.
+        #[serde(default)]
+        duration_ms: u64,
+    },
+    /// A reviewer judged the run's answer (`review_finished`).
+    #[non_exhaustive]
+    ReviewFinished {
+        /// The review's number, from 1.
+        round: usize,
+        /// `pass` or `revise`; `None` when the reviewer gave no verdict
+        /// (it failed).
+        #[serde(default)]
+        verdict: Option<String>,
+        /// What the reviewer wants changed.
+        #[serde(default)]
+        issues: Vec<String>,
+    },
+    /// An event of a worker (a record with `worker` and `worker_agent`).
+    #[non_exhaustive]
+    Worker {
+        /// The worker's task id (`t1`, `t1.2`, `review1`): a worker's own
+        /// workers are `t1.1`, `t1.2`, so the id says where it sits.
+        task: String,
+        /// The worker's profile.
+        agent: String,
+        /// What happened in the worker; never itself a `Worker`.
+        #[serde(rename = "worker_event")]
+        event: Box<Event>,
+    },
     /// The consumer fell behind: this many events were dropped here, so
     /// that the run did not wait. Not an audit record; the log has them all.
     #[non_exhaustive]
@@ -216,19 +290,54 @@ pub enum Event {
 }
 
 /// The audit records that are also events.
-const EVENT_RECORDS: &[&str] =
-    &["run_started", "model_request", "tool_call_started", "decision", "tool_call", "compaction", "run_finished"];
+const EVENT_RECORDS: &[&str] = &[
+    "run_started",
+    "model_request",
+    "tool_call_started",
+    "decision",
+    "tool_call",
+    "compaction",
+    "run_finished",
+    "delegation_started",
+    "delegation_finished",
+    "review_finished",
+];
+
+/// A string field that a model filled in: its text, or empty when it wrote
+/// none (`null`, a number).
+fn text_or_empty<'de, D: serde::Deserializer<'de>>(value: D) -> Result<String, D::Error> {
+    use serde::Deserialize;
+    Ok(Value::deserialize(value)?.as_str().unwrap_or_default().to_owned())
+}
+
+/// The worker whose log record this is, by its task id (`t1`, `t1.2`,
+/// `review1`: its `worker` field); `None` for the run's own records.
+/// `delegation_*` and `review_*` records belong to the scope that started
+/// the worker (their `task_id` names it).
+pub fn worker_of(record: &Value) -> Option<&str> {
+    record.get("worker")?.as_str()
+}
 
 impl Event {
     /// The event in an audit log line (a JSON object with an `event`
-    /// field), or `None` for records that are not events.
+    /// field), or `None` for records that are not events. A worker's
+    /// record is an [`Event::Worker`].
     pub fn from_record(line: &Value) -> Option<Event> {
         let name = line.get("event")?.as_str()?;
         if !EVENT_RECORDS.contains(&name) {
             return None;
         }
+        // Looked at before decoding: a worker's `run_finished` decodes as a
+        // `RunFinished` as well as the run's does.
+        let worker = worker_of(line);
         match serde_json::from_value(line.clone()) {
-            Ok(event) => Some(event),
+            Ok(event) => Some(match worker {
+                None => event,
+                Some(task) => {
+                    let agent = line.get("worker_agent").and_then(Value::as_str).unwrap_or("").to_owned();
+                    Event::Worker { task: task.to_owned(), agent, event: Box::new(event) }
+                }
+            }),
             Err(err) => {
                 // The harness wrote a record this type cannot read: the two
                 // drifted apart, which the tests must catch.
@@ -291,6 +400,35 @@ impl fmt::Display for Event {
                 };
                 write!(f, "run finished ({why}): {steps} step(s), {tool_calls} tool call(s), {} tokens", usage.total())
             }
+            Event::DelegationStarted { step, task_id, agent, depth, task, .. } => {
+                let task = shorten_chars(task, SHOWN_ARGUMENTS);
+                write!(f, "step {step}: worker {} ({}, depth {depth}) started: {}", shown(task_id), shown(agent), shown(&task))
+            }
+            Event::DelegationFinished { step, task_id: None, agent, outcome, error, .. } => {
+                write!(f, "step {step}: delegation to {} refused: {}", shown(agent), shown(outcome))?;
+                match error {
+                    Some(error) => write!(f, ": {}", shown(error)),
+                    None => Ok(()),
+                }
+            }
+            Event::DelegationFinished { step, task_id: Some(task_id), outcome, error, steps, usage, duration_ms, .. } => {
+                write!(f, "step {step}: worker {} ", shown(task_id))?;
+                match (outcome.as_str(), error) {
+                    ("ok", _) => write!(f, "done")?,
+                    (code, Some(error)) => write!(f, "failed: {}: {}", shown(code), shown(error))?,
+                    (code, None) => write!(f, "failed: {}", shown(code))?,
+                }
+                write!(f, " ({steps} step(s), {} tokens, {duration_ms} ms)", usage.total())
+            }
+            Event::ReviewFinished { round, verdict, issues, .. } => match verdict {
+                Some(verdict) if issues.is_empty() => write!(f, "review {round}: {}", shown(verdict)),
+                Some(verdict) => {
+                    let issues: Vec<String> = issues.iter().map(|i| shown(i)).collect();
+                    write!(f, "review {round}: {} — {}", shown(verdict), issues.join("; "))
+                }
+                None => write!(f, "review {round}: no verdict"),
+            },
+            Event::Worker { task, agent, event, .. } => write!(f, "[{} {}] {event}", shown(task), shown(agent)),
             Event::Lagged { missed } => write!(f, "({missed} event(s) dropped: the consumer fell behind)"),
         }
     }
@@ -298,6 +436,7 @@ impl fmt::Display for Event {
 
 /// The sending half of a run's event channel: never waits, counts what it
 /// drops.
+#[derive(Clone)]
 pub(crate) struct EventSender {
     tx: mpsc::Sender<Event>,
     /// Dropped and not yet reported; shared with the receiving side, which
@@ -426,5 +565,73 @@ mod tests {
         let shown = Event::from_record(&record).expect("an event").to_string();
         assert!(!shown.contains('\u{1b}'), "{shown}");
         assert!(shown.starts_with("step 2: files__write") && shown.ends_with("declined: the person said no"), "{shown}");
+    }
+
+    fn finished(extra: Value) -> Value {
+        let mut record = json!({"event": "run_finished", "time": "t", "run_id": "r", "stop": {"reason": "answered"}, "answer": "42",
+                                "steps": 2, "usage": {"input_tokens": 10, "output_tokens": 5, "estimated": false}, "tool_calls": 1});
+        record.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        record
+    }
+
+    #[test]
+    fn a_workers_run_finished_is_not_the_runs() {
+        let event = Event::from_record(&finished(json!({"worker": "t1", "worker_agent": "web"}))).expect("an event");
+        let Event::Worker { task, agent, event } = &event else { panic!("not a worker's event: {event:?}") };
+        assert_eq!((task.as_str(), agent.as_str()), ("t1", "web"));
+        assert!(matches!(**event, Event::RunFinished { steps: 2, .. }), "{event:?}");
+        assert!(matches!(Event::from_record(&finished(json!({}))), Some(Event::RunFinished { .. })), "the run's own");
+        let nested = Event::from_record(&finished(json!({"worker": "t1.2", "worker_agent": "files\u{1b}[2J"}))).expect("an event");
+        assert!(matches!(&nested, Event::Worker { task, .. } if task == "t1.2"), "{nested:?}");
+        assert_eq!(nested.to_string(), "[t1.2 files\\u{1b}[2J] run finished (the model answered): 2 step(s), 1 tool call(s), 15 tokens");
+    }
+
+    #[test]
+    fn delegation_records_decode_in_the_scope_that_delegated() {
+        let started = json!({"event": "delegation_started", "time": "t", "run_id": "r", "step": 3, "call": 4, "task_id": "t1", "agent": "web",
+                             "depth": 1, "task": "Find the page\u{1b}[2J", "expected_output": "a URL", "return_format": {}, "max_steps": 8});
+        let event = Event::from_record(&started).expect("an event");
+        assert!(matches!(&event, Event::DelegationStarted { step: 3, task_id, agent, depth: 1, .. } if task_id == "t1" && agent == "web"), "{event:?}");
+        let shown = event.to_string();
+        assert!(shown.starts_with("step 3: worker t1 (web, depth 1) started: Find the page") && !shown.contains('\u{1b}'), "{shown}");
+
+        let failed = json!({"event": "delegation_finished", "time": "t", "run_id": "r", "step": 3, "task_id": "t1", "agent": "web",
+                            "outcome": "INVALID_OUTPUT", "error": "missing `url`", "output": null, "steps": 3,
+                            "usage": {"input_tokens": 800, "output_tokens": 50, "estimated": false}, "duration_ms": 1234});
+        let event = Event::from_record(&failed).expect("an event");
+        assert!(matches!(&event, Event::DelegationFinished { steps: 3, outcome, error: Some(_), .. } if outcome == "INVALID_OUTPUT"), "{event:?}");
+        assert_eq!(event.to_string(), "step 3: worker t1 failed: INVALID_OUTPUT: missing `url` (3 step(s), 850 tokens, 1234 ms)");
+
+        // Refused before a worker started: no task id.
+        let refused = json!({"event": "delegation_finished", "time": "t", "run_id": "r", "step": 1, "call": 1, "task_id": null, "agent": "nope",
+                             "outcome": "LIMIT", "error": "too many workers", "output": null, "steps": 0,
+                             "usage": {"input_tokens": 0, "output_tokens": 0, "estimated": false}, "duration_ms": 0});
+        let event = Event::from_record(&refused).expect("an event");
+        assert!(matches!(&event, Event::DelegationFinished { steps: 0, task_id: None, .. }), "{event:?}");
+        assert_eq!(event.to_string(), "step 1: delegation to nope refused: LIMIT: too many workers");
+
+        // Written by worker t1 for its own worker t1.1: t1's event.
+        let nested = json!({"event": "delegation_finished", "time": "t", "run_id": "r", "worker": "t1", "worker_agent": "web", "step": 2,
+                            "task_id": "t1.1", "agent": "files", "outcome": "ok", "error": null, "output": {"url": "u"}, "steps": 1,
+                            "usage": {"input_tokens": 1, "output_tokens": 1, "estimated": true}, "duration_ms": 5});
+        let event = Event::from_record(&nested).expect("an event");
+        let Event::Worker { task, agent, event } = &event else { panic!("not a worker's event: {event:?}") };
+        assert_eq!((task.as_str(), agent.as_str()), ("t1", "web"));
+        assert!(matches!(&**event, Event::DelegationFinished { task_id: Some(id), agent, .. } if id == "t1.1" && agent == "files"), "{event:?}");
+
+        let review = json!({"event": "review_finished", "time": "t", "run_id": "r", "round": 1, "task_id": "review1", "verdict": "revise",
+                            "issues": ["no source", "too long"], "error": null, "usage": {"input_tokens": 1, "output_tokens": 1, "estimated": false},
+                            "duration_ms": 9});
+        let event = Event::from_record(&review).expect("an event");
+        assert!(matches!(&event, Event::ReviewFinished { round: 1, verdict: Some(_), .. }), "{event:?}");
+        assert_eq!(event.to_string(), "review 1: revise — no source; too long");
+        assert_eq!(Event::from_record(&json!({"event": "review_started", "round": 1, "task_id": "review1", "criteria": "x"})), None);
+    }
+
+    #[test]
+    fn a_workers_event_survives_a_round_trip() {
+        let event = Event::from_record(&finished(json!({"worker": "t2", "worker_agent": "web"}))).expect("an event");
+        let text = serde_json::to_string(&event).unwrap();
+        assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), event, "{text}");
     }
 }

@@ -370,17 +370,36 @@ pub enum RunsCommand {
         /// Folder of audit logs.
         #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
         runs_dir: PathBuf,
-        /// Machine-readable output.
+        /// Machine-readable output: {"runs_dir", "runs": [{"run_id", "started", "task", "model",
+        /// "stop", "steps", "tool_calls", "workers" (workers and reviewers started), "log"}]}.
         #[arg(long)]
         json: bool,
     },
-    /// A readable timeline of one run.
+    /// A readable timeline of one run, each worker's steps indented under the call that
+    /// delegated to it (and its own workers deeper), then its outcome.
+    ///
+    /// `--json` prints one object:
+    ///   {"run_id", "log", "records": [the run's own records, in order],
+    ///    "workers": [{"task_id" ("t1"; its workers "t1.1"), "agent", "depth", "task",
+    ///      "outcome" ("ok" or an error code; null: no delegation_finished), "error",
+    ///      "output", "steps", "usage", "duration_ms", "started", "finished" (times),
+    ///      "records": [the worker's own records], "workers": [its own, same layout]}],
+    ///    "reviews": [{"round", "task_id", "criteria", "verdict" ("pass", "revise" or null),
+    ///      "issues", "error", "records": [the reviewer's records]}]}
+    /// Records are the log's lines as written. Workers are in the order the log first
+    /// names them; a delegation refused before a worker started is only a record of its
+    /// parent ("delegation_finished", "task_id": null). A value the log does not hold is
+    /// null. Fields are only ever added.
+    #[command(verbatim_doc_comment)]
     Show {
         /// The run id (or a unique prefix).
         run: String,
         /// Folder of audit logs.
         #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
         runs_dir: PathBuf,
+        /// Machine-readable output (layout above).
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -54,7 +54,7 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Run(args) => run::run(&cli, args).await,
         args::Command::Eval(args) => eval::run(&cli, args).await,
         args::Command::Runs { command: args::RunsCommand::List { runs_dir, json } } => runs::list(runs_dir, *json),
-        args::Command::Runs { command: args::RunsCommand::Show { run, runs_dir } } => runs::show(runs_dir, run),
+        args::Command::Runs { command: args::RunsCommand::Show { run, runs_dir, json } } => runs::show(runs_dir, run, *json),
         args::Command::Memory(args) => memory::run(&cli, args),
         args::Command::Mcp(args) => mcp::run(&cli, args).await,
     }

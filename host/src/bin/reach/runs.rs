@@ -1,8 +1,12 @@
 //! `reach runs list` and `reach runs show`: the audit logs, read back.
 
-use agent_reach::text::escape_for_terminal;
+mod tree;
+
+use agent_reach::harness::events::worker_of;
+use agent_reach::text::{escape_for_terminal, shorten_chars};
 use anyhow::{Context, bail};
 use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -45,12 +49,13 @@ pub fn list(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
     for path in logs(dir)? {
         let events = events(&path)?;
-        let find = |name: &str| events.iter().find(|e| e["event"] == name).cloned().unwrap_or(Value::Null);
+        // The run's own records: a worker's `run_finished` is not the run's.
+        let find = |name: &str| events.iter().find(|e| e["event"] == name && worker_of(e).is_none()).cloned().unwrap_or(Value::Null);
         let (start, finish) = (find("run_started"), find("run_finished"));
         rows.push(serde_json::json!({
             "run_id": start["run_id"], "started": start["time"], "task": start["task"], "model": start["model"],
             "stop": finish["stop"]["reason"], "steps": finish["steps"], "tool_calls": finish["tool_calls"],
-            "log": path,
+            "workers": workers_started(&events), "log": path,
         }));
     }
     if json {
@@ -74,8 +79,26 @@ pub fn list(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `reach runs show RUN`: a readable timeline.
-pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
+/// Workers and reviewers that started: task ids with a start record or
+/// records of their own (a delegation refused up front started none).
+fn workers_started(events: &[Value]) -> usize {
+    let mut ids = BTreeSet::new();
+    for e in events {
+        if let Some(id) = worker_of(e) {
+            ids.insert(id);
+        }
+        if matches!(e["event"].as_str(), Some("delegation_started" | "review_started"))
+            && let Some(id) = e["task_id"].as_str()
+        {
+            ids.insert(id);
+        }
+    }
+    ids.len()
+}
+
+/// `reach runs show RUN`: a readable timeline, each worker's records under
+/// the call that started it; or the same tree as one JSON object.
+pub fn show(dir: &Path, run: &str, json: bool) -> anyhow::Result<ExitCode> {
     let matches: Vec<PathBuf> = logs(dir)?
         .into_iter()
         .filter(|p| p.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.starts_with(run)))
@@ -89,82 +112,228 @@ pub fn show(dir: &Path, run: &str) -> anyhow::Result<ExitCode> {
     if !bad.is_empty() {
         // Records are written whole; a broken one in the middle means the
         // log was changed or damaged after the fact.
-        println!("warning: {} line(s) of {} are not JSON: {:?} (changed or damaged?)", bad.len(), path.display(), bad);
+        let warning = format!("warning: {} line(s) of {} are not JSON: {:?} (changed or damaged?)", bad.len(), path.display(), bad);
+        if json {
+            eprintln!("{warning}");
+        } else {
+            println!("{warning}");
+        }
     }
-    // Calls with an outcome; a `tool_call_started` without one is a call the
-    // host never finished (it died, or was stopped, mid-call).
-    let finished: Vec<&Value> = events.iter().filter(|e| e["event"] == "tool_call").map(|e| &e["call"]).collect();
-    // Text in the log came from models, pages and skills: shown escaped.
-    let safe = |v: &Value| escape_for_terminal(v.as_str().unwrap_or(""));
-    // `reach mcp` names the client of each call.
-    let for_client = |e: &Value| e["client"].as_str().map_or(String::new(), |c| format!(" for {}", escape_for_terminal(c)));
-    for e in &events {
-        let time = e["time"].as_str().unwrap_or("").get(11..19).unwrap_or("");
-        let line = match e["event"].as_str().unwrap_or("") {
-            "run_started" if e["kind"] == "mcp" => format!("MCP server {} — {}", e["run_id"].as_str().unwrap_or("?"), safe(&e["task"])),
-            "run_started" => format!("run {} — model {}\n  task: {}", e["run_id"].as_str().unwrap_or("?"), e["model"], safe(&e["task"])),
-            // Shown with its call (`tool_call` carries the decision).
-            "decision" => continue,
-            "tool_call_started" if finished.contains(&&e["call"]) => continue,
-            "tool_call_started" => format!(
-                "  {} {} … started, no outcome recorded (the host stopped during the call)",
-                safe(&e["tool"]),
-                brief(&e["arguments"])
-            ),
-            "model_request" => match e.get("error") {
-                Some(err) => format!("step {}: model failed after {} ms: {}", e["step"], e["latency_ms"], safe(err)),
-                None => format!(
-                    "step {}: model answered in {} ms ({} in / {} out tokens{}), {} tool call(s){}",
-                    e["step"], e["latency_ms"], e["usage"]["input_tokens"], e["usage"]["output_tokens"],
-                    if e["usage"]["estimated"] == true { ", estimated" } else { "" }, e["tool_calls"],
-                    if e["text_call"] == true { " written in its text" } else { "" }
-                ),
-            },
-            "tool_call" if e["outcome"] == "refused" => format!(
-                "  {} {} [refused] → {}: {}{}",
-                safe(&e["tool"]),
-                brief(&e["arguments"]),
-                e["error_code"].as_str().unwrap_or("?"),
-                safe(&e["error"]),
-                for_client(e)
-            ),
-            "tool_call" => format!(
-                "  {} {} [{}] → {} in {} ms, {} bytes{}{}",
-                safe(&e["tool"]),
-                brief(&e["arguments"]),
-                // `reach mcp` records an outcome (ok, error, refused).
-                e["decision"].as_str().or(e["outcome"].as_str()).unwrap_or("-"),
-                e["error_code"].as_str().unwrap_or("ok"),
-                e["duration_ms"],
-                e["result_bytes"],
-                e["version"].as_str().map_or(String::new(), |v| format!(" (skill {} {v})", e["skill"].as_str().unwrap_or(""))),
-                for_client(e)
-            ),
-            "run_finished" => format!(
-                "finished: {} after {} step(s), {} tool call(s){}",
-                e["stop"]["reason"].as_str().unwrap_or("?"),
-                e["steps"],
-                e["tool_calls"],
-                e["answer"].as_str().map_or(String::new(), |a| format!("\n  answer: {}", escape_for_terminal(a)))
-            ),
-            "compaction" => format!(
-                "step {}: context compacted: ~{} → ~{} tokens (threshold {} of {}), {} message(s) replaced, checkpoint by the {}{}\n  checkpoint: {}",
-                e["step"], e["tokens_before"], e["tokens_after"], e["threshold"], e["context_tokens"], e["replaced_messages"],
-                e["checkpoint_by"].as_str().unwrap_or("?"),
-                e["error"].as_str().map_or(String::new(), |err| format!(" ({})", escape_for_terminal(err))),
-                // Line by line: each escaped, the checkpoint's own line breaks kept.
-                e["checkpoint"].as_str().unwrap_or("").lines().map(escape_for_terminal).collect::<Vec<_>>().join("\n  ")
-            ),
-            "compaction_skipped" => format!("step {}: compaction needed but skipped: {}", e["step"], safe(&e["reason"])),
-            "user_message" => format!("step {}: the person said: {}", e["step"], safe(&e["text"])),
-            "memory_recalled" => format!("  remembered notes given: {} (~{} tokens)", e["entries"], e["tokens"]),
-            "memory_remembered" => format!("  note #{} kept [{}]", e["entry"], e["decision"].as_str().unwrap_or("-")),
-            other => format!("{other}: {e}"),
-        };
-        println!("{time}  {line}");
+    let scopes = Scopes::of(&events);
+    if json {
+        println!("{}", tree::json(path, &events, &scopes));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut shown = BTreeSet::new();
+    print_scope(&scopes.root, 0, &scopes, &mut shown);
+    // Workers whose `delegation_started` is not in the log (cut short or
+    // damaged): their records still count.
+    for (&id, records) in &scopes.tasks {
+        if shown.insert(id) {
+            let time = records.first().map_or("", |e| clock(e));
+            let indent = indent(depth(id) - 1);
+            println!("{time}  {indent}  ↳ worker {}: no delegation_started in the log (cut short or damaged?); its records:", escape_for_terminal(id));
+            print_scope(records, depth(id), &scopes, &mut shown);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// A log's records by the scope that wrote them.
+struct Scopes<'a> {
+    /// The run's own.
+    root: Vec<&'a Value>,
+    /// Each worker's and reviewer's, by task id.
+    tasks: BTreeMap<&'a str, Vec<&'a Value>>,
+}
+
+impl<'a> Scopes<'a> {
+    fn of(events: &'a [Value]) -> Scopes<'a> {
+        let mut scopes = Scopes { root: Vec::new(), tasks: BTreeMap::new() };
+        for e in events {
+            match worker_of(e) {
+                None => scopes.root.push(e),
+                Some(id) => scopes.tasks.entry(id).or_default().push(e),
+            }
+        }
+        scopes
+    }
+}
+
+/// How deep task `id` is: 1 for the run's workers (`t1`), 2 for theirs (`t1.1`).
+fn depth(id: &str) -> usize {
+    id.split('.').count()
+}
+
+/// The task that started task `id` (`t1` for `t1.2`); `None` when the run
+/// itself did (`t1`, `review1`).
+fn parent_task(id: &str) -> Option<&str> {
+    id.rsplit_once('.').map(|(parent, _)| parent)
+}
+
+fn indent(depth: usize) -> String {
+    " ".repeat(4 * depth)
+}
+
+/// `HH:MM:SS` of a record.
+fn clock(e: &Value) -> &str {
+    e["time"].as_str().unwrap_or("").get(11..19).unwrap_or("")
+}
+
+/// One scope's records at `depth`, each delegation followed by the
+/// worker's own records one level deeper.
+fn print_scope<'a>(records: &[&'a Value], level: usize, scopes: &Scopes<'a>, shown: &mut BTreeSet<&'a str>) {
+    let indent = indent(level);
+    // Calls with an outcome; a `tool_call_started` without one is a call the
+    // host never finished (it died, or was stopped, mid-call). Call numbers
+    // are per scope: a worker counts its own.
+    let finished: Vec<&Value> = records.iter().filter(|e| e["event"] == "tool_call").map(|e| &e["call"]).collect();
+    for e in records {
+        if e["event"] == "tool_call_started" && finished.contains(&&e["call"]) {
+            continue;
+        }
+        if let Some(line) = line(e) {
+            println!("{}  {indent}{}", clock(e), line.replace('\n', &format!("\n{indent}")));
+        }
+        if matches!(e["event"].as_str(), Some("delegation_started" | "review_started"))
+            && let Some((id, own)) = e["task_id"].as_str().and_then(|id| scopes.tasks.get_key_value(id))
+            && shown.insert(id)
+        {
+            print_scope(own, depth(id), scopes, shown);
+        }
+    }
+}
+
+/// Text in the log came from models, pages and skills: shown escaped.
+fn safe(v: &Value) -> String {
+    escape_for_terminal(v.as_str().unwrap_or(""))
+}
+
+/// Text from the log, escaped and cut to `chars`; JSON other than a string as JSON.
+fn cut(v: &Value, chars: usize) -> String {
+    let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    escape_for_terminal(&shorten_chars(&text, chars))
+}
+
+/// `reach mcp` names the client of each call.
+fn for_client(e: &Value) -> String {
+    e["client"].as_str().map_or(String::new(), |c| format!(" for {}", escape_for_terminal(c)))
+}
+
+/// Tokens of a `usage` object.
+fn tokens(usage: &Value) -> u64 {
+    usage["input_tokens"].as_u64().unwrap_or(0) + usage["output_tokens"].as_u64().unwrap_or(0)
+}
+
+/// A record as a timeline line (lines after the first indented by two);
+/// `None` for records shown with another (a `decision` with its call).
+fn line(e: &Value) -> Option<String> {
+    Some(match e["event"].as_str().unwrap_or("") {
+        "run_started" if e["kind"] == "mcp" => format!("MCP server {} — {}", e["run_id"].as_str().unwrap_or("?"), safe(&e["task"])),
+        // A worker's: the run id is the run's, the task is in the header.
+        "run_started" if worker_of(e).is_some() => {
+            format!("worker {} ({}) started — model {}", safe(&e["worker"]), safe(&e["worker_agent"]), e["model"])
+        }
+        "run_started" => format!("run {} — model {}\n  task: {}", e["run_id"].as_str().unwrap_or("?"), e["model"], safe(&e["task"])),
+        // Shown with its call (`tool_call` carries the decision).
+        "decision" => return None,
+        "tool_call_started" => {
+            format!("  {} {} … started, no outcome recorded (the host stopped during the call)", safe(&e["tool"]), brief(&e["arguments"]))
+        }
+        "model_request" => match e.get("error") {
+            Some(err) if !err.is_null() => format!("step {}: model failed after {} ms: {}", e["step"], e["latency_ms"], safe(err)),
+            _ => format!(
+                "step {}: model answered in {} ms ({} in / {} out tokens{}), {} tool call(s){}",
+                e["step"], e["latency_ms"], e["usage"]["input_tokens"], e["usage"]["output_tokens"],
+                if e["usage"]["estimated"] == true { ", estimated" } else { "" }, e["tool_calls"],
+                if e["text_call"] == true { " written in its text" } else { "" }
+            ),
+        },
+        "tool_call" if e["outcome"] == "refused" => format!(
+            "  {} {} [refused] → {}: {}{}",
+            safe(&e["tool"]),
+            brief(&e["arguments"]),
+            e["error_code"].as_str().unwrap_or("?"),
+            safe(&e["error"]),
+            for_client(e)
+        ),
+        "tool_call" => format!(
+            "  {} {} [{}] → {} in {} ms, {} bytes{}{}",
+            safe(&e["tool"]),
+            brief(&e["arguments"]),
+            // `reach mcp` records an outcome (ok, error, refused).
+            e["decision"].as_str().or(e["outcome"].as_str()).unwrap_or("-"),
+            e["error_code"].as_str().unwrap_or("ok"),
+            e["duration_ms"],
+            e["result_bytes"],
+            e["version"].as_str().map_or(String::new(), |v| format!(" (skill {} {v})", e["skill"].as_str().unwrap_or(""))),
+            for_client(e)
+        ),
+        "run_finished" => format!(
+            "finished: {} after {} step(s), {} tool call(s){}",
+            e["stop"]["reason"].as_str().unwrap_or("?"),
+            e["steps"],
+            e["tool_calls"],
+            e["answer"].as_str().map_or(String::new(), |a| format!("\n  answer: {}", escape_for_terminal(a)))
+        ),
+        "compaction" => format!(
+            "step {}: context compacted: ~{} → ~{} tokens (threshold {} of {}), {} message(s) replaced, checkpoint by the {}{}\n  checkpoint: {}",
+            e["step"], e["tokens_before"], e["tokens_after"], e["threshold"], e["context_tokens"], e["replaced_messages"],
+            e["checkpoint_by"].as_str().unwrap_or("?"),
+            e["error"].as_str().map_or(String::new(), |err| format!(" ({})", escape_for_terminal(err))),
+            // Line by line: each escaped, the checkpoint's own line breaks kept.
+            e["checkpoint"].as_str().unwrap_or("").lines().map(escape_for_terminal).collect::<Vec<_>>().join("\n  ")
+        ),
+        "compaction_skipped" => format!("step {}: compaction needed but skipped: {}", e["step"], safe(&e["reason"])),
+        "user_message" => format!("step {}: the person said: {}", e["step"], safe(&e["text"])),
+        "memory_recalled" => format!("  remembered notes given: {} (~{} tokens)", e["entries"], e["tokens"]),
+        "memory_remembered" => format!("  note #{} kept [{}]", e["entry"], e["decision"].as_str().unwrap_or("-")),
+        "delegation_started" => format!(
+            "  ↳ worker {} ({}, depth {}): {}",
+            safe(&e["task_id"]),
+            safe(&e["agent"]),
+            e["depth"].as_u64().map_or_else(|| depth(e["task_id"].as_str().unwrap_or("")).to_string(), |d| d.to_string()),
+            cut(&e["task"], SHOWN_TASK)
+        ),
+        "delegation_finished" if e["outcome"] == "ok" => format!(
+            "  ↳ {} done: ok in {} ms, {} step(s), {} tokens → {}",
+            safe(&e["task_id"]),
+            e["duration_ms"],
+            e["steps"],
+            tokens(&e["usage"]),
+            match &e["output"] {
+                Value::Object(_) => shorten_chars(&brief(&e["output"]), SHOWN_TASK),
+                other => cut(other, SHOWN_TASK),
+            }
+        ),
+        // Refused before a worker was started (unknown profile, a limit).
+        "delegation_finished" if e["task_id"].is_null() => {
+            format!("  ↳ delegation to {} not run: {}: {}", cut(&e["agent"], SHOWN_TASK), safe(&e["outcome"]), safe(&e["error"]))
+        }
+        "delegation_finished" => format!(
+            "  ↳ {} failed: {}: {} (after {} ms, {} step(s), {} tokens)",
+            safe(&e["task_id"]),
+            safe(&e["outcome"]),
+            safe(&e["error"]),
+            e["duration_ms"],
+            e["steps"],
+            tokens(&e["usage"])
+        ),
+        "review_started" => format!("  ↳ review {} ({}): {}", e["round"], safe(&e["task_id"]), cut(&e["criteria"], SHOWN_TASK)),
+        "review_finished" => match e["verdict"].as_str() {
+            Some(verdict) => {
+                let issues: Vec<String> = e["issues"].as_array().into_iter().flatten().map(safe).collect();
+                let issues = if issues.is_empty() { String::new() } else { format!(" — {}", issues.join("; ")) };
+                format!("  ↳ review {}: {}{issues}", e["round"], escape_for_terminal(verdict))
+            }
+            None => format!("  ↳ review {}: no verdict: {}", e["round"], safe(&e["error"])),
+        },
+        other => format!("{}: {e}", escape_for_terminal(other)),
+    })
+}
+
+/// Longest task or output shown on a worker's line, in characters.
+const SHOWN_TASK: usize = 100;
 
 /// Arguments as `key=value, …`, values shortened: a timeline, not a dump.
 fn brief(arguments: &Value) -> String {
