@@ -609,6 +609,12 @@ mod tests {
         let event = Event::from_record(&refused).expect("an event");
         assert!(matches!(&event, Event::DelegationFinished { steps: 0, task_id: None, .. }), "{event:?}");
         assert_eq!(event.to_string(), "step 1: delegation to nope refused: LIMIT: too many workers");
+        // The model named no agent, or not as text: still the event.
+        for agent in [Value::Null, json!(3)] {
+            let mut unnamed = refused.clone();
+            unnamed["agent"] = agent;
+            assert!(matches!(Event::from_record(&unnamed), Some(Event::DelegationFinished { agent, .. }) if agent.is_empty()), "{unnamed}");
+        }
 
         // Written by worker t1 for its own worker t1.1: t1's event.
         let nested = json!({"event": "delegation_finished", "time": "t", "run_id": "r", "worker": "t1", "worker_agent": "web", "step": 2,
