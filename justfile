@@ -102,6 +102,12 @@ e2e-memory: skills test-skills
     cargo test --test e2e_real_model --no-run
     scripts/with-model.sh cargo test --test e2e_real_model -- --ignored --nocapture --exact a_real_model_applies_a_preference_remembered_in_an_earlier_run
 
+# Orchestration with the real model (not in CI): a supervisor has a web worker
+# save a page and a files worker report its headings.
+e2e-agents: skills test-skills
+    cargo test --test e2e_real_model --no-run
+    scripts/with-model.sh cargo test --test e2e_real_model -- --ignored --nocapture --exact a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_report_its_headings
+
 # A table on the terminal, the HTML report in .reach/eval.html. Extra arguments go to
 # `reach eval`, e.g. `just eval --repeat 3` or `just eval --only web`.
 # The whole shipped eval set with the local model (or REACH_E2E_BASE_URL).

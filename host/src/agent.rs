@@ -3,6 +3,7 @@
 //! as it goes ([`Run`], a stream of [`Event`]s) and when it stops
 //! ([`RunReport`]).
 
+use crate::agents::Team;
 use crate::harness::audit::{AuditLog, AuditSink, now_rfc3339};
 use crate::harness::events::{self, Event, EventReceiver};
 use crate::harness::{self, Harness, Quiet, RunConfig, RunReport, Steering};
@@ -79,6 +80,8 @@ pub struct Agent {
     memory: Option<(Arc<dyn MemoryStore>, MemorySettings)>,
     secrets: Vec<String>,
     event_capacity: usize,
+    /// Models for `[agents.NAME]` profiles that name one, by name.
+    worker_models: Vec<(String, Arc<dyn Model>)>,
 }
 
 /// Builds an [`Agent`]: made by [`Agent::builder`].
@@ -89,7 +92,11 @@ pub struct Agent {
 /// - the audit log in `.reach/runs/<run id>.jsonl` under the working
 ///   directory, as `reach run` writes it;
 /// - [`RunConfig::default`]: 8 model requests at most, no token budget, the
-///   context window from the model's server or name, every tool offered;
+///   context window from the model's server or name, every tool offered,
+///   no review;
+/// - the table's `[agents.NAME]` profiles as workers (`agents__delegate`),
+///   on the agent's model unless [`AgentBuilder::worker_model`] gives the
+///   one a profile names;
 /// - no long-term memory: the memory tools are not offered;
 /// - events held for a slow consumer: [`DEFAULT_EVENT_CAPACITY`].
 ///
@@ -117,6 +124,7 @@ impl Agent {
                 memory: None,
                 secrets: Vec::new(),
                 event_capacity: DEFAULT_EVENT_CAPACITY,
+                worker_models: Vec::new(),
             },
         }
     }
@@ -163,7 +171,11 @@ impl Agent {
     }
 
     fn harness(&self, audit: AuditLog) -> Harness<'_> {
-        let harness = Harness::new(&self.host, self.model.as_ref(), self.confirmer.as_ref(), self.config.clone(), audit);
+        let mut team = Team::from_policy(&self.host.policy);
+        for (name, model) in &self.worker_models {
+            team = team.with_model(name.clone(), Arc::clone(model));
+        }
+        let harness = Harness::new(&self.host, self.model.as_ref(), self.confirmer.as_ref(), self.config.clone(), audit).with_team(team);
         match &self.memory {
             Some((store, settings)) => harness.with_memory(Arc::clone(store), settings.clone()),
             None => harness,
@@ -219,6 +231,23 @@ impl AgentBuilder {
     /// how tools are offered.
     pub fn config(mut self, config: RunConfig) -> Self {
         self.agent.config = config;
+        self
+    }
+
+    /// After each answer, a reviewer with read-only skills checks the work
+    /// against `criteria`; on `revise` the run gets one more round with
+    /// the issues found (what `reach run --review` does; see
+    /// [`RunConfig::review`]).
+    pub fn review(mut self, criteria: impl Into<String>) -> Self {
+        self.agent.config.review = Some(criteria.into());
+        self
+    }
+
+    /// The model for workers whose profile says `model = "NAME"`. A worker
+    /// whose model was not given fails (`WORKER_FAILED`) rather than run
+    /// on another model than the operator chose.
+    pub fn worker_model(mut self, name: impl Into<String>, model: impl Model + 'static) -> Self {
+        self.agent.worker_models.push((name.into(), Arc::new(model)));
         self
     }
 

@@ -174,14 +174,7 @@ impl Host {
     /// policy level allows it (asking `confirmer` for `confirm`); then run it
     /// in its sandbox. Every refusal is a [`ToolFailure`] and is logged.
     pub async fn invoke(&self, skill: &str, tool: &str, arguments: &str, confirmer: &dyn Confirmer) -> Result<String, ToolFailure> {
-        let call = self.check(skill, tool, arguments)?;
-        if call.level == Level::Confirm {
-            if let Err(why) = confirmer.confirm(skill, tool, &call.value) {
-                return Err(call.refused(&why));
-            }
-            call.confirmed();
-        }
-        self.run_checked(&call).await
+        self.invoke_within(skill, tool, arguments, confirmer, Reach::Granted).await
     }
 
     /// The checks of [`Host::invoke`] without running anything: the tool
@@ -207,15 +200,54 @@ impl Host {
         Ok(CheckedCall { skill: skill.to_owned(), tool: tool.to_owned(), arguments: arguments.to_owned(), value, level })
     }
 
+    /// [`Host::invoke`] with the skill's grants narrowed to `reach`.
+    pub async fn invoke_within(
+        &self,
+        skill: &str,
+        tool: &str,
+        arguments: &str,
+        confirmer: &dyn Confirmer,
+        reach: Reach,
+    ) -> Result<String, ToolFailure> {
+        let call = self.check(skill, tool, arguments)?;
+        if call.level == Level::Confirm {
+            if let Err(why) = confirmer.confirm(skill, tool, &call.value) {
+                return Err(call.refused(&why));
+            }
+            call.confirmed();
+        }
+        self.run_within(&call, reach).await
+    }
+
     /// Run a call [`Host::check`] accepted, in its sandbox. A `confirm`
     /// call must have been confirmed by the caller first.
     pub async fn run_checked(&self, call: &CheckedCall) -> Result<String, ToolFailure> {
+        self.run_within(call, Reach::Granted).await
+    }
+
+    /// [`Host::run_checked`] with the skill's grants narrowed to `reach`.
+    pub async fn run_within(&self, call: &CheckedCall, reach: Reach) -> Result<String, ToolFailure> {
         let (active, _) = self.registry.tool(&call.skill, &call.tool)?;
-        let grants = self.policy.grants(&call.skill);
+        let grants = match reach {
+            Reach::Granted => self.policy.grants(&call.skill),
+            Reach::ReadOnly => self.policy.grants(&call.skill).read_only(),
+        };
         // The text was validated as this value: pass it on unchanged rather
         // than paying to serialise it again.
         self.runtime.call(active.loaded(), &grants, &call.tool, &call.arguments).await
     }
+}
+
+/// How much of its grants a call may use. Narrowing only: nothing here
+/// can add to what the table grants.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reach {
+    /// Everything the table grants the skill.
+    #[default]
+    Granted,
+    /// Its folders read-only; no network, credentials or environment
+    /// ([`SkillGrants::read_only`](crate::policy::SkillGrants::read_only)).
+    ReadOnly,
 }
 
 /// A call that passed [`Host::check`]: the tool exists, its arguments match

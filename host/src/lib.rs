@@ -87,6 +87,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod agents;
 pub mod error;
 pub mod eval;
 pub mod harness;
@@ -105,4 +106,4 @@ pub use error::{ErrorCode, ToolFailure};
 pub use agent::{Agent, AgentBuilder, DEFAULT_EVENT_CAPACITY, Run, RunError};
 pub use harness::audit::AuditSink;
 pub use harness::events::Event;
-pub use host::{AlwaysConfirm, CheckedCall, Confirmer, Host, HostBuilder, HostError, NeverConfirm, confirmation_prompt};
+pub use host::{AlwaysConfirm, CheckedCall, Confirmer, Host, HostBuilder, HostError, NeverConfirm, Reach, confirmation_prompt};

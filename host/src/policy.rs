@@ -405,6 +405,20 @@ pub struct SkillGrants {
 }
 
 impl SkillGrants {
+    /// These grants with nothing that can change anything: every writable
+    /// folder becomes read-only, and the network, the credentials and the
+    /// environment are gone (a request can change things elsewhere, and
+    /// without a network a credential or a token in a variable has no use
+    /// but to leak). What a reviewer runs with.
+    pub fn read_only(mut self) -> SkillGrants {
+        let write = std::mem::take(&mut self.write);
+        self.read.extend(write);
+        self.net = NetAllowlist::default();
+        self.credentials.clear();
+        self.env.clear();
+        self
+    }
+
     /// The level that applies to `tool`: its override, else the skill's level.
     pub fn level_for(&self, tool: &str) -> Level {
         self.tool_levels.get(tool).copied().unwrap_or(self.level)

@@ -170,6 +170,15 @@ impl ScriptedModel {
         format!("http://{}/v1", self.addr)
     }
 
+    /// A client for this server, retrying at once (a test waits for nothing).
+    pub fn client(&self) -> agent_reach::model::OpenAiClient {
+        let mut config = agent_reach::model::OpenAiConfig::new(self.base_url(), "scripted");
+        config.retry.base_delay = std::time::Duration::from_millis(1);
+        config.retry.max_delay = std::time::Duration::from_millis(5);
+        config.retry.max_retry_after = std::time::Duration::from_millis(5);
+        agent_reach::model::OpenAiClient::new(config).expect("client")
+    }
+
     /// Every request body received, in order.
     pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().expect("lock").clone()

@@ -124,3 +124,39 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
     let saved: Vec<_> = std::fs::read_dir(ws.path("notes/archive")).unwrap().filter_map(Result::ok).map(|e| e.path()).collect();
     assert_eq!(saved.len(), 1, "the page went where run 1 said (notes/archive): {saved:?}; the call: {:?}", call.arguments);
 }
+
+/// The issue's orchestration test, with a real model: the supervisor has a
+/// web worker save the page and a files worker report its headings.
+/// Structural: each worker ran its skill in its own sandbox, the file is
+/// on disk, and the answer names the page's title heading.
+#[tokio::test]
+#[ignore = "needs a model: run `just e2e-agents`, or set REACH_E2E_BASE_URL and pass --ignored"]
+async fn a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_report_its_headings() {
+    let (site, ws, policy) = article_site();
+    let policy = format!(
+        "{policy}\n[agents.web]\ndescription = \"Saves web pages as Markdown files.\"\nskills = [\"web\"]\n\n\
+         [agents.files]\ndescription = \"Reads files and reports what they say.\"\nskills = [\"files\"]\n"
+    );
+    let host = ws.host_here(&policy).await;
+    let model = real_model("e2e-agents");
+    let audit = AuditLog::create(&ws.path(".reach/runs"), "e2e-agents", vec![]).expect("audit");
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig { max_steps: 6, ..RunConfig::default() }, audit);
+    let task = format!(
+        "Have the web agent save the web page {} as Markdown to notes/article.md, then have the files agent read notes/article.md \
+         and report its headings.",
+        site.url("/article.html")
+    );
+    let report = harness.run("e2e-agents", &task, &Quiet).await;
+    eprintln!("{}", report.summary());
+    eprintln!("workers: {}", serde_json::to_string_pretty(&report.workers).unwrap());
+
+    let ran = |agent: &str, tool: &str| {
+        report.workers.iter().any(|w| w.agent == agent && w.actions.iter().any(|a| a.tool == tool && a.outcome == "ok"))
+    };
+    assert!(ran("web", "web__to_markdown"), "a web worker saved the page");
+    let saved = std::fs::read_to_string(ws.path("notes/article.md")).expect("notes/article.md was written");
+    assert!(saved.contains("# Deep-Sea Currents Are Slowing, Study Finds"), "{}", &saved[..saved.len().min(400)]);
+    assert!(ran("files", "files__read"), "a files worker read the saved page");
+    let answer = report.answer.as_deref().unwrap_or_default();
+    assert!(answer.contains("Deep-Sea Currents"), "the answer reports the headings: {answer}");
+}

@@ -29,11 +29,7 @@ fn policy(ws: &Workspace, files_level: &str) -> String {
 }
 
 fn client(server: &ScriptedModel) -> OpenAiClient {
-    let mut config = OpenAiConfig::new(server.base_url(), "scripted");
-    config.retry.base_delay = Duration::from_millis(1);
-    config.retry.max_delay = Duration::from_millis(5);
-    config.retry.max_retry_after = Duration::from_millis(5);
-    OpenAiClient::new(config).expect("client")
+    server.client()
 }
 
 struct Run {

@@ -81,6 +81,10 @@ impl Progress for Collector<'_> {
     fn tool_result(&self, _step: usize, _tool: &str, result: &str) {
         self.results.lock().unwrap_or_else(|e| e.into_inner()).push(result.to_owned());
     }
+    fn worker_tool(&self, _task: &str, tool: &str, _outcome: &str, ms: u64) {
+        self.live.tool(self.case, self.repeat, tool);
+        *self.tool_ms.lock().unwrap_or_else(|e| e.into_inner()) += ms;
+    }
 }
 
 /// Run `case` once (repeat number `repeat`, 1-based) and score it. Never
@@ -173,7 +177,7 @@ async fn prepare_and_run(
     drop(harness);
 
     let results = collector.results.into_inner().unwrap_or_else(|e| e.into_inner());
-    let calls: Vec<TracedCall> = report
+    let mut calls: Vec<TracedCall> = report
         .actions
         .iter()
         .enumerate()
@@ -184,6 +188,9 @@ async fn prepare_and_run(
             result: results.get(i).cloned().unwrap_or_default(),
         })
         .collect();
+    // Workers' calls count as the run's (a boundary is crossed whoever
+    // crosses it); their results reached the run as the worker's output.
+    calls.extend(worker_calls(&report.workers));
     let (stop, stop_detail) = stop_parts(&report.stop);
     let trace = Trace {
         task: &filled.task,
@@ -219,6 +226,21 @@ async fn prepare_and_run(
         calls: records(&report, &calls),
         audit_log: Some(log.to_string_lossy().into_owned()),
     })
+}
+
+/// Every call of `workers` and of their workers, depth first.
+fn worker_calls(workers: &[crate::harness::WorkerSummary]) -> Vec<TracedCall> {
+    let mut out = Vec::new();
+    for worker in workers {
+        out.extend(worker.actions.iter().map(|a| TracedCall {
+            tool: score::case_name(&a.tool),
+            arguments: a.arguments.clone(),
+            outcome: a.outcome.clone(),
+            result: String::new(),
+        }));
+        out.extend(worker_calls(&worker.workers));
+    }
+    out
 }
 
 /// A fixture's text with the placeholders filled in.

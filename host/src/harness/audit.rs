@@ -102,6 +102,9 @@ pub struct AuditLog {
     events: Option<EventSender>,
     run_id: String,
     redactor: Redactor,
+    /// A worker's log: `worker` (its task id) and `worker_agent` added to
+    /// each record.
+    scope: Option<(String, String)>,
 }
 
 impl AuditLog {
@@ -115,7 +118,7 @@ impl AuditLog {
 
     /// A log that writes nothing (for embedders that keep their own).
     pub fn disabled(run_id: &str, secrets: Vec<String>) -> AuditLog {
-        AuditLog { path: PathBuf::new(), output: Output::Nowhere, events: None, run_id: run_id.to_owned(), redactor: Redactor::new(secrets) }
+        AuditLog { path: PathBuf::new(), output: Output::Nowhere, events: None, run_id: run_id.to_owned(), redactor: Redactor::new(secrets), scope: None }
     }
 
     /// The log of run `run_id` in `sink`, masking `secrets` in everything
@@ -133,6 +136,36 @@ impl AuditLog {
     pub(crate) fn with_events(mut self, events: EventSender) -> AuditLog {
         self.events = Some(events);
         self
+    }
+
+    /// The log of worker `task` (profile `agent`): the same file, writer and
+    /// events as this one, with `worker` (= `task`) and `worker_agent` in
+    /// every record, so one file holds the whole tree of a run.
+    pub fn child(&self, task: &str, agent: &str) -> std::io::Result<AuditLog> {
+        let output = match &self.output {
+            Output::Nowhere => Output::Nowhere,
+            // Same open file (appending): each record is still one write.
+            Output::File(file) => Output::File(file.try_clone()?),
+            Output::Writer(writer) => Output::Writer(Arc::clone(writer)),
+        };
+        Ok(AuditLog {
+            path: self.path.clone(),
+            output,
+            events: self.events.clone(),
+            run_id: self.run_id.clone(),
+            redactor: self.redactor.clone(),
+            scope: Some((task.to_owned(), agent.to_owned())),
+        })
+    }
+
+    /// The run's id, as every record carries it.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The worker task this log records, if it is a worker's.
+    pub fn task(&self) -> Option<&str> {
+        self.scope.as_ref().map(|(task, _)| task.as_str())
     }
 
     /// Where the log is; empty when disabled.
@@ -182,6 +215,12 @@ impl AuditLog {
         let mut line = json!({"event": event, "time": now_rfc3339(), "run_id": self.run_id});
         if let (Value::Object(line), Value::Object(fields)) = (&mut line, self.mask_value(fields)) {
             line.extend(fields);
+            // After the record's own fields, which use `task` and `agent`
+            // for other things (the task's text, a delegation's agent).
+            if let Some((task, agent)) = &self.scope {
+                line.insert("worker".into(), json!(task));
+                line.insert("worker_agent".into(), json!(agent));
+            }
         }
         // Masked as values only: masking the encoded line as well could cut
         // a JSON token (a granted value such as `true`) and leave a line

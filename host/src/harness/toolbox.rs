@@ -37,6 +37,8 @@ pub enum Target {
     MemoryRecall,
     /// [`SKILL_OPEN`].
     SkillOpen,
+    /// [`crate::agents::DELEGATE`].
+    Delegate,
 }
 
 /// One skill as the on-demand menu shows it.
@@ -57,6 +59,10 @@ pub struct Toolbox {
     menu: Vec<MenuEntry>,
     /// `skills__open` with the menu, once [`Toolbox::enable_open`] ran.
     open_spec: Option<ToolSpec>,
+    /// Tools of skills a worker's profile leaves out, by offered name
+    /// (dotted aliases too), with the skill: a call to one is refused
+    /// naming the profile rather than answered "no such tool".
+    withheld: HashMap<String, String>,
 }
 
 impl Toolbox {
@@ -154,6 +160,50 @@ impl Toolbox {
             self.targets.insert(alias, target.clone());
         }
         self.targets.insert(name.to_owned(), target);
+    }
+
+    /// Keep only the tools of `skills` (a worker's profile, within what
+    /// its parent may use); the others are withheld ([`Toolbox::withheld`]).
+    pub fn keep_skills(&mut self, skills: &[String]) {
+        let outside = |t: &Target| matches!(t, Target::Skill { skill, .. } if !skills.contains(skill));
+        for (name, target) in &self.targets {
+            if let Target::Skill { skill, .. } = target
+                && outside(target)
+            {
+                self.withheld.insert(name.clone(), skill.clone());
+            }
+        }
+        self.targets.retain(|_, t| !outside(t));
+        let targets = &self.targets;
+        self.specs.retain(|s| targets.contains_key(&s.name));
+        self.menu.retain(|e| skills.contains(&e.skill));
+    }
+
+    /// The skill behind `name` when it is a tool this toolbox withholds.
+    pub fn withheld(&self, name: &str) -> Option<&str> {
+        self.withheld.get(name).map(String::as_str)
+    }
+
+    /// The skills whose tools are offered, in order.
+    pub fn skills(&self) -> Vec<&str> {
+        self.menu.iter().map(|e| e.skill.as_str()).collect()
+    }
+
+    /// Offer `agents__delegate` to hand work to one of `agents` (name,
+    /// description, skills), after every other tool.
+    pub fn add_delegate(&mut self, agents: &[(String, String, Vec<String>)], max_steps: usize) {
+        self.specs.retain(|s| s.name != crate::agents::DELEGATE);
+        self.targets.retain(|_, t| *t != Target::Delegate);
+        if agents.is_empty() {
+            return;
+        }
+        let names: Vec<&str> = agents.iter().map(|(n, _, _)| n.as_str()).collect();
+        let listed: Vec<String> = agents.iter().map(|(n, d, skills)| format!("{n} — {d} (skills: {})", skills.join(", "))).collect();
+        let description = format!(
+            "Hand a self-contained piece of the task to a worker agent, which does it with its own tools and returns JSON              matching `return_format`. The worker sees only this envelope, not this conversation: put everything it needs              in `task` and `input`. Several calls in one reply run at the same time. Workers: {}.",
+            listed.join("; ")
+        );
+        self.add(crate::agents::DELEGATE, &description, crate::agents::envelope::parameters(&names, max_steps), Target::Delegate);
     }
 
     /// The specs to send to the model.

@@ -244,10 +244,13 @@ pub struct RunArgs {
     /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens; off until the eval set says it helps.
     #[arg(long)]
     pub compact_schemas: bool,
+    /// After the answer, a reviewer with read-only skills checks the work against these criteria; on "revise" the run gets one more round with the issues found.
+    #[arg(long, value_name = "CRITERIA")]
+    pub review: Option<String>,
 }
 
 /// Which model to talk to (shared by `run` and `eval`).
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct ModelFlags {
     /// Model name [env: REACH_MODEL; default: [model] name in reach.toml, else the local model's].
     #[arg(long, env = "REACH_MODEL")]

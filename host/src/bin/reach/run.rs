@@ -7,6 +7,7 @@
 use crate::args::{Cli, RunArgs};
 use crate::call::TerminalConfirmer;
 use crate::{context, model_setup};
+use agent_reach::agents::Team;
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{self, Harness, Progress, RunConfig, Stop};
 use agent_reach::memory::SqliteStore;
@@ -60,6 +61,38 @@ impl Progress for TerminalProgress {
             eprintln!("{} ({ms} ms)", escape_for_terminal(outcome));
         }
     }
+
+    fn worker_started(&self, task: &str, agent: &str) {
+        if self.on {
+            eprintln!("\n  ↳ worker {task} ({}) started", escape_for_terminal(agent));
+        }
+    }
+
+    fn worker_tool(&self, task: &str, tool: &str, outcome: &str, ms: u64) {
+        if self.on {
+            eprintln!("    [{task}] {} → {} ({ms} ms)", escape_for_terminal(tool), escape_for_terminal(outcome));
+        }
+    }
+
+    fn worker_finished(&self, task: &str, outcome: &str, ms: u64) {
+        if self.on {
+            eprintln!("  ↳ worker {task}: {} ({:.1} s)", escape_for_terminal(outcome), ms as f64 / 1000.0);
+        }
+    }
+}
+
+/// The table's agent profiles, with a client for each model a profile
+/// names (the same endpoint and key, another model name).
+fn team(host: &agent_reach::Host, flags: &crate::args::ModelFlags, table: &agent_reach::policy::ModelSettings) -> anyhow::Result<Team> {
+    let mut team = Team::from_policy(&host.policy);
+    let names: std::collections::BTreeSet<String> = host.policy.agents().iter().filter_map(|a| a.model.clone()).collect();
+    for name in names {
+        let settings = agent_reach::policy::ModelSettings { name: Some(name.clone()), ..table.clone() };
+        let flags = crate::args::ModelFlags { model: Some(name.clone()), ..flags.clone() };
+        let (model, _) = model_setup::build(&flags, &settings)?;
+        team = team.with_model(name, std::sync::Arc::from(model));
+    }
+    Ok(team)
 }
 
 /// A run id that sorts by time: `20261201T031500Z-1a2b3c`.
@@ -89,9 +122,11 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
         task_type: args.task_type.clone(),
         disclose: args.disclose.into(),
         compact_schemas: args.compact_schemas,
+        review: args.review.clone(),
         ..RunConfig::default()
     };
-    let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit);
+    let team = team(&host, &args.model, &table)?;
+    let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit).with_team(team);
     if !args.no_memory {
         let settings = host.policy.memory().clone();
         let store = SqliteStore::open(&settings.path).map_err(|e| {
