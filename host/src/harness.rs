@@ -332,6 +332,8 @@ pub trait Progress: Sync {
     fn worker_finished(&self, _task: &str, _outcome: &str, _ms: u64) {}
     /// A tool call of worker `task` ended (`ok` or the error code).
     fn worker_tool(&self, _task: &str, _tool: &str, _outcome: &str, _ms: u64) {}
+    /// A review round (`RunConfig::review`) ended with this verdict.
+    fn reviewed(&self, _review: &Review) {}
 }
 
 /// Reports nothing.
@@ -550,7 +552,11 @@ impl<'a> Harness<'a> {
                     });
                     message.content.clear();
                     text_call = true;
-                } else if !chose_answer && let Some(call) = repair::described_call(&message.content, self.toolbox.specs()) {
+                } else if !chose_answer
+                    && let Some(call) = repair::described_call(&message.content, self.toolbox.specs()).or_else(|| {
+                        self.toolbox.target(agents::DELEGATE).and_then(|_| delegate::described_delegation(&message.content, &self.delegates()))
+                    })
+                {
                     // Ran: an ok call of that tool had every argument described
                     // (a description often leaves out the optional ones).
                     let ran = actions.iter().any(|a| {
@@ -684,7 +690,7 @@ impl<'a> Harness<'a> {
                     continue;
                 }
                 if let Some(criteria) = self.config.review.clone().filter(|_| self.scope.depth == 0 && reviews.len() < 2) {
-                    let review = self.review(reviews.len() + 1, &criteria, task, &message.content, &actions).await;
+                    let review = self.review(reviews.len() + 1, &criteria, task, &message.content, &actions, progress).await;
                     let revise = review.verdict.as_deref() == Some("revise") && reviews.is_empty();
                     let note = delegate::review_back(&review);
                     reviews.push(review);

@@ -102,12 +102,11 @@ impl Done {
     }
 }
 
-async fn run(
-    extra: &str,
-    config: RunConfig,
-    respond: impl Fn(&Value) -> Reply + Send + Sync + 'static,
-) -> Done {
-    let ws = workspace();
+async fn run(extra: &str, config: RunConfig, respond: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Done {
+    run_in(workspace(), extra, config, respond).await
+}
+
+async fn run_in(ws: Workspace, extra: &str, config: RunConfig, respond: impl Fn(&Value) -> Reply + Send + Sync + 'static) -> Done {
     let host: Host = ws.host_here(&table(&ws, extra)).await;
     let server = ScriptedModel::start_with(respond);
     let model = client(&server);
@@ -252,10 +251,13 @@ async fn a_worker_at_the_deepest_level_is_not_offered_delegation_and_is_refused_
 
 #[tokio::test]
 async fn a_worker_calling_a_skill_outside_its_profile_is_refused_and_nothing_runs() {
-    let done = run("", RunConfig::default(), |body| match who(body).as_str() {
+    let ws = workspace();
+    let planted = ws.path("notes/planted.md").display().to_string();
+    let done = run_in(ws, "", RunConfig::default(), move |body| match who(body).as_str() {
         "root" if results(body).is_empty() => Reply::call("agents__delegate", &delegate("reader", "Read docs/a.txt")),
         "root" => Reply::text("Done."),
-        _ if results(body).is_empty() => Reply::call("probe__write", &json!({"path": "notes/planted.md", "content": "x"}).to_string()),
+        // Absolute: the probe writes where it is told, if it may.
+        _ if results(body).is_empty() => Reply::call("probe__write", &json!({"path": planted, "content": "x"}).to_string()),
         _ => Reply::text(&json!({"text": results(body)[0]}).to_string()),
     })
     .await;
@@ -344,7 +346,9 @@ fn set_token() {
 async fn a_reviewer_reads_with_write_and_variables_taken_away_and_a_revise_verdict_buys_one_more_round() {
     set_token();
     let config = RunConfig { review: Some("notes/out.md exists and says alpha".into()), ..RunConfig::default() };
-    let done = run("", config, |body| match who(body).as_str() {
+    let ws = workspace();
+    let planted = ws.path("notes/by-reviewer.md").display().to_string();
+    let done = run_in(ws, "", config, move |body| match who(body).as_str() {
         "root" if last(body).contains("A reviewer checked your work") => {
             Reply::call("files__write", &json!({"path": "notes/out.md", "content": "alpha"}).to_string())
         }
@@ -353,7 +357,7 @@ async fn a_reviewer_reads_with_write_and_variables_taken_away_and_a_revise_verdi
         "reviewer" => match results(body).len() {
             // It tries to change things and to read a granted variable.
             0 => Reply::calls(&[
-                ("probe__write", &json!({"path": "notes/by-reviewer.md", "content": "x"}).to_string()),
+                ("probe__write", &json!({"path": planted, "content": "x"}).to_string()),
                 ("probe__env", &json!({"name": "REACH_ORCH_TOKEN"}).to_string()),
             ]),
             2 if brief(body).contains("Wrote notes/out.md") => Reply::calls(&[("files__read", &json!({"path": "notes/out.md"}).to_string())]),
@@ -411,4 +415,19 @@ async fn cancelling_a_run_stops_its_workers_mid_call() {
     let of_worker = |event: &str| log.iter().filter(|r| r["worker"] == "t1" && r["event"] == event).count();
     assert_eq!((of_worker("tool_call_started"), of_worker("tool_call")), (1, 0), "the call started and never finished");
     assert!(log.iter().all(|r| r["event"] != "run_finished"), "nothing finished: the run was stopped");
+}
+
+#[tokio::test]
+async fn a_delegation_described_in_prose_is_asked_about_and_runs_on_call() {
+    let envelope = delegate("reader", "Read docs/a.txt");
+    let done = run("", RunConfig::default(), move |body| match who(body).as_str() {
+        "root" if last(body).contains("Reply with exactly one word") => Reply::text("CALL"),
+        "root" if results(body).is_empty() => Reply::text(&format!("You would ask the reader agent with this JSON:\n```json\n{envelope}\n```")),
+        "root" => Reply::text("a.txt says alpha and beta."),
+        _ => reader(body, Duration::ZERO),
+    })
+    .await;
+    assert_eq!(done.report.stop, Stop::Answered, "{:?}", done.report);
+    assert_eq!(done.report.workers.len(), 1, "the described delegation ran once the model said CALL");
+    assert_eq!(done.report.workers[0].outcome, "ok");
 }

@@ -5,7 +5,7 @@
 //! of `--review`.
 
 use super::audit::AuditLog;
-use super::{Harness, Progress, Quiet, RunConfig, RunReport, Stop};
+use super::{Harness, Progress, RunConfig, RunReport, Stop};
 use crate::agents::{DELEGATE, Envelope, Team, envelope};
 use crate::error::{ErrorCode, ToolFailure};
 use crate::host::{Confirmer, Host, Reach};
@@ -361,7 +361,15 @@ impl Harness<'_> {
     /// Review round `round` of `answer` against `criteria`: a worker with
     /// the run's skills that can read (read-only: no writes, no network)
     /// checks the work and returns `{verdict, issues}`.
-    pub(super) async fn review(&mut self, round: usize, criteria: &str, task: &str, answer: &str, actions: &[super::Action]) -> Review {
+    pub(super) async fn review(
+        &mut self,
+        round: usize,
+        criteria: &str,
+        task: &str,
+        answer: &str,
+        actions: &[super::Action],
+        progress: &dyn Progress,
+    ) -> Review {
         let task_id = format!("review{round}");
         let started = Instant::now();
         // What the run may have changed: calls that succeeded in skills that can write.
@@ -417,10 +425,13 @@ impl Harness<'_> {
             ..RunConfig::default()
         };
         let job = Job { task_id: task_id.clone(), profile, envelope, skills, audit, config, reach: Reach::ReadOnly, depth: 1 };
-        let done = run_worker(self.host, self.model, self.confirmer, Arc::clone(&self.team), job, &Quiet).await;
+        progress.worker_started(&task_id, &job.profile.name);
+        let done = run_worker(self.host, self.model, self.confirmer, Arc::clone(&self.team), job, progress).await;
         let usage = done.report.as_ref().map(|r| r.usage);
         let verdict = done.output.map_err(|f| format!("{}: {}", f.code, f.message));
-        self.reviewed(round, &task_id, usage, verdict, started)
+        let review = self.reviewed(round, &task_id, usage, verdict, started);
+        progress.reviewed(&review);
+        review
     }
 
     fn reviewed(&mut self, round: usize, task_id: &str, usage: Option<Usage>, verdict: Result<Value, String>, started: Instant) -> Review {
@@ -440,6 +451,20 @@ impl Harness<'_> {
         );
         review
     }
+}
+
+/// A delegation described instead of made: an object in `text` that
+/// reads as an envelope — it names one of `agents` as `agent` and has a
+/// `task` — written without naming the tool (a small model writes "I would
+/// ask the api agent with this JSON: {…}"). It is asked about like any
+/// described call; never run unasked, as delegating can change things.
+pub(super) fn described_delegation(text: &str, agents: &[(String, String, Vec<String>)]) -> Option<super::repair::TextCall> {
+    super::repair::candidate_objects(text).into_iter().find_map(|block| {
+        let map = super::repair::arguments(block).ok()?;
+        let agent = map.get("agent")?.as_str()?;
+        let known = agents.iter().any(|(name, _, _)| name == agent);
+        (known && map.get("task").is_some_and(Value::is_string)).then(|| super::repair::TextCall { name: DELEGATE.to_owned(), arguments: map })
+    })
 }
 
 /// The executor's note after a `revise` verdict: the issues, as what a

@@ -74,6 +74,17 @@ impl Progress for TerminalProgress {
         }
     }
 
+    fn reviewed(&self, review: &harness::Review) {
+        if self.on {
+            let verdict = review.verdict.as_deref().map_or_else(
+                || format!("the reviewer failed: {}", review.error.as_deref().unwrap_or("?")),
+                str::to_owned,
+            );
+            let issues = if review.issues.is_empty() { String::new() } else { format!(" — {}", review.issues.join("; ")) };
+            eprintln!("  review {}: {}{}", review.round, escape_for_terminal(&verdict), escape_for_terminal(&issues));
+        }
+    }
+
     fn worker_finished(&self, task: &str, outcome: &str, ms: u64) {
         if self.on {
             eprintln!("  ↳ worker {task}: {} ({:.1} s)", escape_for_terminal(outcome), ms as f64 / 1000.0);
