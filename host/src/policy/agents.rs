@@ -168,6 +168,14 @@ pub(super) fn resolve_agents(
 ) -> Result<Vec<AgentProfile>, PolicyError> {
     let mut raw: Vec<_> = raw.into_iter().collect();
     raw.sort_by_key(|(name, _)| name.span().start);
+    if let (Some((first, _)), Some(_)) = (raw.first(), skills.iter().find(|s| s.grants.skill == DELEGATE_SKILL)) {
+        // Its `delegate` tool would be offered under the delegation tool's own name.
+        return Err(src.invalid(
+            &first.span(),
+            &format!("agents.{}", toml_key(first.get_ref())),
+            format!("the table lists a skill named {DELEGATE_SKILL:?} ([skills.{DELEGATE_SKILL}]), whose tools would clash with agents__delegate; rename that skill to use agent profiles"),
+        ));
+    }
     let mut agents = raw
         .into_iter()
         .map(|(name, agent)| resolve_agent(src, &name, agent.into_inner(), skills))
@@ -366,6 +374,10 @@ mod tests {
         // A good profile on lines 8 to 10, then `rest` from line 11.
         let agent = |rest: &str| table(&format!("[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\"]\n{rest}"));
         vec![
+            (
+                format!("[skills.agents]\n{}", agent("")),
+                r#"reach.toml:9:9: agents.web: the table lists a skill named "agents" ([skills.agents]), whose tools would clash with agents__delegate; rename that skill to use agent profiles"#,
+            ),
             (
                 table("[agents.Web]\n"),
                 r#"reach.toml:8:9: agents.Web: "Web" is not a valid profile name; use lowercase letters, digits, "_" and "-", starting with a letter"#,
