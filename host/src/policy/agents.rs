@@ -172,7 +172,7 @@ pub(super) fn resolve_agents(
         // Its `delegate` tool would be offered under the delegation tool's own name.
         return Err(src.invalid(
             &first.span(),
-            &format!("agents.{}", toml_key(first.get_ref())),
+            format!("agents.{}", toml_key(first.get_ref())),
             format!("the table lists a skill named {DELEGATE_SKILL:?} ([skills.{DELEGATE_SKILL}]), whose tools would clash with agents__delegate; rename that skill to use agent profiles"),
         ));
     }
