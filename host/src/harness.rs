@@ -263,6 +263,9 @@ pub struct Harness<'a> {
     delegated: std::collections::HashMap<String, String>,
     /// Workers started, for the report.
     workers: Vec<WorkerSummary>,
+    /// The skills this loop may hand to workers: its own, even when it
+    /// delegates rather than using them ([`DelegationSettings::supervisor_skills`](crate::policy::DelegationSettings::supervisor_skills)).
+    passable: Vec<String>,
 }
 
 /// The run's long-term memory: the store and the `[memory]` settings.
@@ -372,6 +375,7 @@ impl<'a> Harness<'a> {
             slot: None,
             delegated: Default::default(),
             workers: Vec::new(),
+            passable: Vec::new(),
         }
         .offering_delegate()
     }
@@ -384,10 +388,23 @@ impl<'a> Harness<'a> {
     /// Delegate to `team`'s profiles (with its models) instead of the
     /// table's profiles alone. `agents__delegate` is offered when the team
     /// has a profile with a skill this run may use.
+    ///
+    /// Call it before [`Harness::with_memory`]: the tools are offered anew.
     pub fn with_team(mut self, team: Team) -> Self {
         self.team = Arc::new(team);
+        self.fresh_toolbox();
         self.offer_delegate();
         self
+    }
+
+    /// Every tool of the host again, before the delegation tool decides
+    /// what this loop keeps.
+    fn fresh_toolbox(&mut self) {
+        self.toolbox = Toolbox::from_host(self.host, self.config.compact_schemas);
+        if self.config.disclose != Disclosure::All {
+            self.toolbox.enable_open();
+        }
+        self.passable = Vec::new();
     }
 
     /// This loop as a worker: only `skills` (already within its parent's),
@@ -406,6 +423,7 @@ impl<'a> Harness<'a> {
         self.reach = reach;
         self.answer_format = Some(format);
         self.slot = Some(slot);
+        self.fresh_toolbox();
         self.toolbox.keep_skills(skills);
         self.offer_delegate();
         self
@@ -978,9 +996,12 @@ impl<'a> Harness<'a> {
             let failure = ToolFailure::new(
                 ErrorCode::Denied,
                 format!(
-                    "agent `{}` may not use the skill `{skill}`: its profile's skills here are {}",
-                    self.scope.agent.as_deref().unwrap_or("?"),
-                    self.toolbox.skills().join(", ")
+                    "{} may not use the skill `{skill}` itself: {}",
+                    self.scope.agent.as_deref().map_or_else(|| "this run".to_owned(), |a| format!("agent `{a}`")),
+                    match &self.scope.agent {
+                        Some(_) => format!("its profile's skills here are {}", self.toolbox.skills().join(", ")),
+                        None => "it hands work to workers (agents__delegate) whose profiles have the skills".to_owned(),
+                    }
                 ),
             );
             self.audit.record("decision", decision_record(at, "denied", Some(&failure.message)));

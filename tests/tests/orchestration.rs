@@ -165,8 +165,11 @@ async fn two_delegations_in_one_reply_run_at_the_same_time_each_seeing_only_its_
         assert!(tools.contains(&"files__read".to_owned()), "{tools:?}");
         assert!(!tools.iter().any(|t| t.starts_with("probe__") || t.starts_with("echo__") || t == "agents__delegate"), "{tools:?}");
     }
-    // The supervisor got both outputs, in the order it asked.
+    // The supervisor delegates: no skill of its own (supervisor_skills is off).
     let root = done.requests_of("root");
+    let tools = offered(&root[0]);
+    assert!(tools.contains(&"agents__delegate".to_owned()) && !tools.iter().any(|t| t.starts_with("files__")), "{tools:?}");
+    // The supervisor got both outputs, in the order it asked.
     let got = results(root.last().expect("a second root request"));
     assert!(got[0].contains("alpha") && got[0].contains("\"task_id\":\"t1\""), "{got:?}");
     assert!(got[1].contains("gamma") && got[1].contains("\"task_id\":\"t2\""), "{got:?}");
@@ -348,7 +351,8 @@ async fn a_reviewer_reads_with_write_and_variables_taken_away_and_a_revise_verdi
     let config = RunConfig { review: Some("notes/out.md exists and says alpha".into()), ..RunConfig::default() };
     let ws = workspace();
     let planted = ws.path("notes/by-reviewer.md").display().to_string();
-    let done = run_in(ws, "", config, move |body| match who(body).as_str() {
+    // The executor writes itself here (no workers involved).
+    let done = run_in(ws, "[delegation]\nsupervisor_skills = true\n", config, move |body| match who(body).as_str() {
         "root" if last(body).contains("A reviewer checked your work") => {
             Reply::call("files__write", &json!({"path": "notes/out.md", "content": "alpha"}).to_string())
         }
@@ -446,4 +450,18 @@ async fn a_worker_that_answers_before_calling_any_tool_is_told_to_use_its_tools_
     let got = results(done.requests_of("root").last().unwrap())[0].clone();
     assert!(got.contains("alpha") && !got.contains("1234567890"), "{got}");
     assert_eq!(done.of("t1").iter().filter(|r| r["event"] == "answer_questioned").count(), 1);
+}
+
+#[tokio::test]
+async fn a_supervisor_calling_a_skill_itself_is_refused_unless_the_table_lets_it() {
+    let respond = |body: &Value| match who(body).as_str() {
+        "root" if results(body).is_empty() => Reply::call("files__read", r#"{"path": "docs/a.txt"}"#),
+        _ => Reply::text("Done."),
+    };
+    let done = run("", RunConfig::default(), respond).await;
+    let said = &results(&done.requests_of("root")[1])[0];
+    assert!(said.contains("\"DENIED\"") && said.contains("this run may not use the skill `files` itself"), "{said}");
+    let done = run("[delegation]\nsupervisor_skills = true\n", RunConfig::default(), respond).await;
+    let said = &results(&done.requests_of("root")[1])[0];
+    assert!(said.contains("alpha"), "{said}");
 }

@@ -160,7 +160,7 @@ impl Harness<'_> {
         if !may || self.scope.depth >= limits.max_depth {
             return Vec::new();
         }
-        let mine = self.toolbox.skills();
+        let mine = self.passable();
         self.team
             .profiles()
             .iter()
@@ -171,11 +171,24 @@ impl Harness<'_> {
             .collect()
     }
 
-    /// Offer `agents__delegate` when this harness may delegate.
+    /// The skills this loop may hand on: what it was given.
+    fn passable(&self) -> Vec<&str> {
+        if self.passable.is_empty() { self.toolbox.skills() } else { self.passable.iter().map(String::as_str).collect() }
+    }
+
+    /// Offer `agents__delegate` when this harness may delegate. The run's
+    /// own loop then keeps no skill of its own unless the table says
+    /// `supervisor_skills = true`: it plans and delegates, and what pages
+    /// and files say reaches it only as its workers' checked JSON.
     pub(super) fn offer_delegate(&mut self) {
         let agents = self.delegates();
-        let steps = self.team.limits().worker_max_steps.max(self.team.profiles().iter().filter_map(|p| p.max_steps).max().unwrap_or(0));
+        let limits = self.team.limits();
+        let steps = limits.worker_max_steps.max(self.team.profiles().iter().filter_map(|p| p.max_steps).max().unwrap_or(0));
         self.toolbox.add_delegate(&agents, steps);
+        if self.scope.depth == 0 && !agents.is_empty() && !limits.supervisor_skills {
+            self.passable = self.toolbox.skills().into_iter().map(str::to_owned).collect();
+            self.toolbox.keep_skills(&[]);
+        }
     }
 
     /// True when `call` is a delegation (offered or not: a worker that may
@@ -379,8 +392,7 @@ impl Harness<'_> {
             .map(|a| json!({"tool": a.tool, "arguments": shorten_chars(&a.arguments.to_string(), 400)}))
             .collect();
         let readable: Vec<String> = self
-            .toolbox
-            .skills()
+            .passable()
             .into_iter()
             .filter(|s| {
                 let g = self.host.policy.grants(s);

@@ -16,6 +16,7 @@
 //! max_depth = 2                    # a worker's worker is depth 2
 //! max_delegations = 16             # workers started, whole run
 //! worker_max_steps = 6             # default max_steps of a worker
+//! supervisor_skills = false        # true: the run's own loop uses skills too
 //! ```
 //!
 //! A worker's skills are the intersection of its profile and what its
@@ -96,11 +97,15 @@ pub struct DelegationSettings {
     pub max_delegations: usize,
     /// `max_steps` of a worker whose profile does not say (default 6).
     pub worker_max_steps: usize,
+    /// The run's own loop also uses skills directly (default `false`: with
+    /// profiles, the run delegates and only its workers touch skills —
+    /// pages and files reach it only as its workers' checked JSON).
+    pub supervisor_skills: bool,
 }
 
 impl Default for DelegationSettings {
     fn default() -> Self {
-        DelegationSettings { max_workers: 4, max_depth: 2, max_delegations: 16, worker_max_steps: 6 }
+        DelegationSettings { max_workers: 4, max_depth: 2, max_delegations: 16, worker_max_steps: 6, supervisor_skills: false }
     }
 }
 
@@ -124,13 +129,14 @@ pub(super) struct RawAgent {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table with max_workers, max_depth, max_delegations, worker_max_steps"
+    expecting = "a table with max_workers, max_depth, max_delegations, worker_max_steps, supervisor_skills"
 )]
 pub(super) struct RawDelegation {
     max_workers: Option<Spanned<i64>>,
     max_depth: Option<Spanned<i64>>,
     max_delegations: Option<Spanned<i64>>,
     worker_max_steps: Option<Spanned<i64>>,
+    supervisor_skills: Option<bool>,
 }
 
 /// A number key that is optional, checked against `range`.
@@ -155,6 +161,7 @@ impl RawDelegation {
             max_depth: or("max_depth", &self.max_depth, MAX_DEPTH, defaults.max_depth)?,
             max_delegations: or("max_delegations", &self.max_delegations, MAX_DELEGATIONS, defaults.max_delegations)?,
             worker_max_steps: or("worker_max_steps", &self.worker_max_steps, STEPS, defaults.worker_max_steps)?,
+            supervisor_skills: self.supervisor_skills.unwrap_or(defaults.supervisor_skills),
         })
     }
 }
@@ -351,7 +358,7 @@ mod tests {
     #[test]
     fn delegation_limits_are_read_up_to_their_maxima() {
         let policy = parse("[delegation]\nmax_workers = 16\nmax_depth = 4\nmax_delegations = 256\nworker_max_steps = 100\n").expect("valid");
-        assert_eq!(policy.delegation(), DelegationSettings { max_workers: 16, max_depth: 4, max_delegations: 256, worker_max_steps: 100 });
+        assert_eq!(policy.delegation(), DelegationSettings { max_workers: 16, max_depth: 4, max_delegations: 256, worker_max_steps: 100, supervisor_skills: false });
         let policy = parse("[delegation]\nmax_depth = 1\n").expect("valid");
         assert_eq!(policy.delegation(), DelegationSettings { max_depth: 1, ..DelegationSettings::default() });
     }
