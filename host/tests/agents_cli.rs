@@ -83,6 +83,7 @@ fn agents_list_names_each_profile_and_what_it_can_reach() {
         "  may delegate: yes (lists `agents`; at most depth 2)",
         "    web: (not installed)",
         "[delegation]: max_workers 2, max_depth 2, max_delegations 16, worker_max_steps 6",
+        "the run itself: only delegates (supervisor_skills = false)",
     ] {
         assert!(text.lines().any(|l| l == line), "{line:?} missing from:\n{text}");
     }
@@ -100,7 +101,7 @@ fn agents_list_json_is_one_stable_object() {
     let json: Value = serde_json::from_str(&stdout(&out)).expect("one JSON object");
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let at = |sub: &str| root.join(sub).display().to_string();
-    assert_eq!(json["delegation"], json!({"max_workers": 2, "max_depth": 2, "max_delegations": 16, "worker_max_steps": 6}));
+    assert_eq!(json["delegation"], json!({"max_workers": 2, "max_depth": 2, "max_delegations": 16, "worker_max_steps": 6, "supervisor_skills": false}));
     let agents = json["agents"].as_array().unwrap();
     assert_eq!(agents.iter().map(|a| a["name"].as_str().unwrap()).collect::<Vec<_>>(), ["reader", "web"]);
     assert_eq!(

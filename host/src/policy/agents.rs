@@ -350,7 +350,7 @@ mod tests {
         assert_eq!(policy.agent("nobody"), None);
         assert!(boss.may_delegate() && !web.may_delegate());
         assert_eq!(policy.delegation(), DelegationSettings::default());
-        assert_eq!(policy.delegation(), DelegationSettings { max_workers: 4, max_depth: 2, max_delegations: 16, worker_max_steps: 6 });
+        assert_eq!(policy.delegation(), DelegationSettings { max_workers: 4, max_depth: 2, max_delegations: 16, worker_max_steps: 6, supervisor_skills: false });
         // The built-in policy and a table without profiles have none.
         assert!(Policy::builtin().agents().is_empty() && parse(SKILLS).expect("valid").agents().is_empty());
     }

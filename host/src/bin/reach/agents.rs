@@ -54,6 +54,10 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         "[delegation]: max_workers {}, max_depth {}, max_delegations {}, worker_max_steps {}",
         delegation.max_workers, delegation.max_depth, delegation.max_delegations, delegation.worker_max_steps
     );
+    println!(
+        "the run itself: {}",
+        if delegation.supervisor_skills { "uses the skills too (supervisor_skills = true)" } else { "only delegates (supervisor_skills = false)" }
+    );
     Ok(ExitCode::SUCCESS)
 }
 
