@@ -459,7 +459,7 @@ mod tests {
             ("[delegation]\nworker_max_steps = 0\n".to_owned(), "reach.toml:2:20: delegation.worker_max_steps: 0 is out of range; use 1 to 100"),
             (
                 "[delegation]\nmax_worker = 2\n".to_owned(),
-                "reach.toml:2:1: unknown field `max_worker`, expected one of `max_workers`, `max_depth`, `max_delegations`, `worker_max_steps`",
+                "reach.toml:2:1: unknown field `max_worker`, expected one of `max_workers`, `max_depth`, `max_delegations`, `worker_max_steps`, `supervisor_skills`",
             ),
         ]
     }
