@@ -465,3 +465,20 @@ async fn a_supervisor_calling_a_skill_itself_is_refused_unless_the_table_lets_it
     let said = &results(&done.requests_of("root")[1])[0];
     assert!(said.contains("alpha"), "{said}");
 }
+
+#[tokio::test]
+async fn an_envelope_asking_for_one_step_gets_the_two_a_tool_answer_needs() {
+    let done = run("", RunConfig::default(), |body| match who(body).as_str() {
+        "root" if results(body).is_empty() => {
+            let mut envelope: Value = serde_json::from_str(&delegate("reader", "Read docs/a.txt")).unwrap();
+            envelope["max_steps"] = json!(1);
+            Reply::call("agents__delegate", &envelope.to_string())
+        }
+        "root" => Reply::text("Done."),
+        _ => reader(body, Duration::ZERO),
+    })
+    .await;
+    assert_eq!(done.report.workers[0].outcome, "ok", "{:?}", done.report.workers);
+    let started = done.root().into_iter().find(|r| r["event"] == "delegation_started").unwrap().clone();
+    assert_eq!(started["max_steps"], 2);
+}

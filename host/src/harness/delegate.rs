@@ -143,6 +143,9 @@ fn review_format() -> Value {
     }, "required": ["verdict", "issues"]})
 }
 
+/// The fewest model requests a delegation gets, whatever the envelope asks.
+const MIN_WORKER_STEPS: usize = 2;
+
 /// Most issues of a review passed back to the executor, and their length.
 const REVIEW_ISSUES: usize = 10;
 const ISSUE_CHARS: usize = 300;
@@ -320,7 +323,9 @@ impl Harness<'_> {
         })?;
         let most = profile.max_steps.unwrap_or(limits.worker_max_steps);
         let config = RunConfig {
-            max_steps: envelope.max_steps.map_or(most, |asked| asked.min(most)),
+            // A worker needs two requests to answer from a tool (the call, then
+            // the answer): fewer would leave it only a made-up answer.
+            max_steps: envelope.max_steps.map_or(most, |asked| asked.clamp(MIN_WORKER_STEPS.min(most), most)),
             token_budget: profile.token_budget,
             context_tokens: self.config.context_tokens,
             compact_at: self.config.compact_at,

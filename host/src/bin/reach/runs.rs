@@ -286,6 +286,21 @@ fn line(e: &Value) -> Option<String> {
         ),
         "compaction_skipped" => format!("step {}: compaction needed but skipped: {}", e["step"], safe(&e["reason"])),
         "user_message" => format!("step {}: the person said: {}", e["step"], safe(&e["text"])),
+        "answer_questioned" => {
+            let why = if e["no_tool_called"] == true {
+                "it answered before calling any tool (a worker): told to use its tools".to_owned()
+            } else if e["promised_delegation"] == true {
+                "it announced a delegation it did not make: told nothing was done".to_owned()
+            } else {
+                let names: Vec<String> = e["unsupported"].as_array().into_iter().flatten().map(|v| escape_for_terminal(v.as_str().unwrap_or(""))).collect();
+                format!("it names what no tool returned ({}): asked to check", names.join(", "))
+            };
+            format!("step {}: answer sent back: {why}", e["step"])
+        }
+        "answer_format" => {
+            let errors: Vec<String> = e["errors"].as_array().into_iter().flatten().map(|v| escape_for_terminal(v.as_str().unwrap_or(""))).collect();
+            format!("step {}: answer not in the return format ({}): asked once to fix it", e["step"], errors.join("; "))
+        }
         "memory_recalled" => format!("  remembered notes given: {} (~{} tokens)", e["entries"], e["tokens"]),
         "memory_remembered" => format!("  note #{} kept [{}]", e["entry"], e["decision"].as_str().unwrap_or("-")),
         "delegation_started" => format!(
