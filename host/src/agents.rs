@@ -164,13 +164,6 @@ pub fn promise_back() -> String {
         .to_owned()
 }
 
-/// What a worker is told when it answers before calling any tool.
-pub fn untouched_back() -> String {
-    "[harness] You answered without calling any tool, so nothing in your answer comes from your tools: it would be \
-     made up. Do the task with your tools now, then answer with only what they returned."
-        .to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

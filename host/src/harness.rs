@@ -59,9 +59,6 @@ const FORMAT_QUESTIONS: usize = 1;
 /// How often a supervisor that announced a delegation and made none is
 /// told so.
 const PROMISE_QUESTIONS: usize = 1;
-/// How often a worker that answers before calling any tool is told to
-/// do its task with its tools.
-const UNTOUCHED_QUESTIONS: usize = 1;
 /// Repeats of an earlier delegation (each refused) that stop a run as no
 /// progress.
 const REPEATED_DELEGATIONS: usize = 2;
@@ -501,7 +498,6 @@ impl<'a> Harness<'a> {
         let mut pending: Option<(repair::TextCall, String)> = None;
         let mut format_questions_left = FORMAT_QUESTIONS;
         let mut promise_questions_left = PROMISE_QUESTIONS;
-        let mut untouched_questions_left = UNTOUCHED_QUESTIONS;
         let mut reviews: Vec<Review> = Vec::new();
         // Raised once by a `revise` verdict: the executor's extra round.
         let mut step_limit = self.config.max_steps;
@@ -574,11 +570,7 @@ impl<'a> Harness<'a> {
                     });
                     message.content.clear();
                     text_call = true;
-                } else if !chose_answer
-                    && let Some(call) = repair::described_call(&message.content, self.toolbox.specs()).or_else(|| {
-                        self.toolbox.target(agents::DELEGATE).and_then(|_| delegate::described_delegation(&message.content, &self.delegates()))
-                    })
-                {
+                } else if !chose_answer && let Some(call) = repair::described_call(&message.content, self.toolbox.specs()) {
                     // Ran: an ok call of that tool had every argument described
                     // (a description often leaves out the optional ones).
                     let ran = actions.iter().any(|a| {
@@ -696,15 +688,6 @@ impl<'a> Harness<'a> {
                     self.audit.record("answer_questioned", json!({"step": steps, "promised_delegation": true}));
                     conversation.push(message);
                     conversation.push(Message::user(agents::promise_back()));
-                    continue;
-                }
-                if self.answer_format.is_some() && actions.is_empty() && untouched_questions_left > 0 && !self.toolbox.skills().is_empty() {
-                    // A worker exists to do its task with its skills: an
-                    // answer before any call can only be made up.
-                    untouched_questions_left -= 1;
-                    self.audit.record("answer_questioned", json!({"step": steps, "no_tool_called": true}));
-                    conversation.push(message);
-                    conversation.push(Message::user(agents::untouched_back()));
                     continue;
                 }
                 if let Some(format) = &self.answer_format

@@ -422,37 +422,6 @@ async fn cancelling_a_run_stops_its_workers_mid_call() {
 }
 
 #[tokio::test]
-async fn a_delegation_described_in_prose_is_asked_about_and_runs_on_call() {
-    let envelope = delegate("reader", "Read docs/a.txt");
-    let done = run("", RunConfig::default(), move |body| match who(body).as_str() {
-        "root" if last(body).contains("Reply with exactly one word") => Reply::text("CALL"),
-        "root" if results(body).is_empty() => Reply::text(&format!("You would ask the reader agent with this JSON:\n```json\n{envelope}\n```")),
-        "root" => Reply::text("a.txt says alpha and beta."),
-        _ => reader(body, Duration::ZERO),
-    })
-    .await;
-    assert_eq!(done.report.stop, Stop::Answered, "{:?}", done.report);
-    assert_eq!(done.report.workers.len(), 1, "the described delegation ran once the model said CALL");
-    assert_eq!(done.report.workers[0].outcome, "ok");
-}
-
-#[tokio::test]
-async fn a_worker_that_answers_before_calling_any_tool_is_told_to_use_its_tools_once() {
-    let done = run("", RunConfig::default(), |body| match who(body).as_str() {
-        "root" if results(body).is_empty() => Reply::call("agents__delegate", &delegate("reader", "Read docs/a.txt")),
-        "root" => Reply::text("Done."),
-        // A made-up answer first; told, it reads the file.
-        _ if last(body).contains("You answered without calling any tool") => Reply::call("files__read", r#"{"path": "docs/a.txt"}"#),
-        _ if results(body).is_empty() => Reply::text(r#"{"text": "1234567890"}"#),
-        _ => Reply::text(&json!({"text": results(body)[0]}).to_string()),
-    })
-    .await;
-    let got = results(done.requests_of("root").last().unwrap())[0].clone();
-    assert!(got.contains("alpha") && !got.contains("1234567890"), "{got}");
-    assert_eq!(done.of("t1").iter().filter(|r| r["event"] == "answer_questioned").count(), 1);
-}
-
-#[tokio::test]
 async fn a_supervisor_calling_a_skill_itself_is_refused_unless_the_table_lets_it() {
     let respond = |body: &Value| match who(body).as_str() {
         "root" if results(body).is_empty() => Reply::call("files__read", r#"{"path": "docs/a.txt"}"#),

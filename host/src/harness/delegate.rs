@@ -470,20 +470,6 @@ impl Harness<'_> {
     }
 }
 
-/// A delegation described instead of made: an object in `text` that
-/// reads as an envelope — it names one of `agents` as `agent` and has a
-/// `task` — written without naming the tool (a small model writes "I would
-/// ask the api agent with this JSON: {…}"). It is asked about like any
-/// described call; never run unasked, as delegating can change things.
-pub(super) fn described_delegation(text: &str, agents: &[(String, String, Vec<String>)]) -> Option<super::repair::TextCall> {
-    super::repair::candidate_objects(text).into_iter().find_map(|block| {
-        let map = super::repair::arguments(block).ok()?;
-        let agent = map.get("agent")?.as_str()?;
-        let known = agents.iter().any(|(name, _, _)| name == agent);
-        (known && map.get("task").is_some_and(Value::is_string)).then(|| super::repair::TextCall { name: DELEGATE.to_owned(), arguments: map })
-    })
-}
-
 /// The executor's note after a `revise` verdict: the issues, as what a
 /// model reported (it read the work, which may quote pages), not as the
 /// user's words.

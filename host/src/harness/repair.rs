@@ -214,7 +214,7 @@ fn mentions(text: &str, name: &str) -> bool {
 }
 
 /// The text of each fenced block, then the outermost object of the whole text.
-pub(crate) fn candidate_objects(text: &str) -> Vec<&str> {
+fn candidate_objects(text: &str) -> Vec<&str> {
     let mut found = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find("```") {

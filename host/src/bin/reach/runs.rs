@@ -287,9 +287,7 @@ fn line(e: &Value) -> Option<String> {
         "compaction_skipped" => format!("step {}: compaction needed but skipped: {}", e["step"], safe(&e["reason"])),
         "user_message" => format!("step {}: the person said: {}", e["step"], safe(&e["text"])),
         "answer_questioned" => {
-            let why = if e["no_tool_called"] == true {
-                "it answered before calling any tool (a worker): told to use its tools".to_owned()
-            } else if e["promised_delegation"] == true {
+            let why = if e["promised_delegation"] == true {
                 "it announced a delegation it did not make: told nothing was done".to_owned()
             } else {
                 let names: Vec<String> = e["unsupported"].as_array().into_iter().flatten().map(|v| escape_for_terminal(v.as_str().unwrap_or(""))).collect();
