@@ -223,6 +223,13 @@ impl RunReport {
             Stop::ModelError(e) => format!("Stopped: the model failed: {e}"),
         };
         out.push_str(&left);
+        if let Some(review) = self.reviews.last() {
+            out.push_str(&match review.verdict.as_deref() {
+                Some("pass") => format!("\nReview {}: pass.", review.round),
+                Some(verdict) => format!("\nReview {}: {verdict} — the work may not meet the criteria: {}", review.round, review.issues.join("; ")),
+                None => format!("\nReview {}: the reviewer failed ({}); the work was not checked.", review.round, review.error.as_deref().unwrap_or("?")),
+            });
+        }
         out
     }
 }

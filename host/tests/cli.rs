@@ -470,3 +470,21 @@ fn runs_show_tells_compactions_memory_and_the_persons_messages() {
     }
     assert!(!shown.contains('\u{1b}'), "the person's text is escaped for the terminal");
 }
+
+#[test]
+fn a_review_that_does_not_pass_exits_4_and_one_that_passes_exits_0() {
+    let env = Env::new(POLICY);
+    let revise = || answer(r#"{"verdict": "revise", "issues": ["notes/summary.md is missing"]}"#);
+    // Executor, reviewer, executor's extra round, reviewer again.
+    let server = Server::start(vec![answer("Done."), revise(), answer("Done, really."), revise()]);
+    let (out, report) = env.run(&server, "Summarise the docs", &["--review", "notes/summary.md exists"]);
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    let verdicts: Vec<&str> = report["reviews"].as_array().unwrap().iter().map(|r| r["verdict"].as_str().unwrap()).collect();
+    assert_eq!(verdicts, ["revise", "revise"]);
+    assert_eq!(report["answer"], "Done, really.");
+
+    let server = Server::start(vec![answer("Done."), answer(r#"{"verdict": "pass", "issues": []}"#)]);
+    let (out, report) = env.run(&server, "Summarise the docs", &["--review", "notes/summary.md exists"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(report["reviews"][0]["verdict"], "pass");
+}

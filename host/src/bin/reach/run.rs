@@ -1,7 +1,8 @@
 //! `reach run "TASK"`: the agent loop on the command line.
 //!
-//! Exit codes: 0 the model answered; 3 stopped by a limit (steps, tokens,
-//! no progress) or a person declining; 1 the model failed; 2 usage or
+//! Exit codes: 0 the model answered; 4 it answered, but `--review`'s last
+//! verdict was not `pass`; 3 stopped by a limit (steps, tokens, no
+//! progress) or a person declining; 1 the model failed; 2 usage or
 //! configuration error.
 
 use crate::args::{Cli, RunArgs};
@@ -160,6 +161,8 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("audit log: {}  (reach runs show {id})", log_path.display());
     }
     Ok(match report.stop {
+        // A script asked for a review: work the reviewer did not pass is not done.
+        Stop::Answered if report.reviews.last().is_some_and(|r| r.verdict.as_deref() != Some("pass")) => ExitCode::from(4),
         Stop::Answered => ExitCode::SUCCESS,
         Stop::ModelError(_) => ExitCode::from(1),
         Stop::MaxSteps | Stop::TokenBudget | Stop::NoProgress | Stop::Declined => ExitCode::from(3),
