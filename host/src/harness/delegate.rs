@@ -203,8 +203,8 @@ impl Harness<'_> {
 
     /// Check, record and run the delegations among `calls` (made at `step`,
     /// the first numbered `first_call`), together. Returns each one's
-    /// outcome by call id, the workers' summaries, and how many repeated
-    /// an earlier delegation. Every delegation is on record
+    /// outcome by call id, and how many repeated an earlier delegation; the
+    /// workers' summaries go to the report. Every delegation is on record
     /// (`tool_call_started`) before any worker starts.
     pub(super) async fn delegate(
         &mut self,
