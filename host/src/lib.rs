@@ -86,6 +86,15 @@
 //! serve_stdio(McpServer::live(live)).await?;
 //! # Ok(()) }
 //! ```
+//!
+//! # Workers and a reviewer
+//!
+//! A table's `[agents.NAME]` profiles become workers the run's model hands
+//! pieces of its task to with `agents__delegate` ([`agents`]): each with
+//! only its profile's skills, only its task envelope as context, and an
+//! answer checked against the envelope's JSON Schema; limits hold across
+//! the whole tree. [`AgentBuilder::review`] adds a reviewer with read-only
+//! skills that checks the answer against criteria.
 
 pub mod agents;
 pub mod error;

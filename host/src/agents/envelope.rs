@@ -119,11 +119,10 @@ impl Envelope {
             other => out.push_str(&format!("Input: {other}\n")),
         }
         out.push_str(&format!("Expected output: {}\n", self.expected_output));
-        out.push_str(&format!(
-            "\nDo the task with your tools. When it is done, reply with only a JSON value matching this JSON Schema, \
-             and nothing else: {}",
-            self.return_format
-        ));
+        // One thing at a time: a small model told up front to reply in JSON
+        // replies in JSON at once, tools unused (seen with the local model);
+        // the format is asked for when it answers ([`fix_back`]).
+        out.push_str("\nDo the task now with your tools, then answer with what they returned. You will then be asked for the result as JSON.");
         out
     }
 }
@@ -249,7 +248,7 @@ mod tests {
         let mut args = good();
         args["input"] = json!("https://example.com/a");
         let brief = Envelope::parse(&args).unwrap().brief("fetches pages", Some("Save under notes/."));
-        for part in ["[worker: web]", "fetches pages", "Save under notes/.", "Task: Save the page", "Input:\nhttps://example.com/a", "Expected output: the path", "\"required\":[\"path\"]"] {
+        for part in ["[worker: web]", "fetches pages", "Save under notes/.", "Task: Save the page", "Input:\nhttps://example.com/a", "Expected output: the path", "asked for the result as JSON"] {
             assert!(brief.contains(part), "{part} in {brief}");
         }
     }
