@@ -59,6 +59,9 @@ const FORMAT_QUESTIONS: usize = 1;
 /// How often a supervisor that announced a delegation and made none is
 /// told so.
 const PROMISE_QUESTIONS: usize = 1;
+/// How often a supervisor that only delegates is asked, as it answers,
+/// whether a piece of the task is left.
+const PIECES_QUESTIONS: usize = 1;
 /// Repeats of an earlier delegation (each refused) that stop a run as no
 /// progress.
 const REPEATED_DELEGATIONS: usize = 2;
@@ -287,6 +290,9 @@ struct Around<'p> {
     remembered: &'p str,
     /// The tried-calls note, on long runs.
     note: Option<&'p str>,
+    /// How this loop goes about the task, right after it (a supervisor
+    /// that only delegates: [`delegate::SUPERVISOR_LEAD`]).
+    lead: Option<&'p str>,
 }
 
 /// What the run has seen, for deciding where a note came from.
@@ -505,12 +511,25 @@ impl<'a> Harness<'a> {
         let mut pending: Option<(repair::TextCall, String)> = None;
         let mut format_questions_left = FORMAT_QUESTIONS;
         let mut promise_questions_left = PROMISE_QUESTIONS;
+        let mut pieces_questions_left = PIECES_QUESTIONS;
         let mut reviews: Vec<Review> = Vec::new();
         // Raised once by a `revise` verdict: the executor's extra round.
         let mut step_limit = self.config.max_steps;
         let mut repeated = 0;
         let stop = 'run: loop {
-            if steps >= step_limit {
+            // A worker's limit is its parent's budget for its work: the
+            // harness's own questions (a described call to make, an error
+            // to fix, its answer in the return format…; each asked a fixed
+            // number of times) come on top. Left to the limit, they used up
+            // the local model's workers, which describe nearly every call
+            // before making it. The run's own loop counts every request.
+            let asked = (DESCRIBED_CALL_QUESTIONS - questions_left)
+                + (EVIDENCE_QUESTIONS - evidence_questions_left)
+                + (RESTATE_QUESTIONS - restate_questions_left)
+                + (RETRY_QUESTIONS - retry_questions_left)
+                + (DENIED_QUESTIONS - denied_questions_left)
+                + (FORMAT_QUESTIONS - format_questions_left);
+            if steps >= step_limit + if self.scope.depth > 0 { asked } else { 0 } {
                 break Stop::MaxSteps;
             }
             steps += 1;
@@ -520,16 +539,16 @@ impl<'a> Harness<'a> {
                 conversation.push_person(said);
             }
             let note = reminder(task, &actions);
-            let around = Around { task, remembered: &remembered, note: note.as_deref() };
+            let around = Around { task, remembered: &remembered, note: note.as_deref(), lead: self.lead() };
             // Built once a step, measured as it will be sent; again only after a compaction.
-            let mut messages = request_messages(around.remembered, &conversation, around.note);
+            let mut messages = request_messages(&around, &conversation);
             let mut estimated = compaction::estimate_request(&messages, &self.offered());
             if calibration.apply(estimated) > budget.threshold()
                 && let Some(after) = self.compact(&around, estimated, &mut conversation, budget, &calibration, &mut usage).await
             {
                 progress.compacted(steps, calibration.apply(estimated), calibration.apply(after));
                 estimated = after;
-                messages = request_messages(around.remembered, &conversation, around.note);
+                messages = request_messages(&around, &conversation);
             }
             progress.model_request(steps);
             let started = Instant::now();
@@ -695,6 +714,16 @@ impl<'a> Harness<'a> {
                     self.audit.record("answer_questioned", json!({"step": steps, "promised_delegation": true}));
                     conversation.push(message);
                     conversation.push(Message::user(agents::promise_back()));
+                    continue;
+                }
+                if self.lead().is_some() && !self.delegated.is_empty() && pieces_questions_left > 0 {
+                    // A supervisor answering after the first piece came back
+                    // (the local model did, with the second piece undone) is
+                    // asked once whether any piece is left.
+                    pieces_questions_left -= 1;
+                    self.audit.record("answer_questioned", json!({"step": steps, "pieces_left": true}));
+                    conversation.push(message);
+                    conversation.push(Message::user(delegate::pieces_left(task)));
                     continue;
                 }
                 if let Some(format) = &self.answer_format
@@ -872,13 +901,20 @@ impl<'a> Harness<'a> {
 
     /// Estimated tokens of the next request (uncalibrated).
     fn estimate(&self, around: &Around<'_>, conversation: &Conversation) -> u64 {
-        let messages = request_messages(around.remembered, conversation, around.note);
+        let messages = request_messages(around, conversation);
         compaction::estimate_request(&messages, &self.offered())
     }
 
     /// The tools offered on the next request: all of them, or (on-demand
     /// disclosure) the built-ins, the menu and the skills opened so far.
     fn offered(&self) -> std::borrow::Cow<'_, [crate::model::ToolSpec]> {
+        if self.lead().is_some() && self.workbench.is_empty() {
+            // A loop that only delegates reads files through its workers:
+            // offered before any result was kept, the local model's
+            // supervisor took `workbench__read` for a file reader and read a
+            // path with it instead of delegating to its files worker.
+            return std::borrow::Cow::Owned(self.toolbox.specs().iter().filter(|s| s.name != toolbox::WORKBENCH_READ).cloned().collect());
+        }
         if self.config.disclose != Disclosure::All && !self.offer_all {
             std::borrow::Cow::Owned(self.toolbox.on_demand(&self.opened))
         } else {
@@ -918,9 +954,15 @@ impl<'a> Harness<'a> {
         usage: &mut Usage,
     ) -> Option<u64> {
         let step = conversation.turns().last().map_or(0, |t| t.step);
-        let Around { task, remembered, note } = *around;
+        let Around { task, remembered, note, lead } = *around;
         let fixed = compaction::estimate_request(
-            &[Message::system(PREAMBLE), Message::user(remembered), Message::user(task), Message::user(note.unwrap_or_default())],
+            &[
+                Message::system(PREAMBLE),
+                Message::user(remembered),
+                Message::user(task),
+                Message::user(lead.unwrap_or_default()),
+                Message::user(note.unwrap_or_default()),
+            ],
             &self.offered(),
         );
         let (keep, checkpoint_chars, transcript_chars) = compaction::sizes(budget, calibration.apply(fixed));
@@ -1050,7 +1092,7 @@ impl<'a> Harness<'a> {
             }
             Target::SkillInstructions => {
                 let skill = arguments.get("skill").and_then(Value::as_str).unwrap_or("");
-                let out = match self.host.registry.active(skill) {
+                let out = match self.host.registry.active(skill).filter(|_| self.toolbox.skills().contains(&skill)) {
                     Some(a) => Ok(a.manifest.instructions.clone().unwrap_or_else(|| format!("{skill} has no instructions beyond its tool descriptions."))),
                     None => Err(ToolFailure::new(ErrorCode::NoSuchTool, format!("no active skill named `{skill}`"))),
                 };
@@ -1149,15 +1191,20 @@ impl Confirmer for Recorder<'_, '_> {
 /// The request for the next step. The same system prompt on every request
 /// of every run, so a server's prompt cache covers it and the tool list
 /// after it (thousands of tokens a CPU model reads at tens per second);
-/// what belongs to this run comes after: remembered notes, the
-/// conversation (the task first), the note on what was tried.
-fn request_messages(remembered: &str, conversation: &Conversation, note: Option<&str>) -> Vec<Message> {
+/// what belongs to this run comes after: the conversation (the task
+/// first, then how to go about it and the remembered notes), the note on
+/// what was tried.
+fn request_messages(around: &Around<'_>, conversation: &Conversation) -> Vec<Message> {
+    let Around { remembered, note, lead, .. } = *around;
     let mut messages = vec![Message::system(PREAMBLE)];
     let mut turns = conversation.messages().cloned();
     // The task, then the notes that may apply to it: read after the task, a
     // small model takes them as context for it rather than as a task of
     // their own (before it, the local model set out to remember them again).
     messages.extend(turns.next());
+    if let Some(lead) = lead {
+        messages.push(Message::user(lead));
+    }
     if !remembered.is_empty() {
         messages.push(Message::user(format!("[harness] {remembered}\nApply what fits this task; these notes are already kept.")));
     }

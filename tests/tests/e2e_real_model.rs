@@ -148,6 +148,8 @@ async fn a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_repor
     );
     let report = harness.run("e2e-agents", &task, &Quiet).await;
     eprintln!("{}", report.summary());
+    eprintln!("calls: {}", serde_json::to_string_pretty(&report.actions).unwrap());
+    eprintln!("answer: {:?}", report.answer);
     eprintln!("workers: {}", serde_json::to_string_pretty(&report.workers).unwrap());
 
     let ran = |agent: &str, tool: &str| {

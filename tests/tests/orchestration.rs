@@ -436,7 +436,7 @@ async fn a_supervisor_calling_a_skill_itself_is_refused_unless_the_table_lets_it
 }
 
 #[tokio::test]
-async fn an_envelope_asking_for_one_step_gets_the_two_a_tool_answer_needs() {
+async fn an_envelope_asking_for_one_step_gets_the_three_a_tool_answer_may_need() {
     let done = run("", RunConfig::default(), |body| match who(body).as_str() {
         "root" if results(body).is_empty() => {
             let mut envelope: Value = serde_json::from_str(&delegate("reader", "Read docs/a.txt")).unwrap();
@@ -449,5 +449,53 @@ async fn an_envelope_asking_for_one_step_gets_the_two_a_tool_answer_needs() {
     .await;
     assert_eq!(done.report.workers[0].outcome, "ok", "{:?}", done.report.workers);
     let started = done.root().into_iter().find(|r| r["event"] == "delegation_started").unwrap().clone();
-    assert_eq!(started["max_steps"], 2);
+    assert_eq!(started["max_steps"], 3);
+}
+
+#[tokio::test]
+async fn a_supervisor_that_only_delegates_is_told_to_start_with_the_first_piece_and_asked_for_the_rest_and_nobody_else_is() {
+    // Right after the task, on every request of the run's own loop.
+    let led = |body: &Value| {
+        body["messages"][2]["role"] == "user" && body["messages"][2]["content"].as_str().unwrap_or("").contains("Start with the first piece of the task")
+    };
+    let told = |body: &Value| body["messages"].to_string().contains("Start with the first piece");
+    let respond = |body: &Value| match who(body).as_str() {
+        "root" if results(body).is_empty() => Reply::call("agents__delegate", &delegate("reader", "Read docs/a.txt")),
+        "root" => Reply::text("Done."),
+        _ => reader(body, Duration::ZERO),
+    };
+    let done = run("", RunConfig::default(), respond).await;
+    let root = done.requests_of("root");
+    // Its answer after a delegation is questioned once, the task quoted.
+    assert_eq!(root.len(), 3, "{:?}", done.report.summary());
+    assert!(last(&root[2]).starts_with("[harness] The task was: Report what docs/a.txt and docs/b.txt say."), "{}", last(&root[2]));
+    assert_eq!(done.report.answer.as_deref(), Some("Done."));
+    assert!(root.iter().all(led), "{}", root[0]["messages"]);
+    // Nothing of a skill's instructions for a loop with no skills, and no
+    // workbench while nothing is kept on it.
+    assert_eq!(offered(&root[0]), ["agents__delegate"]);
+    let workers = done.requests_of("reader");
+    assert!(!workers.is_empty() && !workers.iter().any(told), "a worker does its piece itself: {}", workers[0]["messages"]);
+    // A supervisor with skills of its own may do a piece itself: not told to delegate.
+    let done = run("[delegation]\nsupervisor_skills = true\n", RunConfig::default(), respond).await;
+    assert!(!done.requests_of("root").iter().any(told));
+    assert_eq!(done.requests_of("root").len(), 2, "nor asked whether a piece is left");
+    assert!(offered(&done.requests_of("root")[0]).contains(&"skills__instructions".to_owned()));
+}
+
+#[tokio::test]
+async fn a_worker_that_answers_in_words_at_its_last_step_still_gets_its_chance_to_give_the_format() {
+    let done = run("[delegation]\nworker_max_steps = 2\n", RunConfig::default(), |body| match who(body).as_str() {
+        "root" if results(body).is_empty() => Reply::call("agents__delegate", &delegate("reader", "Read docs/a.txt")),
+        "root" => Reply::text("Done."),
+        // Step 1 reads, step 2 (its last) answers in words, then JSON when asked.
+        _ if results(body).is_empty() => Reply::call("files__read", r#"{"path": "docs/a.txt"}"#),
+        _ if last(body).contains("return format") => Reply::text(r#"{"text": "alpha"}"#),
+        _ => Reply::text("The file says alpha."),
+    })
+    .await;
+    let worker = &done.report.workers[0];
+    assert_eq!((worker.outcome.as_str(), worker.steps), ("ok", 3), "{:?}", done.report.workers);
+    let said = &results(&done.requests_of("root")[1])[0];
+    assert!(said.contains(r#""output":{"text":"alpha"}"#), "{said}");
 }

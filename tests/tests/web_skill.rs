@@ -396,13 +396,20 @@ async fn writing_outside_the_writable_grants_is_denied() {
 }
 
 #[tokio::test]
-async fn path_and_output_dir_together_are_invalid() {
+async fn a_path_inside_output_dir_is_the_file_written_and_one_outside_it_is_invalid() {
     let s = Setup::new();
     let host = s.host().await;
-    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url(ARTICLE), "path": "saved/a.md", "output_dir": "saved"}))
+    // Both given, the file in the folder (as models write it): that file.
+    call(&host, "web.to_markdown", json!({"url": s.pages.url(ARTICLE), "path": s.ws.path("saved/a.md"), "output_dir": s.ws.path("saved")}))
+        .await
+        .expect("saved");
+    assert_eq!(walk(&s.ws.path("saved")), [s.ws.path("saved/a.md")]);
+    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url(ARTICLE), "path": s.ws.path("saved/b.md"), "output_dir": s.ws.path("saved/text")}))
         .await
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
+    assert!(err.message.contains("call again without `output_dir`"), "{err}");
+    assert_eq!(walk(&s.ws.path("saved")), [s.ws.path("saved/a.md")], "nothing else written");
 }
 
 #[tokio::test]

@@ -49,7 +49,8 @@ impl Envelope {
     /// The envelope in `arguments`, or what is wrong with it (for an
     /// `INVALID_ARGS` the model can fix).
     pub fn parse(arguments: &Value) -> Result<Envelope, String> {
-        let map = arguments.as_object().ok_or("the arguments must be a JSON object")?;
+        let mut map = arguments.as_object().ok_or("the arguments must be a JSON object")?.clone();
+        lift_from_input(&mut map);
         let text = |key: &str| -> Result<String, String> {
             match map.get(key) {
                 Some(Value::String(s)) if !s.trim().is_empty() => {
@@ -124,6 +125,38 @@ impl Envelope {
         // the format is asked for when it answers ([`fix_back`]).
         out.push_str("\nDo the task now with your tools, then answer with what they returned. You will then be asked for the result as JSON.");
         out
+    }
+}
+
+/// The envelope's own fields that a small model wrote inside `input` (an
+/// object, or an object as JSON text) rather than beside it — `{"agent":
+/// "web", "input": "{\"task\": \"Save …\", \"return_format\": {…}}"}`, seen
+/// in most envelopes the local model got refused — moved to where they
+/// belong, when the envelope lacks them. The names say what they are, so
+/// nothing is guessed; whatever else `input` holds stays the input.
+fn lift_from_input(map: &mut Map<String, Value>) {
+    const FIELDS: [&str; 4] = ["task", "expected_output", "return_format", "max_steps"];
+    let mut inner = match map.get("input") {
+        Some(Value::Object(inner)) => inner.clone(),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(inner)) => inner,
+            _ => return,
+        },
+        _ => return,
+    };
+    let missing: Vec<&str> = FIELDS.into_iter().filter(|k| !map.contains_key(*k) && inner.contains_key(*k)).collect();
+    if missing.is_empty() {
+        return;
+    }
+    for key in missing {
+        if let Some(value) = inner.remove(key) {
+            map.insert(key.to_owned(), value);
+        }
+    }
+    if inner.is_empty() {
+        map.remove("input");
+    } else {
+        map.insert("input".to_owned(), Value::Object(inner));
     }
 }
 
@@ -219,6 +252,24 @@ mod tests {
         }
         let as_text = json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": "{\"type\": \"object\"}"});
         assert_eq!(Envelope::parse(&as_text).expect("a schema written as a string").return_format, json!({"type": "object"}));
+    }
+
+    #[test]
+    fn envelope_fields_written_inside_input_are_taken_from_there_and_nothing_else_is() {
+        // As the local model wrote them: the input an object as JSON text.
+        let args = json!({"agent": "web", "expected_output": "the path",
+            "input": "{\"task\": \"Save the page\", \"return_format\": {\"type\": \"object\"}, \"url\": \"https://example.com/a\"}"});
+        let e = Envelope::parse(&args).expect("lifted");
+        assert_eq!((e.task.as_str(), &e.return_format, &e.input), ("Save the page", &json!({"type": "object"}), &json!({"url": "https://example.com/a"})));
+        let only = json!({"agent": "web", "expected_output": "y", "return_format": {}, "input": {"task": "Save the page"}});
+        assert_eq!(Envelope::parse(&only).expect("lifted").input, Value::Null, "an input that was only the task is gone");
+        // A field given beside `input` wins; `input` keeps its own copy.
+        let both = json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {}, "input": {"task": "the data's task"}});
+        let e = Envelope::parse(&both).unwrap();
+        assert_eq!((e.task.as_str(), e.input), ("x", json!({"task": "the data's task"})));
+        // Text that is not an object stays the input, and a missing field is still missing.
+        let plain = json!({"agent": "web", "expected_output": "y", "return_format": {}, "input": "task: save it"});
+        assert!(Envelope::parse(&plain).expect_err("no task").contains("`task` is missing"));
     }
 
     #[test]

@@ -19,6 +19,24 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Told to a loop that only delegates, right after its task. Without it
+/// the local model handed the *last* piece of a two-piece task to its
+/// worker first (reading a file the first piece had yet to write) in most
+/// runs; told to start with the first piece, it did.
+pub(super) const SUPERVISOR_LEAD: &str =
+    "[harness] Start with the first piece of the task: delegate it now; the next pieces come after its result.";
+
+/// Asked once of a loop that only delegates when it answers after a
+/// delegation: the last piece of a task is the one a small model forgets.
+/// The task is quoted: asked "is every piece done?", the local model
+/// answered "Yes".
+pub(super) fn pieces_left(task: &str) -> String {
+    format!(
+        "[harness] The task was: {task}\nIf a piece of it is not done yet, delegate that piece now. If every piece is done, \
+         reply with the final answer for the user, from what the workers returned."
+    )
+}
+
 /// Where a harness stands in the run's tree.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Scope {
@@ -143,8 +161,12 @@ fn review_format() -> Value {
     }, "required": ["verdict", "issues"]})
 }
 
-/// The fewest model requests a delegation gets, whatever the envelope asks.
-const MIN_WORKER_STEPS: usize = 2;
+/// The fewest model requests a delegation gets (within the profile's
+/// limit), whatever the envelope asks: one to call a tool, one to fix a
+/// call its tool refused, one to answer (the harness's questions come on
+/// top). The local model's supervisor asks for one step in most envelopes
+/// it writes.
+const MIN_WORKER_STEPS: usize = 3;
 
 /// Most issues of a review passed back to the executor, and their length.
 const REVIEW_ISSUES: usize = 10;
@@ -192,6 +214,12 @@ impl Harness<'_> {
             self.passable = self.toolbox.skills().into_iter().map(str::to_owned).collect();
             self.toolbox.keep_skills(&[]);
         }
+    }
+
+    /// What a loop that only delegates is told after its task
+    /// ([`SUPERVISOR_LEAD`]); `None` for every other loop.
+    pub(super) fn lead(&self) -> Option<&'static str> {
+        (!self.passable.is_empty()).then_some(SUPERVISOR_LEAD)
     }
 
     /// True when `call` is a delegation (offered or not: a worker that may

@@ -120,21 +120,35 @@ impl Toolbox {
                 toolbox.menu.push(entry);
             }
         }
-        if !with_instructions.is_empty() {
-            toolbox.add(
-                SKILL_INSTRUCTIONS,
-                &format!(
-                    "Only when a tool's own description leaves you unsure how to use it: the skill's longer \
-                     instructions (limits, examples). Not needed for ordinary calls. Skills with instructions: {}.",
-                    with_instructions.join(", ")
-                ),
-                json!({"type": "object", "properties": {
-                    "skill": {"type": "string", "enum": with_instructions, "description": "The skill's name."}
-                }, "required": ["skill"], "additionalProperties": false}),
-                Target::SkillInstructions,
-            );
-        }
+        toolbox.offer_instructions(with_instructions);
         toolbox
+    }
+
+    /// Offer `skills__instructions` for the skills in `with` (the offered
+    /// ones that have instructions), or take it away when there are none.
+    fn offer_instructions(&mut self, with: Vec<String>) {
+        let at = self.specs.iter().position(|s| s.name == SKILL_INSTRUCTIONS);
+        if let Some(at) = at {
+            self.specs.remove(at);
+        }
+        self.targets.retain(|_, t| *t != Target::SkillInstructions);
+        if with.is_empty() {
+            return;
+        }
+        let description = format!(
+            "Only when a tool's own description leaves you unsure how to use it: the skill's longer \
+             instructions (limits, examples). Not needed for ordinary calls. Skills with instructions: {}.",
+            with.join(", ")
+        );
+        let parameters = json!({"type": "object", "properties": {
+            "skill": {"type": "string", "enum": with, "description": "The skill's name."}
+        }, "required": ["skill"], "additionalProperties": false});
+        self.add(SKILL_INSTRUCTIONS, &description, parameters, Target::SkillInstructions);
+        // Where it was: the list's order is what a prompt cache keeps.
+        if let Some(at) = at {
+            let spec = self.specs.pop().expect("just added");
+            self.specs.insert(at.min(self.specs.len()), spec);
+        }
     }
 
     /// Offer the memory tools whose level is not `deny`, after every other
@@ -177,6 +191,18 @@ impl Toolbox {
         let targets = &self.targets;
         self.specs.retain(|s| targets.contains_key(&s.name));
         self.menu.retain(|e| skills.contains(&e.skill));
+        // Instructions only for the skills still offered (none: no tool).
+        let with: Vec<String> = self
+            .specs
+            .iter()
+            .find(|s| s.name == SKILL_INSTRUCTIONS)
+            .and_then(|s| s.parameters["properties"]["skill"]["enum"].as_array().cloned())
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .filter(|name| skills.contains(name))
+            .collect();
+        self.offer_instructions(with);
     }
 
     /// The skill behind `name` when it is a tool this toolbox withholds.
@@ -200,7 +226,9 @@ impl Toolbox {
         let names: Vec<&str> = agents.iter().map(|(n, _, _)| n.as_str()).collect();
         let listed: Vec<String> = agents.iter().map(|(n, d, skills)| format!("{n} — {d} (skills: {})", skills.join(", "))).collect();
         let description = format!(
-            "Hand a self-contained piece of the task to a worker agent, which does it with its own tools and returns JSON              matching `return_format`. The worker sees only this envelope, not this conversation: put everything it needs              in `task` and `input`. Several calls in one reply run at the same time. Workers: {}.",
+            "Hand a self-contained piece of the task to a worker agent, which does it with its own tools and returns JSON \
+             matching `return_format`. The worker sees only this envelope, not this conversation: put everything it needs \
+             in `task` and `input`. Several calls in one reply run at the same time. Workers: {}.",
             listed.join("; ")
         );
         self.add(crate::agents::DELEGATE, &description, crate::agents::envelope::parameters(&names, max_steps), Target::Delegate);

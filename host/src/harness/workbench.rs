@@ -42,6 +42,11 @@ impl Workbench {
         )
     }
 
+    /// True while nothing was kept.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
     /// Characters `offset..offset+limit` of a kept result.
     pub fn read(&self, handle: &str, offset: usize, limit: usize) -> Result<String, String> {
         let text = self.items.get(handle).ok_or_else(|| {

@@ -32,7 +32,8 @@ pub(crate) struct ToMarkdownArgs {
     /// `<host>_<YYYYMMDD-HHMMSS>.md`. Default: the first writable folder granted.
     pub output_dir: Option<String>,
     /// Exact file to write instead (for example "notes/pricing.md"). An existing file
-    /// is not replaced unless `overwrite` is true. Give `path` or `output_dir`, not both.
+    /// is not replaced unless `overwrite` is true. Give `path` or `output_dir`, not both
+    /// (both are accepted when `path` is inside `output_dir`: the file is what is meant).
     pub path: Option<String>,
     /// Replace the file at `path` if it exists (default false: an existing file is
     /// an error and stays as it was).
@@ -86,11 +87,25 @@ enum Target {
 impl Target {
     /// Decided before fetching, so a call that could never be saved costs no request.
     fn from_args(args: &ToMarkdownArgs) -> Result<Self, ToolError> {
-        match (&args.path, &args.output_dir) {
-            (Some(_), Some(_)) => Err(ToolError::invalid_arguments(
-                "to_markdown: give `path` (a file) or `output_dir` (a folder), not both",
-            )),
-            (Some(path), None) => {
+        let path = match (&args.path, &args.output_dir) {
+            (Some(path), Some(dir)) => {
+                // Models often give the folder along with the file in it
+                // ("notes/a.md" in "notes"): the file is what they mean.
+                let (file, folder) = (fs::resolve(path), fs::resolve(dir));
+                if file == folder || !file.starts_with(&folder) {
+                    return Err(ToolError::invalid_arguments(format!(
+                        "to_markdown: give `path` (a file) or `output_dir` (a folder), not both; `path` {} is not inside \
+                         `output_dir` {}: to write that file, call again without `output_dir`",
+                        file.display(),
+                        folder.display()
+                    )));
+                }
+                Some(path)
+            }
+            (path, _) => path.as_ref(),
+        };
+        match (path, &args.output_dir) {
+            (Some(path), _) => {
                 let path = fs::resolve(path);
                 // A folder given as `path` is read as "save into this folder".
                 if path.is_dir() {
