@@ -716,7 +716,7 @@ impl<'a> Harness<'a> {
                     conversation.push(Message::user(agents::promise_back()));
                     continue;
                 }
-                if self.lead().is_some() && !self.delegated.is_empty() && pieces_questions_left > 0 {
+                if self.only_delegates() && !self.delegated.is_empty() && pieces_questions_left > 0 {
                     // A supervisor answering after the first piece came back
                     // (the local model did, with the second piece undone) is
                     // asked once whether any piece is left.
@@ -908,7 +908,7 @@ impl<'a> Harness<'a> {
     /// The tools offered on the next request: all of them, or (on-demand
     /// disclosure) the built-ins, the menu and the skills opened so far.
     fn offered(&self) -> std::borrow::Cow<'_, [crate::model::ToolSpec]> {
-        if self.lead().is_some() && self.workbench.is_empty() {
+        if self.only_delegates() && self.workbench.is_empty() {
             // A loop that only delegates reads files through its workers:
             // offered before any result was kept, the local model's
             // supervisor took `workbench__read` for a file reader and read a

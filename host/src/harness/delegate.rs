@@ -216,10 +216,16 @@ impl Harness<'_> {
         }
     }
 
+    /// True for the run's own loop when it only delegates (its skills
+    /// are passed to workers, not offered).
+    pub(super) fn only_delegates(&self) -> bool {
+        !self.passable.is_empty()
+    }
+
     /// What a loop that only delegates is told after its task
     /// ([`SUPERVISOR_LEAD`]); `None` for every other loop.
     pub(super) fn lead(&self) -> Option<&'static str> {
-        (!self.passable.is_empty()).then_some(SUPERVISOR_LEAD)
+        self.only_delegates().then_some(SUPERVISOR_LEAD)
     }
 
     /// True when `call` is a delegation (offered or not: a worker that may

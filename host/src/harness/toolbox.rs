@@ -63,6 +63,8 @@ pub struct Toolbox {
     /// (dotted aliases too), with the skill: a call to one is refused
     /// naming the profile rather than answered "no such tool".
     withheld: HashMap<String, String>,
+    /// The offered skills that have instructions (`skills__instructions`).
+    instructed: Vec<String>,
 }
 
 impl Toolbox {
@@ -132,6 +134,7 @@ impl Toolbox {
             self.specs.remove(at);
         }
         self.targets.retain(|_, t| *t != Target::SkillInstructions);
+        self.instructed = with.clone();
         if with.is_empty() {
             return;
         }
@@ -192,16 +195,7 @@ impl Toolbox {
         self.specs.retain(|s| targets.contains_key(&s.name));
         self.menu.retain(|e| skills.contains(&e.skill));
         // Instructions only for the skills still offered (none: no tool).
-        let with: Vec<String> = self
-            .specs
-            .iter()
-            .find(|s| s.name == SKILL_INSTRUCTIONS)
-            .and_then(|s| s.parameters["properties"]["skill"]["enum"].as_array().cloned())
-            .unwrap_or_default()
-            .into_iter()
-            .filter_map(|v| v.as_str().map(str::to_owned))
-            .filter(|name| skills.contains(name))
-            .collect();
+        let with = self.instructed.iter().filter(|name| skills.contains(name)).cloned().collect();
         self.offer_instructions(with);
     }
 
