@@ -12,11 +12,12 @@ use agent_reach::text::escape_keeping_lines;
 use agent_reach::{Agent, AuditSink, Host};
 use serde_json::{Value, json};
 
-/// What the rules may reach: reading, under the working directory.
+/// What the rules may reach: reading two folders of the working directory
+/// (not all of it: `.reach/` holds the audit logs, which no skill may read).
 pub const POLICY: &str = r#"
 [skills.files]
 level = "auto"
-read = ["."]
+read = ["./wit", "./docs"]
 "#;
 
 /// Lists the folder named last in the task, then answers from the listing.

@@ -13,7 +13,7 @@ use agent_reach::{Agent, AlwaysConfirm, Host};
 const POLICY: &str = r#"
 [skills.files]
 level = "auto"
-read = ["."]
+read = ["./wit", "./skills-src"]
 "#;
 
 #[tokio::main]
@@ -21,13 +21,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let host = Host::builder().skills_dir("skills").policy_str(POLICY).build().await?;
     let name = std::env::var("REACH_MODEL").unwrap_or_else(|_| "gpt-4.1-mini".into());
     let Ok(model) = OpenAiClient::from_env(name) else {
-        let listing = host.invoke("files", "list", r#"{"path": "."}"#, &AlwaysConfirm).await?;
+        let listing = host.invoke("files", "list", r#"{"path": "wit"}"#, &AlwaysConfirm).await?;
         println!("{}", escape_keeping_lines(&listing));
         return Ok(());
     };
     let key = model.config().api_key.clone().unwrap_or_default();
     let agent = Agent::builder(host, model).secret(key).build()?;
-    let task = std::env::args().nth(1).unwrap_or_else(|| "Which files are in this folder?".into());
+    let task = std::env::args().nth(1).unwrap_or_else(|| "Which files are in wit/?".into());
     let mut run = agent.start(task)?;
     while let Some(event) = run.next_event().await {
         eprintln!("{event}");

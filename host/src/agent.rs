@@ -276,10 +276,11 @@ impl AgentBuilder {
     }
 
     /// The agent. Fails when the table lets a skill write the audit folder
-    /// (a skill must not rewrite the record of what it did).
+    /// (a skill must not rewrite the record of what it did) or read it (the
+    /// log holds every call's arguments and results).
     pub fn build(self) -> Result<Agent, HostError> {
         if let AuditSink::Dir(dir) = &self.agent.audit {
-            self.agent.host.policy.check_protected(&[ProtectedPath::new("the audit logs", dir)])?;
+            self.agent.host.policy.check_protected(&[ProtectedPath::private("the audit logs", dir)])?;
         }
         Ok(self.agent)
     }

@@ -108,6 +108,7 @@ pub mod model;
 pub mod policy;
 pub mod registry;
 pub mod reload;
+pub(crate) mod private_fs;
 pub mod runtime;
 pub mod text;
 

@@ -140,7 +140,7 @@ impl Policy {
         let policy = Policy::parse(&text, path, &base_dir)?;
         policy.check_protected(&[
             ProtectedPath::new("the permission table", path),
-            ProtectedPath::new("the audit logs", base_dir.join(".reach")),
+            ProtectedPath::private("the audit logs and memory in .reach/", base_dir.join(".reach")),
         ])?;
         Ok(policy)
     }
@@ -155,22 +155,36 @@ impl Policy {
     pub fn check_protected(&self, protected: &[ProtectedPath]) -> Result<(), PolicyError> {
         let resolved: Vec<(&ProtectedPath, PathBuf)> = protected.iter().map(|p| (p, p.resolved())).collect();
         for skill in &self.skills {
-            for at in skill.folders_at.iter().filter(|at| at.writable) {
-                // Both where the grant is and where it points.
-                let hit = resolved.iter().find(|(_, path)| folders::touches(&at.grant.path, path) || folders::touches(&at.grant.lexical, path));
-                if let Some((what, path)) = hit {
-                    return Err(at.at.invalid(
-                        &self.origin,
-                        format!(
-                            "{:?} would let {} write {} ({}); no skill may write the host's own files — \
-                             grant a folder that neither contains it nor lies inside it",
-                            at.grant.declared,
-                            skill.grants.skill,
-                            what.what,
-                            path.display()
-                        ),
-                    ));
-                }
+            for at in &skill.folders_at {
+                // Both where the grant is and where it points. A read grant
+                // counts only for private paths: reading the table or a
+                // skill's code reveals nothing, reading the audit logs or the
+                // memory reveals every run.
+                let hit = resolved.iter().find(|(what, path)| {
+                    (at.writable || what.private) && (folders::touches(&at.grant.path, path) || folders::touches(&at.grant.lexical, path))
+                });
+                let Some((what, path)) = hit else { continue };
+                let message = if at.writable {
+                    format!(
+                        "{:?} would let {} write {} ({}); no skill may write the host's own files — \
+                         grant a folder that neither contains it nor lies inside it",
+                        at.grant.declared,
+                        skill.grants.skill,
+                        what.what,
+                        path.display()
+                    )
+                } else {
+                    format!(
+                        "{:?} would let {} read {} ({}), which hold every run's arguments, results and remembered \
+                         notes; no skill may read the host's own records — grant the folders the skill needs \
+                         (e.g. \"./docs\" rather than \".\"), none that contains it or lies inside it",
+                        at.grant.declared,
+                        skill.grants.skill,
+                        what.what,
+                        path.display()
+                    )
+                };
+                return Err(at.at.invalid(&self.origin, message));
             }
         }
         Ok(())

@@ -110,9 +110,10 @@ pub struct AuditLog {
 impl AuditLog {
     /// Create `dir/<run_id>.jsonl`, masking `secrets` in everything written.
     pub fn create(dir: &Path, run_id: &str, secrets: Vec<String>) -> std::io::Result<AuditLog> {
-        std::fs::create_dir_all(dir)?;
+        // For this user alone: the log holds every call's arguments and results.
+        crate::private_fs::create_dir_all(dir)?;
         let path = dir.join(format!("{run_id}.jsonl"));
-        let file = std::fs::OpenOptions::new().create_new(true).append(true).open(&path)?;
+        let file = crate::private_fs::create_new_append(&path)?;
         Ok(AuditLog { path, output: Output::File(file), ..AuditLog::disabled(run_id, secrets) })
     }
 
@@ -290,6 +291,19 @@ mod tests {
         assert_eq!(civil_from_days(0), (1970, 1, 1));
         assert_eq!(civil_from_days(20788), (2026, 12, 1));
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_log_is_the_users_alone() {
+        // Regression: logs were created with the umask's 0644, so any account
+        // on the machine could read every call's arguments and results.
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let runs = dir.path().join(".reach/runs");
+        let log = AuditLog::create(&runs, "r1", Vec::new()).unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!((mode(log.path()), mode(&runs), mode(&dir.path().join(".reach"))), (0o600, 0o700, 0o700));
     }
 
     #[test]

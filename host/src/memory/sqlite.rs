@@ -89,12 +89,13 @@ impl SqliteStore {
     /// version of Agent Reach.
     pub fn open(path: &Path) -> Result<SqliteStore, MemoryError> {
         let name = path.display().to_string();
+        let io = |source| MemoryError::Io { path: name.clone(), source };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| MemoryError::Io {
-                path: name.clone(),
-                source,
-            })?;
+            crate::private_fs::create_dir_all(parent).map_err(io)?;
         }
+        // Every note is in it: this user's alone (SQLite gives its -wal and
+        // -shm files the database file's mode).
+        crate::private_fs::ensure_file(path).map_err(io)?;
         let conn = Connection::open(path).map_err(|e| database(&name, e))?;
         SqliteStore::setup(conn, name)
     }

@@ -105,19 +105,31 @@ pub(super) fn strictly_inside(inner: &FolderGrant, outer: &FolderGrant) -> bool 
 /// A path the host itself depends on — the permission table, the skills
 /// folder, the compile cache, the audit logs. No skill may write it: a skill
 /// that could would rewrite its own grants, its own code, machine code the
-/// host maps, or the record of what it did.
+/// host maps, or the record of what it did. A *private* one (the host's
+/// `.reach/` folder, the audit logs) no skill may read either.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProtectedPath {
     /// What it is, for messages: "the permission table", "the skills folder".
     pub what: String,
     /// The path as the host uses it; resolved like a grant before comparing.
     pub path: PathBuf,
+    /// No skill may read it either ([`ProtectedPath::private`]).
+    pub private: bool,
 }
 
 impl ProtectedPath {
-    /// `what` at `path`.
+    /// `what` at `path`: no skill may write it.
     pub fn new(what: impl Into<String>, path: impl Into<PathBuf>) -> Self {
-        ProtectedPath { what: what.into(), path: path.into() }
+        ProtectedPath { what: what.into(), path: path.into(), private: false }
+    }
+
+    /// `what` at `path`: no skill may read or write it. For what the host
+    /// keeps of every run — the audit logs (every call's arguments and
+    /// results), the memory database (every note), the MCP server's token —
+    /// all kept under `.reach/`: a skill granted `read = ["."]` would read
+    /// them all, and send them on with any network grant.
+    pub fn private(what: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        ProtectedPath { private: true, ..ProtectedPath::new(what, path) }
     }
 
     /// The path with symlinks resolved as far as it exists, so it compares

@@ -557,6 +557,47 @@ fn no_skill_may_write_the_hosts_own_files() {
 }
 
 #[test]
+fn no_skill_may_read_the_hosts_records() {
+    // Regression: `read = ["."]` was accepted, and `.reach/` beside the
+    // table holds the audit logs (every call's arguments and results) and
+    // the memory database (every note): a skill could read them all.
+    let (_dir, base) = tempdir();
+    std::fs::create_dir_all(base.join(".reach/runs")).expect("mkdir");
+    std::fs::create_dir_all(base.join("docs")).expect("mkdir");
+    let file = base.join("reach.toml");
+    let load = |text: &str| {
+        std::fs::write(&file, text).expect("write");
+        Policy::load(&file)
+    };
+    let err = load("[skills.files]\nread = [\".\"]\n").expect_err("the folder holding .reach/");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}:2:9: skills.files.read[0]: \".\" would let files read the audit logs and memory in .reach/ ({}), which hold every run's arguments, results and remembered notes; no skill may read the host's own records — grant the folders the skill needs (e.g. \"./docs\" rather than \".\"), none that contains it or lies inside it",
+            file.display(),
+            base.join(".reach").display()
+        )
+    );
+    let err = load("[skills.files]\nread = [\"./.reach/runs\"]\n").expect_err("inside .reach/");
+    assert!(err.to_string().contains("would let files read the audit logs"), "{err}");
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(&base, base.join("docs/up")).expect("symlink");
+        let err = load("[skills.files]\nread = [\"./docs/up\"]\n").expect_err("a link to the folder holding .reach/");
+        assert!(err.to_string().contains("would let files read the audit logs"), "{err}");
+    }
+    load("[skills.files]\nread = [\"./docs\"]\n").expect("a folder beside .reach/");
+
+    // An audit folder given elsewhere (`--runs-dir`, `AuditSink::Dir`) is as private.
+    let policy = parse_in(&base, "[skills.files]\nread = [\"./docs\"]\n").expect("parses");
+    let elsewhere = [ProtectedPath::private("the audit logs", base.join("docs/runs"))];
+    let err = policy.check_protected(&elsewhere).expect_err("the runs folder inside a read grant");
+    assert!(err.to_string().contains("would let files read the audit logs"), "{err}");
+    // What only must not be written may still be read.
+    policy.check_protected(&[ProtectedPath::new("the skills folder", base.join("docs"))]).expect("reading is not writing");
+}
+
+#[test]
 fn the_sample_table_lets_no_auto_tool_write_where_writes_need_a_person() {
     // Regression: the sample gave `web` (auto) the folder where every
     // `files.write` needs a person, so saving a page skipped the question.
@@ -725,7 +766,7 @@ fn the_memory_database_may_not_lie_in_a_folder_a_skill_can_read_or_write() {
     with(".reach/mem.db").expect("under .reach/");
     let err = parse_in(&base, "[skills.all]\nread = [\".\"]\n\n[memory]\npath = \"private/memory.db\"\n").expect_err("the base is readable").to_string();
     assert!(err.contains("\"./private/memory.db\" lies inside \".\", which skill all may read"), "{err}");
-    // The default, under .reach/, which Policy::load keeps from every write grant.
+    // The default, under .reach/, which Policy::load keeps from every grant.
     parse_in(&base, "[skills.all]\nread = [\".\"]\n").expect("default path");
 
     #[cfg(unix)]

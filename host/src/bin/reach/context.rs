@@ -76,5 +76,5 @@ pub async fn load_with_runs(cli: &Cli, runs: &Path) -> anyhow::Result<Host> {
 /// The host's own files besides the table, skills and cache: the audit
 /// logs (.reach/ under the working directory, or wherever `runs` points).
 pub fn protected(runs: &Path) -> Vec<ProtectedPath> {
-    vec![ProtectedPath::new("the audit logs", ".reach"), ProtectedPath::new("the audit logs", runs)]
+    vec![ProtectedPath::private("the audit logs and memory in .reach/", ".reach"), ProtectedPath::private("the audit logs", runs)]
 }

@@ -579,3 +579,20 @@ fn a_file_that_is_not_a_database_is_an_error_not_a_panic() {
         "{err}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn the_database_and_its_journal_are_the_users_alone() {
+    // Regression: the file was created with the umask's 0644, readable by
+    // every account on the machine.
+    use std::os::unix::fs::PermissionsExt;
+    let (dir, path, store) = on_disk();
+    added(&store, fact("where pages go", "pages go to notes/archive"));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&path), 0o600);
+    let wal = path.with_extension("db-wal");
+    if wal.exists() {
+        assert_eq!(mode(&wal), 0o600, "SQLite gives the journal the database's mode");
+    }
+    assert_eq!(mode(&dir.path().join("nested/folder")), 0o700, "folders it creates");
+}
