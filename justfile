@@ -48,6 +48,10 @@ mcp-conformance: test-skills mcp-clients
     cargo build -q -p agent-reach --bin reach
     scripts/mcp-conformance.sh
 
+# Cargo.lock against the known-bad version ranges in tests/advisories.toml (offline; also in `just suite`).
+advisories:
+    cargo test -p agent-reach-tests --test advisories
+
 # Lints for host and guests.
 lint:
     cargo clippy --all-targets -- -D warnings

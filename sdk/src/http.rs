@@ -5,6 +5,12 @@
 //! network allowlist and refuses internal addresses that the table does not
 //! name. A refusal comes back as [`HttpError::Denied`]. A redirect from
 //! https to plain http is never followed.
+//!
+//! A URL with a user name or password (`https://user:pass@host/`) is refused
+//! before anything is sent, and so is a redirect to one: the host refuses
+//! such a request too, and credentials are the host's to add. No message,
+//! error or [`Response::url`] of this module ever repeats a password; skills
+//! build their own messages about a URL with [`redact_url`].
 
 use crate::ToolError;
 use std::time::Duration;
@@ -151,6 +157,7 @@ impl Request {
     /// Send the request, following redirects (each hop is checked by the host again).
     pub fn send(self) -> Result<Response, HttpError> {
         let mut url = parse(&self.url)?;
+        refuse_user_info(&self.method, &url, None)?;
         let mut method = self.method.clone();
         let mut body = self.body.clone();
         for _ in 0..=self.max_redirects {
@@ -159,15 +166,18 @@ impl Request {
             match (response.status, location) {
                 (301 | 302 | 303 | 307 | 308, Some(location)) if self.max_redirects > 0 => {
                     let next = url.join(&location).map_err(|e| {
-                        HttpError::Failed(format!("{url} redirected to an invalid location {location:?}: {e}"))
+                        HttpError::Failed(format!("{} redirected to an invalid location {:?}: {e}", shown(&url), redact_url(&location)))
                     })?;
                     check_scheme(&next)?;
+                    refuse_user_info(&method, &next, Some(&url))?;
                     // An https page that sends us to plain http would have the
                     // next request, and its answer, travel unencrypted. The host
                     // refuses that hop too; this says why before it is sent.
                     if url.scheme() == "https" && next.scheme() == "http" {
                         return Err(HttpError::Denied(format!(
-                            "net: {url} redirected from https to plain http ({next}); such a redirect is not followed"
+                            "net: {} redirected from https to plain http ({}); such a redirect is not followed",
+                            shown(&url),
+                            shown(&next)
                         )));
                     }
                     // 303, and 301/302 after POST, switch to GET as browsers do.
@@ -182,7 +192,8 @@ impl Request {
         }
         Err(HttpError::TooManyRedirects(format!(
             "{} redirected more than {} times",
-            self.url, self.max_redirects
+            redact_url(&self.url),
+            self.max_redirects
         )))
     }
 
@@ -207,10 +218,8 @@ impl Request {
         let _ = request.set_method(&method);
         let scheme = if url.scheme() == "https" { Scheme::Https } else { Scheme::Http };
         let _ = request.set_scheme(Some(&scheme));
-        let authority = match (url.host_str(), url.port()) {
-            (Some(h), Some(p)) => format!("{h}:{p}"),
-            (Some(h), None) => h.to_owned(),
-            (None, _) => return Err(HttpError::InvalidUrl(format!("{url} has no host"))),
+        let Some(authority) = authority(url) else {
+            return Err(HttpError::InvalidUrl(format!("{} has no host", shown(url))));
         };
         let _ = request.set_authority(Some(&authority));
         let path = match url.query() {
@@ -234,13 +243,15 @@ impl Request {
         let _ = options.set_first_byte_timeout(Some(nanos));
         let _ = options.set_between_bytes_timeout(Some(nanos));
 
+        // From here on the URL goes into messages: it has no user info (refused
+        // above), and `shown` would drop it if it had.
         let pending = outgoing_handler::handle(request, Some(options)).map_err(|e| map_error(url, e))?;
         OutgoingBody::finish(outgoing, None).map_err(|e| map_error(url, e))?;
         pending.subscribe().block();
         let incoming = match pending.get() {
             Some(Ok(Ok(response))) => response,
             Some(Ok(Err(e))) => return Err(map_error(url, e)),
-            Some(Err(())) | None => return Err(HttpError::Failed(format!("{url}: no response"))),
+            Some(Err(())) | None => return Err(HttpError::Failed(format!("{}: no response", shown(url)))),
         };
 
         let status = incoming.status();
@@ -267,7 +278,7 @@ impl Request {
                 }
                 Err(StreamError::Closed) => break,
                 Err(StreamError::LastOperationFailed(e)) => {
-                    return Err(HttpError::Failed(format!("{url}: reading the body: {}", e.to_debug_string())));
+                    return Err(HttpError::Failed(format!("{}: reading the body: {}", shown(url), e.to_debug_string())));
                 }
             }
         }
@@ -275,12 +286,12 @@ impl Request {
         if !truncated {
             let _ = IncomingBody::finish(body_handle);
         }
-        Ok(Response { status, headers, body, truncated, url: url.to_string() })
+        Ok(Response { status, headers, body, truncated, url: shown(url) })
     }
 }
 
 fn parse(url: &str) -> Result<url::Url, HttpError> {
-    let parsed = url::Url::parse(url).map_err(|e| HttpError::InvalidUrl(format!("{url:?}: {e}")))?;
+    let parsed = url::Url::parse(url).map_err(|e| HttpError::InvalidUrl(format!("{:?}: {e}", redact_url(url))))?;
     check_scheme(&parsed)?;
     Ok(parsed)
 }
@@ -288,11 +299,87 @@ fn parse(url: &str) -> Result<url::Url, HttpError> {
 fn check_scheme(url: &url::Url) -> Result<(), HttpError> {
     match url.scheme() {
         "http" | "https" => Ok(()),
-        other => Err(HttpError::InvalidUrl(format!("{url}: scheme {other:?} is not supported; use http or https"))),
+        other => Err(HttpError::InvalidUrl(format!("{}: scheme {other:?} is not supported; use http or https", shown(url)))),
     }
 }
 
+/// `host` or `host:port` (the port only when the URL names one), as sent.
+fn authority(url: &url::Url) -> Option<String> {
+    match (url.host_str(), url.port()) {
+        (Some(h), Some(p)) => Some(format!("{h}:{p}")),
+        (Some(h), None) => Some(h.to_owned()),
+        (None, _) => None,
+    }
+}
+
+/// Refuse a URL that carries a user name or password, before it is sent.
+///
+/// The host refuses such a request at egress; but this client builds the
+/// request from the URL's host and port only, so the user info would be
+/// dropped on the way and the page fetched as if it had not been there — and
+/// the URL, password included, echoed back in the result. Refused here in
+/// the host's own words (`net: GET https://host: the URL carries …`), so the
+/// model is told one thing whichever refused it. The message names the
+/// scheme and host only, never the user info.
+fn refuse_user_info(method: &str, url: &url::Url, redirected_from: Option<&url::Url>) -> Result<(), HttpError> {
+    if url.username().is_empty() && url.password().is_none() {
+        return Ok(());
+    }
+    let target = format!("{method} {}://{}", url.scheme(), authority(url).unwrap_or_default());
+    let via = redirected_from.map(|from| format!(" (a redirect from {})", shown(from))).unwrap_or_default();
+    Err(HttpError::Denied(format!(
+        "net: {target}{via}: the URL carries a user name or password (user:pass@host), which is refused; \
+         credentials are added by the host from the permission table, never written in URLs"
+    )))
+}
+
+/// What replaces the user info of a URL in text ([`redact_url`]), the mask
+/// the host uses for secrets.
+const MASK: &str = "[REDACTED]";
+
+/// `url` as it may appear in a message, a result or a log: its user name and
+/// password (`user:pass@`) replaced by `[REDACTED]`, everything else as it
+/// was. Text that does not parse as a URL with a host (`user:pass@host`
+/// without a scheme parses as the scheme `user`) loses everything between
+/// its scheme (`https://`, or the start) and its last `@`, since there is
+/// no telling which part is a password.
+///
+/// ```
+/// use agent_reach_sdk::http::redact_url;
+///
+/// assert_eq!(redact_url("https://me:hunter2@example.com/a"), "https://[REDACTED]@example.com/a");
+/// assert_eq!(redact_url("https://example.com/@me"), "https://example.com/@me");
+/// assert_eq!(redact_url("me:hunter2@example.com/a"), "[REDACTED]@example.com/a");
+/// ```
+pub fn redact_url(url: &str) -> String {
+    if let Ok(mut parsed) = url::Url::parse(url)
+        && parsed.has_host()
+    {
+        if parsed.username().is_empty() && parsed.password().is_none() {
+            return url.to_owned();
+        }
+        if parsed.set_username("").is_ok() && parsed.set_password(None).is_ok() {
+            let mut text = parsed.to_string();
+            if let Some(at) = text.find("://") {
+                text.insert_str(at + 3, &format!("{MASK}@"));
+            }
+            return text;
+        }
+    }
+    let start = url.find("://").map_or(0, |i| i + 3);
+    match url[start..].rfind('@') {
+        Some(at) => format!("{}{MASK}{}", &url[..start], &url[start + at..]),
+        None => url.to_owned(),
+    }
+}
+
+/// A parsed URL for messages: without user info, whatever it held.
+fn shown(url: &url::Url) -> String {
+    redact_url(url.as_str())
+}
+
 fn map_error(url: &url::Url, code: ErrorCode) -> HttpError {
+    let url = shown(url);
     match code {
         ErrorCode::HttpRequestDenied => HttpError::Denied(format!(
             "net: request to {url} is not granted by the permission table (ask the operator to add its host to `net`)"
@@ -343,5 +430,65 @@ fn split_port(text: &str) -> (&str, Option<&str>) {
             (host, Some(port))
         }
         _ => (text, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_url_never_repeats_a_user_name_or_password() {
+        let rows = [
+            // (text, shown)
+            ("https://me:hunter2@example.com/a?b=c", "https://[REDACTED]@example.com/a?b=c"),
+            ("http://me@example.com:8080/", "http://[REDACTED]@example.com:8080/"),
+            ("http://:hunter2@example.com/", "http://[REDACTED]@example.com/"),
+            ("http://me:p%40ss@127.0.0.1:9/x", "http://[REDACTED]@127.0.0.1:9/x"),
+            ("https://me:hunter2@[::1]:8443/", "https://[REDACTED]@[::1]:8443/"),
+            // Not parsed as URLs with a host: everything up to the last `@` goes.
+            ("me:hunter2@example.com/a", "[REDACTED]@example.com/a"),
+            ("http://me:hun/ter2@example.com/", "http://[REDACTED]@example.com/"),
+            ("http://me:hunter2@exa mple.com/", "http://[REDACTED]@exa mple.com/"),
+            // Nothing to hide: as written.
+            ("https://example.com/@me", "https://example.com/@me"),
+            ("https://example.com/?mail=me@example.org", "https://example.com/?mail=me@example.org"),
+            ("HTTPS://Example.COM/a", "HTTPS://Example.COM/a"),
+            ("not a url", "not a url"),
+        ];
+        for (text, shown) in rows {
+            assert_eq!(redact_url(text), shown, "{text}");
+            assert!(!redact_url(text).contains("hunter2") && !redact_url(text).contains("ter2"), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_url_with_user_info_is_refused_in_the_hosts_words() {
+        let url = url::Url::parse("http://admin:hunter2@127.0.0.1:8080/login").unwrap();
+        let err = refuse_user_info("GET", &url, None).unwrap_err();
+        assert_eq!(
+            err,
+            HttpError::Denied(
+                "net: GET http://127.0.0.1:8080: the URL carries a user name or password (user:pass@host), which is refused; \
+                 credentials are added by the host from the permission table, never written in URLs"
+                    .into()
+            )
+        );
+        assert_eq!(ToolError::from(err).code, crate::ErrorCode::Denied);
+        let user_only = url::Url::parse("https://admin@example.com/").unwrap();
+        let from = url::Url::parse("https://example.com/start").unwrap();
+        let err = refuse_user_info("GET", &user_only, Some(&from)).unwrap_err().to_string();
+        assert!(err.starts_with("net: GET https://example.com (a redirect from https://example.com/start): the URL carries"), "{err}");
+        assert!(!err.contains("admin"), "{err}");
+        refuse_user_info("GET", &from, None).expect("no user info");
+    }
+
+    #[test]
+    fn an_unparsable_url_is_not_repeated_with_its_password() {
+        let err = parse("http://admin:hunter2@127.0.0.1:notaport/").unwrap_err();
+        assert!(matches!(err, HttpError::InvalidUrl(_)), "{err}");
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+        let err = parse("ftp://admin:hunter2@example.com/").unwrap_err();
+        assert!(err.to_string().contains("ftp://[REDACTED]@example.com/"), "{err}");
     }
 }

@@ -155,6 +155,26 @@ async fn a_model_cannot_pass_its_own_credentials() {
 }
 
 #[tokio::test]
+async fn a_url_with_a_user_name_or_password_is_refused_and_never_repeated() {
+    // Regression: the SDK dropped the user info, sent the request, and the
+    // reply's `url` and `sent.url` carried the password.
+    let server = Recorder::start();
+    let (ws, policy) = setup(&server, "header = \"Authorization\"\nallow_http = true", "");
+    let host = ws.host(&policy).await;
+    let password = "hunter2-Xq7";
+    let url = format!("http://admin:{password}@{}/v1/me", server.addr);
+    let err = call(&host, "http_api.request", json!({"method": "GET", "url": url})).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains("user name or password (user:pass@host), which is refused"), "the host's words: {err}");
+    assert!(!err.message.contains(password), "never repeats the password: {err}");
+    let invalid = format!("http://admin:{password}@{}:notaport/", server.addr);
+    let err = call(&host, "http_api.request", json!({"method": "GET", "url": invalid})).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
+    assert!(!err.message.contains(password), "not in an invalid-URL message either: {err}");
+    assert!(server.heads().is_empty(), "nothing was sent: {:?}", server.heads());
+}
+
+#[tokio::test]
 async fn json_bodies_and_extra_headers_are_sent() {
     let server = Recorder::start();
     let (ws, policy) = setup(&server, "header = \"Authorization\"\nallow_http = true", "");

@@ -334,6 +334,35 @@ async fn the_audit_log_records_every_step_and_masks_granted_secrets() {
 }
 
 #[tokio::test]
+async fn a_password_in_a_url_is_kept_out_of_the_audit_log_and_the_result() {
+    // Regression: `user:pass@` in a URL argument was written to the audit
+    // log as the model sent it, and the SDK's error repeated it to the model.
+    let password = "hunter2-Xq7";
+    let url = format!("http://admin:{password}@127.0.0.1:9/private");
+    let ws = workspace();
+    let host: Host = ws.host(&policy(&ws, "auto")).await;
+    let server = ScriptedModel::start(vec![
+        Reply::call("probe__fetch", &serde_json::json!({"url": url}).to_string()),
+        Reply::text("The URL was refused."),
+        Reply::text("The URL was refused; nothing was fetched."),
+    ]);
+    let model = client(&server);
+    let audit = AuditLog::create(&ws.path(".reach/runs"), "url-run", Vec::new()).expect("audit log");
+    let path = audit.path().to_owned();
+    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), audit);
+    let report = harness.run("url-run", &format!("Fetch {url} for me."), &Quiet).await;
+    assert_eq!(report.actions[0].outcome, "DENIED", "{:?}", report.actions);
+    let text = std::fs::read_to_string(path).expect("log");
+    assert!(!text.contains(password), "the audit log keeps no password:\n{text}");
+    let log: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("json line")).collect();
+    let started = log.iter().find(|e| e["event"] == "tool_call_started").expect("tool_call_started");
+    assert_eq!(started["arguments"]["url"], "http://[REDACTED]@127.0.0.1:9/private", "the rest of the URL is kept");
+    assert_eq!(log[0]["task"], "Fetch http://[REDACTED]@127.0.0.1:9/private for me.");
+    let result = server.requests()[1]["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool").expect("tool message").to_string();
+    assert!(result.contains("user name or password") && !result.contains(password), "refused, without repeating it: {result}");
+}
+
+#[tokio::test]
 async fn only_skills_the_table_lists_are_offered() {
     let ws = Workspace::new();
     ws.install("skill-files").install("test-skill-probe");

@@ -11,6 +11,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 const ARTICLE: &str = "/news/2024/03/currents.html";
 
+/// A password written into URLs (`admin:PASSWORD@`): it must never come back.
+const PASSWORD: &str = "hunter2-Xq7";
+
 fn site() -> Pages {
     Pages::start(vec![
         Route::file(ARTICLE, "article.html", "text/html; charset=utf-8"),
@@ -21,6 +24,7 @@ fn site() -> Pages {
         Route::file("/busy.html", "article.html", "text/html; charset=utf-8").status(503),
         Route::redirect("/moved", "http://127.0.0.2:{port}/stolen"),
         Route::redirect("/old-docs", "/docs/guide/limits.html"),
+        Route::redirect("/sign-in", &format!("http://admin:{PASSWORD}@127.0.0.1:{{port}}/docs/guide/limits.html")),
         Route::file("/fr/cafe.html", "windows-1252.html", "text/html; charset=windows-1252"),
         // Shift_JIS declared only by <meta http-equiv>.
         Route::file("/ja/kyoto.html", "shift-jis.html", "text/html"),
@@ -263,6 +267,53 @@ async fn a_redirect_to_a_host_that_is_not_granted_is_denied() {
     // A redirect on the granted host is followed; the file names the page that answered.
     let (_, doc) = save(&host, json!({"url": s.pages.url("/old-docs")})).await;
     assert_eq!(front(&doc, "source"), s.pages.url("/docs/guide/limits.html"));
+}
+
+#[tokio::test]
+async fn a_url_with_a_user_name_or_password_is_refused_and_never_repeated() {
+    // Regression: the SDK dropped `admin:…@`, fetched the page as if it had
+    // not been there and returned `"url": "http://admin:<password>@…"`.
+    let s = Setup::new();
+    let host = s.host().await;
+    let addr = s.pages.addr;
+    let urls = [
+        format!("http://admin:{PASSWORD}@{addr}{ARTICLE}"),
+        format!("http://{PASSWORD}@{addr}{ARTICLE}"),
+        // No scheme: https:// is assumed, the user info stays.
+        format!("admin:{PASSWORD}@{addr}{ARTICLE}"),
+    ];
+    for url in &urls {
+        for tool in ["web.to_markdown", "web.fetch"] {
+            let err = call(&host, tool, json!({"url": url})).await.unwrap_err();
+            assert_eq!(err.code, ErrorCode::Denied, "{tool} {url}: {err}");
+            assert!(err.message.contains("user name or password (user:pass@host), which is refused"), "the host's words: {err}");
+            assert!(!err.message.contains(PASSWORD), "{tool} repeated the password: {err}");
+        }
+    }
+    // Not even a URL: refused as invalid, still without the password.
+    for tool in ["web.to_markdown", "web.fetch"] {
+        let err = call(&host, tool, json!({"url": format!("http://admin:{PASSWORD}@{addr}:notaport/")})).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArgs, "{tool}: {err}");
+        assert!(!err.message.contains(PASSWORD), "{tool} repeated the password: {err}");
+    }
+    assert!(s.pages.received().is_empty(), "no request reached the server: {:?}", s.pages.received());
+    assert!(s.saved().is_empty());
+}
+
+#[tokio::test]
+async fn a_redirect_to_a_url_with_a_user_name_or_password_is_refused() {
+    let s = Setup::new();
+    let host = s.host().await;
+    for tool in ["web.to_markdown", "web.fetch"] {
+        let err = call(&host, tool, json!({"url": s.pages.url("/sign-in")})).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::Denied, "{tool}: {err}");
+        assert!(err.message.contains("user name or password"), "says why: {err}");
+        assert!(err.message.contains(&format!("a redirect from {}", s.pages.url("/sign-in"))), "names the hop: {err}");
+        assert!(!err.message.contains(PASSWORD), "{tool} repeated the password: {err}");
+    }
+    let paths: Vec<String> = s.pages.received().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths, ["/sign-in", "/sign-in"], "the redirect was not followed");
+    assert!(s.saved().is_empty());
 }
 
 #[tokio::test]

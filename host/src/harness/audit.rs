@@ -41,7 +41,13 @@
 //!
 //! Masking happens on values *before* they are encoded: a secret with a
 //! quote, a backslash or a newline (a PEM key) looks different once written
-//! as JSON, so masking the encoded line alone would miss it.
+//! as JSON, so masking the encoded line alone would miss it. Besides the
+//! secrets the host knows, the user name and password of any URL in a record
+//! (`https://user:pass@host`, in arguments, a task, a message) is masked
+//! (module `user_info`), so neither the log nor the events built from it
+//! keep one.
+
+mod user_info;
 
 use super::events::EventSender;
 use crate::runtime::redact::Redactor;
@@ -214,7 +220,7 @@ impl AuditLog {
             return Ok(());
         }
         let mut line = json!({"event": event, "time": now_rfc3339(), "run_id": self.run_id});
-        if let (Value::Object(line), Value::Object(fields)) = (&mut line, self.mask_value(fields)) {
+        if let (Value::Object(line), Value::Object(fields)) = (&mut line, user_info::mask_value(self.mask_value(fields))) {
             line.extend(fields);
             // After the record's own fields, which use `task` and `agent`
             // for other things (the task's text, a delegation's agent).

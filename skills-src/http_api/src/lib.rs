@@ -101,10 +101,13 @@ struct RequestArgs {
 /// The reply is pretty-printed: API responses are read by a model, and
 /// indentation makes nesting legible at a small cost in length.
 fn request(args: RequestArgs) -> Result<String, ToolError> {
+    // Messages quote the URL without its user info: `user:pass@` is refused
+    // (by the SDK before sending, and by the host), never repeated.
+    let shown = http::redact_url(&args.url);
     let url = url::Url::parse(&args.url)
-        .map_err(|e| ToolError::invalid_arguments(format!("url {:?} is not a valid URL: {e}", args.url)))?;
+        .map_err(|e| ToolError::invalid_arguments(format!("url {shown:?} is not a valid URL: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(ToolError::invalid_arguments(format!("url {:?}: only http and https are supported", args.url)));
+        return Err(ToolError::invalid_arguments(format!("url {shown:?}: only http and https are supported")));
     }
     if let Some((name, _)) = url.query_pairs().find(|(k, _)| REFUSED_QUERY.contains(&k.to_ascii_lowercase().as_str())) {
         return Err(ToolError::invalid_arguments(format!(
@@ -129,7 +132,7 @@ fn request(args: RequestArgs) -> Result<String, ToolError> {
     let host = match (url.host_str(), url.port()) {
         (Some(h), Some(p)) => format!("{h}:{p}"),
         (Some(h), None) => h.to_owned(),
-        (None, _) => return Err(ToolError::invalid_arguments(format!("url {:?} has no host", args.url))),
+        (None, _) => return Err(ToolError::invalid_arguments(format!("url {shown:?} has no host"))),
     };
     let mut req = http::Request::new(args.method.as_str(), url.as_str())
         .header("accept", "application/json")
