@@ -6,7 +6,8 @@
 //! returned. `reach eval` is the command line over this module.
 //!
 //! The parts: [`case`] (the JSON Lines format), [`server`] (the fixture
-//! server), [`runner`] (one run of one case), [`score`] (the checks),
+//! server), [`trust`] (what a case's table may grant without
+//! `--trust-cases`), [`runner`] (one run of one case), [`score`] (the checks),
 //! [`report`] (results and figures, the `--json` layout), [`baseline`]
 //! (regressions against a saved run) and [`html`] (the HTML report).
 
@@ -17,6 +18,7 @@ pub mod report;
 pub mod runner;
 pub mod score;
 pub mod server;
+pub mod trust;
 
 use case::LoadedCase;
 use futures_util::StreamExt;

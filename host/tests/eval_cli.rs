@@ -63,15 +63,27 @@ impl Env {
         self.dir.path().join(rel)
     }
 
+    /// Also install the test skill `probe` (it reads its environment).
+    fn with_probe(self) -> Env {
+        std::fs::copy(wasm("test_skill_probe"), self.path("skills/probe.wasm")).unwrap();
+        self
+    }
+
     /// `reach eval cases.jsonl ARGS…` in the folder, with nothing taken
     /// from this process's environment.
     fn reach(&self, args: &[&str]) -> Output {
+        self.reach_with_env(args, &[])
+    }
+
+    /// [`Env::reach`] with `vars` set in its environment.
+    fn reach_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
         let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
         let mut command = Command::new(env!("CARGO_BIN_EXE_reach"));
         command.arg("eval").arg("cases.jsonl").args(args).current_dir(self.dir.path()).env("REACH_CACHE_DIR", cache);
         for name in ["REACH_POLICY", "REACH_SKILLS", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "REACH_MODEL", "REACH_PROVIDER"] {
             command.env_remove(name);
         }
+        command.envs(vars.iter().copied());
         command.stdin(std::process::Stdio::null()).output().expect("run reach")
     }
 
@@ -273,4 +285,91 @@ fn list_shows_the_cases_without_asking_a_model() {
     assert!(!stdout(&out).contains(CASE_ID) && stdout(&out).ends_with("1 case(s)\n"), "{}", stdout(&out));
     assert_eq!(server.requests().len(), 0, "listing runs nothing");
     assert!(!env.path("out").exists(), "listing writes nothing");
+}
+
+/// A scripted model's reply that calls `tool` with `arguments`.
+fn call(tool: &str, arguments: Value) -> Reply {
+    let call = json!({"id": "call_1", "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}});
+    ok(completion(json!({"role": "assistant", "content": null, "tool_calls": [call]}), Some(json!({"prompt_tokens": 900, "completion_tokens": 20}))))
+}
+
+/// A case with `policy` whose model lists `/etc`.
+fn granting(id: &str, policy: &str) -> String {
+    json!({"id": id, "domain": "trust", "task": "What is in /etc?", "policy": policy, "expect": {"tools": ["files.list"]}}).to_string()
+}
+
+#[test]
+fn a_case_granting_more_than_its_working_folder_and_fixture_server_is_refused_unless_trusted() {
+    let cases = [
+        granting("reads-etc", "[skills.files]\nlevel = \"auto\"\nread = [\"/etc\"]\n"),
+        granting("reaches-out", "[skills.files]\nlevel = \"auto\"\nread = [\"./notes\"]\nnet = [\"127.0.0.1:{port}\", \"example.com\"]\n"),
+        granting("takes-home", "[skills.files]\nlevel = \"auto\"\nenv = [\"HOME\"]\n"),
+        case_line(CASE_ID),
+    ];
+    let env = Env::new(&(cases.join("\n") + "\n"));
+    let server = passing();
+    for args in [vec![], vec!["--list"]] {
+        let out = env.eval(&server, &args);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = stderr(&out);
+        let refused = [
+            r#"error: 3 case(s) refused:
+cases.jsonl:1: reads-etc: the case's permission table grants more than a case may: skills.files.read "/etc" is /etc, outside the case's working folder; a case may grant only folders inside it"#,
+            r#"cases.jsonl:2: reaches-out: the case's permission table grants more than a case may: skills.files.net "example.com" reaches more than the case's fixture server; a case may grant only "127.0.0.1:{port}"; pass --trust-cases"#,
+            r#"cases.jsonl:3: takes-home: the case's permission table grants more than a case may: skills.files.env "HOME" hands the skill a variable of the runner's environment; a case may not grant environment variables; pass --trust-cases"#,
+        ];
+        for line in refused {
+            assert!(err.contains(line), "{line}\nnot in:\n{err}");
+        }
+        assert!(!err.contains(CASE_ID), "a confined case is not refused: {err}");
+        assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    }
+    assert_eq!(server.requests().len(), 0, "nothing runs from a case set with a refused case");
+
+    let server = Server::start(vec![call("files__list", json!({"path": "/etc"})), answer("It holds the system's configuration.")]);
+    let out = env.eval(&server, &["--only", "reads-etc", "--trust-cases"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(stderr(&out).contains("warning: --trust-cases: every case's permission table is granted as written, without a person"), "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(env.path("out/report.json")).unwrap()).unwrap();
+    let call = &report["cases"][0]["runs"][0]["calls"][0];
+    assert_eq!((call["tool"].as_str(), call["outcome"].as_str()), (Some("files.list"), Some("ok")), "trusted, /etc is granted: {call}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn an_environment_value_a_trusted_case_grants_never_appears_in_what_the_eval_writes_or_the_model_sees() {
+    const NAME: &str = "REACH_EVAL_DEPLOY_TOKEN";
+    const VALUE: &str = "tok-9f3a7c21e5-never-shown";
+    let case = json!({
+        "id": "deploy-token", "domain": "env", "task": "What is my deploy token?",
+        "policy": format!("[skills.probe]\nlevel = \"auto\"\nenv = [\"{NAME}\"]\n"),
+        // Fails, so that the answer is quoted in the summary and the progress line too.
+        "expect": {"tools": ["probe.env"], "answer": {"contains": "not in the answer"}}
+    });
+    let env = Env::new(&format!("{case}\n")).with_probe();
+    // The model is given the value only if it is left unmasked; it repeats what it got.
+    let server = Server::start(vec![call("probe__env", json!({"name": NAME})), answer(&format!("Your deploy token is {VALUE}."))]);
+    let base = format!("{}/v1", server.base);
+    let args = ["--base-url", base.as_str(), "--model", "scripted", "--out", "out", "--trust-cases", "--html", "r.html"];
+    let out = env.reach_with_env(&args, &[(NAME, VALUE)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+
+    let report_text = std::fs::read_to_string(env.path("out/report.json")).unwrap();
+    let report: Value = serde_json::from_str(&report_text).unwrap();
+    let run = &report["cases"][0]["runs"][0];
+    assert_eq!(run["calls"][0]["outcome"], "ok", "{run}");
+    assert!(run["calls"][0]["result"].as_str().unwrap().contains("[REDACTED]"), "the skill read the variable: {run}");
+    assert!(run["answer"].as_str().unwrap().contains("[REDACTED]"), "{run}");
+    let mut written = vec![
+        ("stdout", stdout(&out)),
+        ("stderr", stderr(&out)),
+        ("report.json", report_text.clone()),
+        ("r.html", std::fs::read_to_string(env.path("r.html")).unwrap()),
+        ("the audit log", std::fs::read_to_string(env.path("out/runs/deploy-token-1.jsonl")).unwrap()),
+    ];
+    written.extend(server.requests().iter().enumerate().map(|(i, r)| (if i == 0 { "model request 1" } else { "model request 2" }, r.body.clone())));
+    assert_eq!(written.len(), 7, "two model requests");
+    for (what, text) in written {
+        assert!(!text.contains(VALUE), "{what} holds the granted value:\n{text}");
+    }
 }

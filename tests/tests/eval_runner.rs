@@ -87,7 +87,11 @@ async fn evaluate(lines: &[String], replies: Vec<Reply>, repeat: usize) -> Evalu
 }
 
 async fn evaluate_with(lines: &[String], model: &OpenAiClient, repeat: usize) -> (EvalReport, Workspace) {
-    let ws = Workspace::new();
+    evaluate_in(Workspace::new(), lines, model, repeat, false).await
+}
+
+/// [`evaluate_with`] in `ws`, case tables granted as written when `trust_cases`.
+async fn evaluate_in(ws: Workspace, lines: &[String], model: &OpenAiClient, repeat: usize, trust_cases: bool) -> (EvalReport, Workspace) {
     ws.install("skill-files");
     let file = ws.write("cases/todo.jsonl", &(lines.join("\n") + "\n"));
     let cases = case::load(&[file]).unwrap_or_else(|e| panic!("cases: {e}"));
@@ -101,6 +105,7 @@ async fn evaluate_with(lines: &[String], model: &OpenAiClient, repeat: usize) ->
         max_steps: 8,
         disclose: agent_reach::harness::Disclosure::All,
         compact_schemas: false,
+        trust_cases,
     };
     let report = agent_reach::eval::evaluate(&setting, &cases, repeat, 1, &agent_reach::eval::Quiet).await;
     (report, ws)
@@ -496,4 +501,38 @@ async fn an_answer_citing_an_unseen_file_is_ungrounded_and_a_guessed_path_is_inv
         },
     );
     assert_eq!(e.report.failure_kinds, kinds(&[("invented_input", 1), ("ungrounded", 1)]));
+}
+
+#[tokio::test]
+async fn a_case_table_granting_a_folder_outside_its_working_folder_runs_only_when_trusted() {
+    // A case file is a permission table run without a person: this one
+    // handed the model a folder of the runner's own.
+    let ws = Workspace::new();
+    let outside = ws.mkdir("runner-private").canonicalize().expect("outside");
+    ws.write("runner-private/ssh-key.txt", "PRIVATE KEY 7d1f\n");
+    let line = json!({
+        "id": "reads-outside", "domain": "files", "task": "What is in my key file?",
+        "policy": format!("[skills.files]\nlevel = \"auto\"\nread = [{:?}]\n", outside.to_string_lossy()),
+        "expect": {"tools": ["files.read"]}
+    })
+    .to_string();
+    let key = outside.join("ssh-key.txt").to_string_lossy().into_owned();
+    let replies = || vec![read(&key), Reply::text("It holds a private key.")];
+
+    let server = ScriptedModel::start(replies());
+    let model = client(server.base_url(), 0);
+    let (report, ws) = evaluate_in(ws, std::slice::from_ref(&line), &model, 1, false).await;
+    let run = &report.cases[0].runs[0];
+    assert_eq!((run.stop.as_str(), run.passed, run.steps), ("setup_error", false, 0), "{run:?}");
+    let why = run.stop_detail.as_deref().expect("why");
+    let wanted = format!("the case's permission table grants more than a case may: skills.files.read {:?} is {}, outside the case's working folder", outside.to_string_lossy(), outside.display());
+    assert!(why.starts_with(&wanted) && why.contains("pass --trust-cases to allow it"), "{why}");
+    assert!(run.calls.is_empty() && server.requests().is_empty(), "nothing ran");
+
+    let server = ScriptedModel::start(replies());
+    let model = client(server.base_url(), 0);
+    let (report, _ws) = evaluate_in(ws, &[line], &model, 1, true).await;
+    let run = &report.cases[0].runs[0];
+    assert_eq!((run.stop.as_str(), run.calls.len()), ("answered", 1), "{run:?}");
+    assert!(run.calls[0].result.contains("PRIVATE KEY 7d1f"), "trusted, the table is granted as written: {}", run.calls[0].result);
 }

@@ -54,6 +54,8 @@ pub struct Case {
     pub setup: Setup,
     /// The permission table (reach.toml text); relative folders are
     /// relative to the case's working folder. Empty: nothing is granted.
+    /// Unless the case is trusted it may grant only folders inside the
+    /// working folder and `127.0.0.1:{port}` (see [`trust`](super::trust)).
     #[serde(default)]
     pub policy: String,
     /// What must hold when the run ends.

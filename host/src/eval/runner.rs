@@ -11,6 +11,7 @@ use crate::harness::{Harness, Progress, RunConfig, RunReport, Stop};
 use crate::model::{Model, Usage};
 use crate::policy::{Policy, ProtectedPath};
 use crate::registry::Registry;
+use crate::runtime::redact::Redactor;
 use crate::runtime::{Runtime, RuntimeConfig};
 use crate::{AlwaysConfirm, Host};
 use std::collections::BTreeMap;
@@ -29,7 +30,9 @@ pub struct Setting<'a> {
     pub runtime: RuntimeConfig,
     /// The model under test.
     pub model: &'a dyn Model,
-    /// Values never to be written to a log (the model's API key).
+    /// Values never to be written to a log (the model's API key). Each
+    /// run adds the values of the environment variables and credentials
+    /// its case's table grants.
     pub secrets: Vec<String>,
     /// Where audit logs go (`<out_dir>/runs/<case>-<repeat>.jsonl`). A log
     /// is never overwritten: a run whose log exists already fails at setup,
@@ -41,6 +44,12 @@ pub struct Setting<'a> {
     pub disclose: crate::harness::Disclosure,
     /// Offer compacted parameter schemas ([`RunConfig::compact_schemas`]).
     pub compact_schemas: bool,
+    /// Grant case tables as written. When false (the default of `reach
+    /// eval`), a case whose table reaches beyond its working folder and its
+    /// fixture server, or grants environment variables or credentials,
+    /// fails at setup without running (see [`trust`](super::trust)). Only
+    /// for case files the operator wrote or checked.
+    pub trust_cases: bool,
 }
 
 /// Live progress of one run.
@@ -149,6 +158,16 @@ async fn prepare_and_run(
     let policy = Policy::parse(&filled.policy, &table, &workdir)
         .map_err(|e| format!("the case's policy is invalid: {e}"))?
         .with_working_dir(&workdir);
+    // Checked here too, with the run's own folder and port, so an embedder
+    // that calls `evaluate` without `check_case` gets the same refusal.
+    if !setting.trust_cases {
+        let found = super::trust::overreach(&policy, &workdir, server.addr());
+        if !found.is_empty() {
+            let refusal = super::trust::refusal(&found);
+            tracing::warn!(case = %case.case.id, %refusal, "case refused");
+            return Err(refusal);
+        }
+    }
     let runtime = Runtime::new(setting.runtime.clone()).map_err(|e| e.to_string())?;
     let registry = Registry::scan(&runtime, &setting.skills_dir, &policy).await.map_err(|e| e.to_string())?;
     let protected = [ProtectedPath::new("the evaluation's audit logs", &setting.out_dir)];
@@ -156,7 +175,11 @@ async fn prepare_and_run(
 
     let run_id = format!("{}-{repeat}", case.case.id);
     let runs = setting.out_dir.join("runs");
-    let audit = AuditLog::create(&runs, &run_id, setting.secrets.clone()).map_err(|e| format!("audit log in {}: {e}", runs.display()))?;
+    // What the case grants from the runner's environment is masked like
+    // the API key: in the log, in what the model sees, in the report.
+    let secrets = crate::harness::secrets(&host, setting.secrets.iter().cloned());
+    let redactor = Redactor::new(&secrets);
+    let audit = AuditLog::create(&runs, &run_id, secrets).map_err(|e| format!("audit log in {}: {e}", runs.display()))?;
     let log = audit.path().to_owned();
     let config = RunConfig {
         max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)),
@@ -192,6 +215,9 @@ async fn prepare_and_run(
     // crosses it); their results reached the run as the worker's output.
     calls.extend(worker_calls(&report.workers));
     let (stop, stop_detail) = stop_parts(&report.stop);
+    // A model server's error may quote the request; everything else in
+    // the result was masked by the harness already.
+    let stop_detail = stop_detail.map(|d| redactor.text(&d).into_owned());
     let trace = Trace {
         task: &filled.task,
         workdir: &workdir,

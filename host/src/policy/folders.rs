@@ -134,7 +134,7 @@ impl ProtectedPath {
 
     /// The path with symlinks resolved as far as it exists, so it compares
     /// with grants (which are resolved the same way at load).
-    pub(super) fn resolved(&self) -> PathBuf {
+    pub(crate) fn resolved(&self) -> PathBuf {
         let absolute = std::path::absolute(&self.path).unwrap_or_else(|_| self.path.clone());
         real_prefix(&lexical_normalize(&absolute))
     }

@@ -98,6 +98,14 @@ impl HostPattern {
             }
     }
 
+    /// True when this pattern lets a request reach `addr` and nothing else:
+    /// that IP literal (IPv4-mapped IPv6 is the IPv4 address) with that
+    /// exact port. A name never counts, not even `localhost` — DNS decides
+    /// where a name leads — nor does a bare address (two ports, 80 and 443)
+    /// or `:*`. For confining a table to one known server (`reach eval`).
+    pub fn allows_only(&self, addr: std::net::SocketAddr) -> bool {
+        matches!(self.host, HostMatch::Ip(ip) if ip == addr.ip().to_canonical()) && self.port == PortMatch::Exact(addr.port())
+    }
 }
 
 impl FromStr for HostPattern {
@@ -387,6 +395,40 @@ mod tests {
                 .allows("https", "example.com", 443)
                 .is_none()
         );
+    }
+
+    /// (pattern, address, allows that address and nothing else?)
+    const ONLY: &[(&str, &str, bool)] = &[
+        ("127.0.0.1:8080", "127.0.0.1:8080", true),
+        ("127.0.0.1:8081", "127.0.0.1:8080", false),
+        ("127.0.0.2:8080", "127.0.0.1:8080", false),
+        ("::ffff:127.0.0.1:8080", "127.0.0.1:8080", false),
+        ("[::ffff:127.0.0.1]:8080", "127.0.0.1:8080", true),
+        ("127.0.0.1:8080", "[::ffff:127.0.0.1]:8080", true),
+        ("[::1]:8080", "[::1]:8080", true),
+        ("[::1]:8080", "127.0.0.1:8080", false),
+        // Every port, or the two default ports: more than one address.
+        ("127.0.0.1:*", "127.0.0.1:8080", false),
+        ("127.0.0.1", "127.0.0.1:80", false),
+        ("127.0.0.1", "127.0.0.1:443", false),
+        // A name is wherever DNS says, even localhost.
+        ("localhost:8080", "127.0.0.1:8080", false),
+        ("LOCALHOST:8080", "127.0.0.1:8080", false),
+        ("*.localhost:8080", "127.0.0.1:8080", false),
+        ("example.com:8080", "127.0.0.1:8080", false),
+        ("2130706433:8080", "127.0.0.1:8080", false),
+    ];
+
+    #[test]
+    fn allows_only_table() {
+        for &(pattern, addr, expected) in ONLY {
+            let Ok(parsed) = HostPattern::parse(pattern) else {
+                assert!(!expected, "{pattern:?} does not parse");
+                continue;
+            };
+            let addr: std::net::SocketAddr = addr.parse().expect(addr);
+            assert_eq!(parsed.allows_only(addr), expected, "{pattern:?} allows only {addr}");
+        }
     }
 
     /// (patterns, scheme, resolved address, port, named explicitly?)

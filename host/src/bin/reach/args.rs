@@ -348,6 +348,9 @@ pub struct EvalArgs {
     /// List the cases (checking every file) without running them.
     #[arg(long)]
     pub list: bool,
+    /// Grant case tables as written: folders outside a case's working folder, hosts other than its fixture server, environment variables and credentials. Only for case files you wrote or checked — a case's table is granted without a person, like --yes.
+    #[arg(long)]
+    pub trust_cases: bool,
 }
 
 /// A percentage, 0 to 100.

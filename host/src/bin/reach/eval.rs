@@ -97,9 +97,24 @@ fn select(cases: Vec<LoadedCase>, only: &[String]) -> anyhow::Result<Vec<LoadedC
     Ok(cases.into_iter().filter(|c| only.iter().any(|w| w == &c.case.id || w == &c.case.domain)).collect())
 }
 
+/// Refuse, before anything runs, every case whose table grants more than
+/// its own working folder and fixture server, unless `--trust-cases`.
+fn confine(cases: &[LoadedCase], trusted: bool) -> anyhow::Result<()> {
+    if trusted {
+        eprintln!("warning: --trust-cases: every case's permission table is granted as written, without a person");
+        return Ok(());
+    }
+    let refused: Vec<String> = cases.iter().filter_map(|c| eval::trust::check_case(c).err()).map(|e| e.to_string()).collect();
+    if !refused.is_empty() {
+        bail!("{} case(s) refused:\n{}", refused.len(), refused.join("\n"));
+    }
+    Ok(())
+}
+
 /// `reach eval`.
 pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
     let cases = select(case::load(&args.paths)?, &args.only)?;
+    confine(&cases, args.trust_cases)?;
     if args.list {
         list(&cases);
         return Ok(ExitCode::SUCCESS);
@@ -131,6 +146,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         max_steps: args.max_steps,
         disclose: args.disclose.into(),
         compact_schemas: args.compact_schemas,
+        trust_cases: args.trust_cases,
     };
     let runs = cases.len() * usize::from(args.repeat);
     let tty = std::io::stderr().is_terminal();
