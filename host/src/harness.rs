@@ -978,8 +978,9 @@ impl<'a> Harness<'a> {
             }
             return None;
         };
+        let first = &conversation.turns()[0];
         let older = &conversation.turns()[plan.older.clone()];
-        let request = compaction::summary_request(task, older, transcript_chars);
+        let request = compaction::summary_request(first, older, transcript_chars);
         let started = Instant::now();
         let answer = self.model.chat(ChatRequest { messages: &request, tools: &[] }).await;
         let latency_ms = started.elapsed().as_millis() as u64;
@@ -995,7 +996,7 @@ impl<'a> Harness<'a> {
             }
             Err(err) => (compaction::fallback_checkpoint(task, older, checkpoint_chars), false, Some(err.to_string())),
         };
-        let checkpoint = compaction::checkpoint_turn(&self.audit.mask(&text), older, by_model);
+        let checkpoint = compaction::checkpoint_turn(&self.audit.mask(&text), older, by_model, first.from_person);
         let person = older.iter().filter(|t| t.from_person).count();
         let rebuilt = compaction::rebuild(conversation.turns(), &plan, checkpoint);
         conversation.replace(rebuilt);
