@@ -989,6 +989,9 @@ impl<'a> Harness<'a> {
                 usage.input_tokens += r.usage.input_tokens;
                 usage.output_tokens += r.usage.output_tokens;
                 usage.estimated |= r.usage.estimated;
+                // A checkpoint is a model request like any other: a worker
+                // that compacts spends the run's budget too.
+                self.team.spend(r.usage.total());
                 match r.message.content.trim() {
                     "" => (compaction::fallback_checkpoint(task, older, checkpoint_chars), false, Some("the model wrote no checkpoint".to_owned())),
                     written => (shorten_chars(written, checkpoint_chars), true, None),
