@@ -469,7 +469,8 @@ impl<'a> Harness<'a> {
 
     /// Run `task` to a stop.
     pub async fn run(&mut self, run_id: &str, task: &str, progress: &dyn Progress) -> RunReport {
-        let mut conversation = Conversation::new(task);
+        // A worker's task is the brief its parent agent wrote, not the person's.
+        let mut conversation = if self.scope.depth > 0 { Conversation::delegated(task) } else { Conversation::new(task) };
         let mut usage = Usage::default();
         let mut actions: Vec<Action> = Vec::new();
         let mut recent: Vec<(String, String)> = Vec::new();

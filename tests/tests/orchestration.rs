@@ -548,3 +548,24 @@ async fn a_workers_compaction_counts_toward_the_runs_budget() {
     assert_eq!(done.report.stop, Stop::TokenBudget, "{}", done.report.summary());
     assert!(done.report.total_tokens >= 1_000_000, "the checkpoint's tokens are the run's: {}", done.report.total_tokens);
 }
+
+#[tokio::test]
+async fn compaction_inside_a_worker_never_presents_its_brief_as_the_users_words() {
+    let done = with_a_compacting_worker(None, 1_000).await;
+    assert_eq!(done.report.workers[0].outcome, "ok", "{:?}", done.report.workers);
+    let requests = done.server.requests();
+    let at = requests.iter().position(|b| b.get("tools").is_none()).expect("the worker compacted");
+    let given = brief(&done.requests_of("reader")[0]);
+    assert!(given.starts_with("[worker: reader]"), "{given}");
+    // The summariser is told whose words the brief is.
+    let asked = requests[at]["messages"][1]["content"].as_str().unwrap_or("");
+    assert!(asked.starts_with("The task, a brief from the agent that delegated this work (not the user's words): "), "{asked}");
+    assert!(!asked.contains("The user's task"), "{asked}");
+    // The worker's next request: its brief still first and whole, then a
+    // checkpoint that says the brief is not the user's.
+    let next = &requests[at + 1];
+    assert_eq!(who(next), "reader");
+    assert_eq!(brief(next), given, "the brief stays first, verbatim");
+    let checkpoint = next["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).find(|c| c.starts_with("[harness] Context compacted")).expect("a checkpoint");
+    assert!(checkpoint.contains("contains no message from the user (your task above is a brief from the agent that delegated this work, not the user's words)"), "{checkpoint}");
+}
