@@ -469,7 +469,8 @@ impl<'a> Harness<'a> {
 
     /// Run `task` to a stop.
     pub async fn run(&mut self, run_id: &str, task: &str, progress: &dyn Progress) -> RunReport {
-        let mut conversation = Conversation::new(task);
+        // A worker's task is the brief its parent agent wrote, not the person's.
+        let mut conversation = if self.scope.depth > 0 { Conversation::delegated(task) } else { Conversation::new(task) };
         let mut usage = Usage::default();
         let mut actions: Vec<Action> = Vec::new();
         let mut recent: Vec<(String, String)> = Vec::new();
@@ -978,8 +979,9 @@ impl<'a> Harness<'a> {
             }
             return None;
         };
+        let first = &conversation.turns()[0];
         let older = &conversation.turns()[plan.older.clone()];
-        let request = compaction::summary_request(task, older, transcript_chars);
+        let request = compaction::summary_request(first, older, transcript_chars);
         let started = Instant::now();
         let answer = self.model.chat(ChatRequest { messages: &request, tools: &[] }).await;
         let latency_ms = started.elapsed().as_millis() as u64;
@@ -988,6 +990,9 @@ impl<'a> Harness<'a> {
                 usage.input_tokens += r.usage.input_tokens;
                 usage.output_tokens += r.usage.output_tokens;
                 usage.estimated |= r.usage.estimated;
+                // A checkpoint is a model request like any other: a worker
+                // that compacts spends the run's budget too.
+                self.team.spend(r.usage.total());
                 match r.message.content.trim() {
                     "" => (compaction::fallback_checkpoint(task, older, checkpoint_chars), false, Some("the model wrote no checkpoint".to_owned())),
                     written => (shorten_chars(written, checkpoint_chars), true, None),
@@ -995,7 +1000,7 @@ impl<'a> Harness<'a> {
             }
             Err(err) => (compaction::fallback_checkpoint(task, older, checkpoint_chars), false, Some(err.to_string())),
         };
-        let checkpoint = compaction::checkpoint_turn(&self.audit.mask(&text), older, by_model);
+        let checkpoint = compaction::checkpoint_turn(&self.audit.mask(&text), older, by_model, first.from_person);
         let person = older.iter().filter(|t| t.from_person).count();
         let rebuilt = compaction::rebuild(conversation.turns(), &plan, checkpoint);
         conversation.replace(rebuilt);

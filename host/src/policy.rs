@@ -106,6 +106,17 @@ use raw::{ListedSkill, RawPolicy};
 /// How [`Policy::builtin`] names itself in messages.
 const BUILTIN_ORIGIN: &str = "<built-in>";
 
+/// Skill names the harness's built-in tools use: a skill named one of
+/// these would be offered under a built-in's own name (`memory__remember`,
+/// `agents__delegate`…), and a person asked to confirm `memory.remember`
+/// could not tell which of the two would run. The registry refuses such a
+/// skill at load; the table refuses `[skills.NAME]` for them, as no skill
+/// can have the grants.
+pub const RESERVED_SKILL_NAMES: [&str; 4] = ["memory", "skills", "agents", "workbench"];
+
+/// The built-in tools that reserve [`RESERVED_SKILL_NAMES`], for messages.
+pub const BUILTIN_TOOL_NAMES: &str = "memory__remember, memory__recall, skills__open, skills__instructions, agents__delegate, workbench__read";
+
 /// A loaded, checked permission table. Two tables are equal when they
 /// grant the same and say so at the same lines (a reload compares them).
 #[derive(Clone, Debug, PartialEq)]

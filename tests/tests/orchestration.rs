@@ -499,3 +499,73 @@ async fn a_worker_that_answers_in_words_at_its_last_step_still_gets_its_chance_t
     let said = &results(&done.requests_of("root")[1])[0];
     assert!(said.contains(r#""output":{"text":"alpha"}"#), "{said}");
 }
+
+/// Notes a worker reads one by one until its context is compacted.
+const LONG_NOTES: usize = 16;
+
+/// A run whose `reader` worker reads [`LONG_NOTES`] notes of ~2,000
+/// characters in a 6,000-token context, so its own loop compacts. Each
+/// checkpoint request is answered with a short checkpoint and reported as
+/// `summary_tokens` tokens; every other request as its size in tokens (four
+/// characters each, as the harness estimates: it calibrates its estimate
+/// to the reported usage), which comes to under 100,000 for the worker.
+async fn with_a_compacting_worker(budget: Option<u64>, summary_tokens: u64) -> Done {
+    let ws = workspace();
+    for i in 1..=LONG_NOTES {
+        ws.write(&format!("docs/n{i}.txt"), &format!("Note {i}. {}\n", "Minutes of a long meeting about schedules and budgets. ".repeat(36)));
+    }
+    let reads = Arc::new(AtomicUsize::new(0));
+    let config = RunConfig { token_budget: budget, context_tokens: Some(6_000), compact_at: 80, ..RunConfig::default() };
+    run_in(ws, "[delegation]\nworker_max_steps = 30\n", config, move |body| {
+        if body.get("tools").is_none() {
+            let checkpoint = "Goal: read the notes.\nDone and found: notes read so far (files__read, step 1).\nFiles produced: none.\nLeft to do: the other notes.\nNext step: read the next note.";
+            return Reply::text(checkpoint).with_usage(summary_tokens, 40);
+        }
+        let tokens = (body["messages"].to_string().len() + body["tools"].to_string().len()) as u64 / 4;
+        let reply = match who(body).as_str() {
+            "root" if results(body).is_empty() => Reply::call("agents__delegate", &delegate("reader", "Read docs/n1.txt to docs/n16.txt, one by one")),
+            "root" => Reply::text("Done."),
+            _ => match reads.fetch_add(1, Ordering::SeqCst) + 1 {
+                k if k <= LONG_NOTES => Reply::call("files__read", &json!({"path": format!("docs/n{k}.txt")}).to_string()),
+                _ => Reply::text(r#"{"text": "read them all"}"#),
+            },
+        };
+        reply.with_usage(tokens, 20)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_workers_compaction_counts_toward_the_runs_budget() {
+    // The worker's own requests cost under 100,000 tokens in all; its
+    // checkpoint request, 1,000,000: that alone uses up the run's 200,000.
+    let done = with_a_compacting_worker(Some(200_000), 1_000_000).await;
+    let compactions: Vec<&Value> = done.of("t1").into_iter().filter(|r| r["event"] == "compaction").collect();
+    assert_eq!(compactions.len(), 1, "stopped after its first compaction: {:?}", done.report.workers);
+    let worker = &done.report.workers[0];
+    assert_eq!(worker.outcome, "BUDGET", "{:?}", done.report.workers);
+    assert!(worker.steps < LONG_NOTES, "stopped by the run's budget, not after reading every note: {} steps", worker.steps);
+    assert_eq!(done.report.stop, Stop::TokenBudget, "{}", done.report.summary());
+    assert!(done.report.total_tokens >= 1_000_000, "the checkpoint's tokens are the run's: {}", done.report.total_tokens);
+}
+
+#[tokio::test]
+async fn compaction_inside_a_worker_never_presents_its_brief_as_the_users_words() {
+    let done = with_a_compacting_worker(None, 1_000).await;
+    assert_eq!(done.report.workers[0].outcome, "ok", "{:?}", done.report.workers);
+    let requests = done.server.requests();
+    let at = requests.iter().position(|b| b.get("tools").is_none()).expect("the worker compacted");
+    let given = brief(&done.requests_of("reader")[0]);
+    assert!(given.starts_with("[worker: reader]"), "{given}");
+    // The summariser is told whose words the brief is.
+    let asked = requests[at]["messages"][1]["content"].as_str().unwrap_or("");
+    assert!(asked.starts_with("The task, a brief from the agent that delegated this work (not the user's words): "), "{asked}");
+    assert!(!asked.contains("The user's task"), "{asked}");
+    // The worker's next request: its brief still first and whole, then a
+    // checkpoint that says the brief is not the user's.
+    let next = &requests[at + 1];
+    assert_eq!(who(next), "reader");
+    assert_eq!(brief(next), given, "the brief stays first, verbatim");
+    let checkpoint = next["messages"].as_array().unwrap().iter().filter_map(|m| m["content"].as_str()).find(|c| c.starts_with("[harness] Context compacted")).expect("a checkpoint");
+    assert!(checkpoint.contains("contains no message from the user (your task above is a brief from the agent that delegated this work, not the user's words)"), "{checkpoint}");
+}

@@ -138,3 +138,26 @@ async fn manifests_carry_schemas_derived_from_argument_types() {
     assert!(read.parameters["properties"]["path"].is_object(), "{}", read.parameters);
     assert_eq!(read.parameters["required"], json!(["path"]));
 }
+
+#[tokio::test]
+async fn a_skill_named_like_a_built_in_tool_is_refused_at_load_and_says_to_rename_it() {
+    let ws = Workspace::new();
+    ws.install("test-skill-probe");
+    const RESERVED: [&str; 4] = ["memory", "skills", "agents", "workbench"];
+    for name in RESERVED {
+        ws.install_bytes(&format!("{name}.wasm"), &echo_variant(name, "1.0.0"));
+    }
+    let host = ws.host("").await;
+    assert!(host.registry.active("probe").is_some(), "the other skills still load");
+    for name in RESERVED {
+        assert!(host.registry.active(name).is_none(), "{name} is not active");
+        let entry = host.registry.entries().iter().find(|e| e.path.ends_with(format!("{name}.wasm"))).unwrap();
+        assert_eq!(entry.status, Status::Broken, "{name}");
+        let reason = entry.reason.as_deref().unwrap();
+        assert!(reason.contains(&format!("skill name \"{name}\" is reserved for the harness's built-in tools (memory__remember, memory__recall, skills__open, skills__instructions, agents__delegate, workbench__read); rename the skill")), "{reason}");
+        // Asking for it says why it is unavailable.
+        let err = call(&host, &format!("{name}.echo"), json!({"x": 1})).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::NoSuchTool);
+        assert!(err.message.contains("failed to load") && err.message.contains("is reserved"), "{err}");
+    }
+}

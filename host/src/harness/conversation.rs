@@ -31,6 +31,15 @@ impl Conversation {
         Conversation { turns: vec![Turn { message: Message::user(task), step: 0, from_person: true }], step: 0 }
     }
 
+    /// A worker's conversation: it starts with the `brief` the agent that
+    /// delegated wrote (its task, its input — which may quote pages —, its
+    /// profile's instructions). Not the person's words: the memory rules
+    /// and the summariser must never take it for them. It is still kept
+    /// first through every compaction, as the task.
+    pub fn delegated(brief: &str) -> Conversation {
+        Conversation { turns: vec![Turn { message: Message::user(brief), step: 0, from_person: false }], step: 0 }
+    }
+
     /// Messages pushed from now on belong to model request `step`.
     pub fn set_step(&mut self, step: usize) {
         self.step = step;
@@ -58,7 +67,21 @@ impl Conversation {
 
     /// Replaces every turn (after a compaction); the first stays the task.
     pub(super) fn replace(&mut self, turns: Vec<Turn>) {
-        debug_assert!(turns.first().is_some_and(|t| t.from_person), "the task stays first");
+        debug_assert!(turns.first().zip(self.turns.first()).is_some_and(|(new, old)| new == old), "the task stays first");
         self.turns = turns;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_workers_brief_is_its_task_but_not_the_persons_words() {
+        let person = Conversation::new("Save the page.");
+        let worker = Conversation::delegated("[worker: web] Save the page.");
+        assert!(person.turns()[0].from_person);
+        assert!(!worker.turns()[0].from_person, "the memory rules read from_person as the user's words");
+        assert_eq!((worker.turns()[0].step, worker.turns()[0].message.content.as_str()), (0, "[worker: web] Save the page."));
     }
 }

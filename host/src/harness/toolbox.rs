@@ -391,6 +391,20 @@ mod tests {
     }
 
     #[test]
+    fn every_built_in_tool_name_is_under_a_reserved_skill_name() {
+        use crate::policy::{BUILTIN_TOOL_NAMES, RESERVED_SKILL_NAMES};
+        let built_ins = [WORKBENCH_READ, SKILL_INSTRUCTIONS, SKILL_OPEN, super::super::remember::REMEMBER, super::super::remember::RECALL, crate::agents::DELEGATE];
+        assert_eq!(BUILTIN_TOOL_NAMES.split(", ").count(), built_ins.len());
+        for name in built_ins {
+            let (skill, tool) = name.split_once("__").expect("SKILL__TOOL");
+            // The only skill whose tool could be offered under this name.
+            assert!(RESERVED_SKILL_NAMES.contains(&skill), "{name}");
+            assert_eq!(offered_name(skill, tool), name);
+            assert!(BUILTIN_TOOL_NAMES.split(", ").any(|n| n == name), "{name} is named in the refusal");
+        }
+    }
+
+    #[test]
     fn on_demand_offers_built_ins_the_menu_and_only_opened_skills() {
         let mut tb = Toolbox::default();
         tb.add("workbench__read", "", json!({}), Target::WorkbenchRead);

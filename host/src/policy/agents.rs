@@ -175,14 +175,8 @@ pub(super) fn resolve_agents(
 ) -> Result<Vec<AgentProfile>, PolicyError> {
     let mut raw: Vec<_> = raw.into_iter().collect();
     raw.sort_by_key(|(name, _)| name.span().start);
-    if let (Some((first, _)), Some(_)) = (raw.first(), skills.iter().find(|s| s.grants.skill == DELEGATE_SKILL)) {
-        // Its `delegate` tool would be offered under the delegation tool's own name.
-        return Err(src.invalid(
-            &first.span(),
-            format!("agents.{}", toml_key(first.get_ref())),
-            format!("the table lists a skill named {DELEGATE_SKILL:?} ([skills.{DELEGATE_SKILL}]), whose tools would clash with agents__delegate; rename that skill to use agent profiles"),
-        ));
-    }
+    // No `[skills.agents]` can reach here ([`super::RESERVED_SKILL_NAMES`]),
+    // so `agents` in a profile is always the delegation pseudo skill.
     let mut agents = raw
         .into_iter()
         .map(|(name, agent)| resolve_agent(src, &name, agent.into_inner(), skills))
@@ -383,7 +377,7 @@ mod tests {
         vec![
             (
                 format!("[skills.agents]\n{}", agent("")),
-                r#"reach.toml:9:9: agents.web: the table lists a skill named "agents" ([skills.agents]), whose tools would clash with agents__delegate; rename that skill to use agent profiles"#,
+                r#"reach.toml:1:9: skills.agents: "agents" is reserved for the harness's built-in tools (memory__remember, memory__recall, skills__open, skills__instructions, agents__delegate, workbench__read), so no skill may have this name and this table would grant nothing; rename the skill and this table"#,
             ),
             (
                 table("[agents.Web]\n"),

@@ -231,6 +231,18 @@ fn resolve_skill(
             ),
         ));
     }
+    if super::RESERVED_SKILL_NAMES.contains(&name.get_ref().as_str()) {
+        // The registry refuses a skill of this name, so nothing could use these grants.
+        return Err(src.invalid(
+            &name.span(),
+            format!("skills.{}", name.get_ref()),
+            format!(
+                "{:?} is reserved for the harness's built-in tools ({}), so no skill may have this name and this table would grant nothing; rename the skill and this table",
+                name.get_ref(),
+                super::BUILTIN_TOOL_NAMES
+            ),
+        ));
+    }
     let prefix = format!("skills.{}", name.get_ref());
     let level = resolve_level(
         src,

@@ -279,6 +279,22 @@ fn errors_from_the_parser_name_line_column_and_key() {
 }
 
 #[test]
+fn a_table_may_not_grant_a_name_the_built_in_tools_use() {
+    for name in ["memory", "skills", "agents", "workbench"] {
+        let message = error(&format!("[skills.files]\nlevel = \"auto\"\n\n[skills.{name}]\nlevel = \"auto\"\n"));
+        assert!(message.starts_with(&format!("reach.toml:4:9: skills.{name}: \"{name}\" is reserved for the harness's built-in tools")), "{message}");
+    }
+    insta::assert_snapshot!(
+        error("[skills.memory]\n"),
+        @r#"reach.toml:1:9: skills.memory: "memory" is reserved for the harness's built-in tools (memory__remember, memory__recall, skills__open, skills__instructions, agents__delegate, workbench__read), so no skill may have this name and this table would grant nothing; rename the skill and this table"#
+    );
+    // Names that only start like one are skills like any other.
+    for name in ["memory2", "my-agents", "skills_extra", "workbenches"] {
+        assert!(Policy::parse(&format!("[skills.{name}]\n"), Path::new("reach.toml"), Path::new("/")).is_ok(), "{name}");
+    }
+}
+
+#[test]
 fn errors_for_values_name_line_column_and_key() {
     insta::assert_snapshot!(
         error("\n[skills.files]\n\nlevel = \"yes\"\n"),

@@ -1,6 +1,7 @@
 //! A skill's manifest as the host uses it: validated, with parsed schemas.
 
 use crate::error::{ErrorCode, ToolFailure};
+use crate::policy::{BUILTIN_TOOL_NAMES, RESERVED_SKILL_NAMES};
 use crate::runtime::RawManifest;
 use serde::Serialize;
 use std::sync::{Arc, OnceLock};
@@ -60,6 +61,14 @@ impl Manifest {
     pub(crate) fn from_raw(raw: RawManifest) -> Result<Manifest, String> {
         if !valid_name(&raw.name, &['-']) {
             return Err(format!("skill name {:?} is invalid: use [a-z][a-z0-9_-]*, at most 64 characters", raw.name));
+        }
+        if RESERVED_SKILL_NAMES.contains(&raw.name.as_str()) {
+            // Its tools would be offered, confirmed and logged under a built-in's name.
+            return Err(format!(
+                "skill name {:?} is reserved for the harness's built-in tools ({BUILTIN_TOOL_NAMES}); rename the skill (its name in the manifest, and its file to match) to anything but {}",
+                raw.name,
+                RESERVED_SKILL_NAMES.join(", ")
+            ));
         }
         let version = semver::Version::parse(&raw.version)
             .map_err(|e| format!("version {:?} of skill {} is not semver (e.g. 1.2.0): {e}", raw.version, raw.name))?;
