@@ -588,7 +588,7 @@ fn an_imported_users_claim_is_kept_as_the_files_claim_never_as_the_users_word() 
             claimed: Box::new(user())
         }
     );
-    let block = crate::memory::render(&[imported.clone()]);
+    let block = crate::memory::render(std::slice::from_ref(&imported));
     assert!(
         block.ends_with("- [fact] host: build-1 (imported from \"backup.jsonl\")"),
         "{block}"
