@@ -173,7 +173,7 @@ fn built() -> PathBuf {
     let entries: Vec<Entry> = (0..ENTRIES).map(|i| entry(i, &mut rng)).collect();
     let store = SqliteStore::open(&path).expect("open");
     let started = std::time::Instant::now();
-    let report = store.import(&entries).expect("import");
+    let report = store.import(&entries, "bench.jsonl").expect("import");
     assert_eq!(report.added, ENTRIES);
     println!(
         "built {} ({ENTRIES} entries, one import) in {:?}",

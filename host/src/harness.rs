@@ -172,6 +172,13 @@ pub struct Action {
     pub result_bytes: usize,
     /// Wall time of the call.
     pub duration_ms: u64,
+    /// True when the result may hold text from the network: the tool's
+    /// skill can reach it, or reads or writes a folder a skill that can
+    /// reach it may write; for `agents__delegate`, any skill the worker
+    /// (and so its own workers) was given can. A note found in this
+    /// result, or in any result of a run with such a call, needs a person
+    /// asked at the moment to be remembered.
+    pub network: bool,
 }
 
 /// What a run did.
@@ -779,6 +786,7 @@ impl<'a> Harness<'a> {
                 let started = Instant::now();
                 let ran = delegated.remove(&call.id);
                 let ran_ms = ran.as_ref().map(|d| d.duration_ms);
+                let network = ran.as_ref().map_or_else(|| self.may_bring_network_text(&call.name, &actions), |d| d.network);
                 // Read once: recorded as understood here, and run as such.
                 let parsed = repair::arguments(&call.arguments);
                 let asked = parsed.as_ref().map_or_else(|_| json!(call.arguments), |map| Value::Object(map.clone()));
@@ -828,13 +836,14 @@ impl<'a> Harness<'a> {
                     outcome: code.clone(),
                     result_bytes: masked.len(),
                     duration_ms,
+                    network,
                 };
                 self.audit.record(
                     "tool_call",
                     json!({"step": steps, "call": actions.len() + 1, "tool": call.name, "skill": skill, "version": version, "wasm_hash": hash,
                            "arguments": action.arguments, "decision": decision, "duration_ms": duration_ms,
                            "outcome": if code == "ok" { "ok" } else { "error" }, "error_code": if code == "ok" { Value::Null } else { json!(code) },
-                           "result_bytes": masked.len(), "result_digest": blake3::hash(masked.as_bytes()).to_hex().to_string()}),
+                           "result_bytes": masked.len(), "result_digest": blake3::hash(masked.as_bytes()).to_hex().to_string(), "network": network}),
                 );
                 actions.push(action);
                 let shaped = self.workbench.shape(masked, self.config.view_chars, self.config.keep_chars);
@@ -1278,6 +1287,7 @@ mod tests {
             outcome: "ok".into(),
             result_bytes: 10,
             duration_ms: 1,
+            network: false,
         }
     }
 

@@ -73,6 +73,12 @@ pub const MAX_TEXT_CHARS: usize = 2_000;
 pub const MAX_TASK_TYPE_CHARS: usize = 64;
 /// Most entries a store keeps, superseded ones included.
 pub const MAX_ENTRIES: u64 = 1_000_000;
+/// Most characters in a provenance's run id.
+pub const MAX_RUN_ID_CHARS: usize = 128;
+/// Most characters in a provenance's tool name.
+pub const MAX_TOOL_CHARS: usize = 128;
+/// Most characters in the file an imported entry came from.
+pub const MAX_FILE_CHARS: usize = 500;
 
 /// An entry's number: assigned by the store, never reused, not even after
 /// the entry is forgotten.
@@ -138,12 +144,26 @@ pub enum Provenance {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool: Option<String>,
     },
+    /// Read from an export file by `reach memory import`. What the file
+    /// says about where the note came from is only the file's claim: an
+    /// imported note is never *stated by the user*, whatever the file says.
+    Imported {
+        /// The file it was imported from, as given to the import.
+        file: String,
+        /// Where the file says it came from (a user or tool provenance),
+        /// kept for a person to read (`reach memory show`), never put into
+        /// a prompt.
+        claimed: Box<Provenance>,
+    },
 }
 
 impl Provenance {
-    /// "stated by the user in run R, step S" / "verified by T in run R, step S".
+    /// "stated by the user in run R, step S" / "verified by T in run R,
+    /// step S" / "imported from "F"". Always one line: every run of
+    /// whitespace (line breaks included) is one space, so a value cannot
+    /// start a prompt line of its own.
     pub fn describe(&self) -> String {
-        match self {
+        let text = match self {
             Provenance::User {
                 run_id: Some(run),
                 step: Some(step),
@@ -159,8 +179,39 @@ impl Provenance {
                     .map_or_else(|| "a tool result".to_owned(), |t| format!("{t}'s result"));
                 format!("verified by {by} in run {run_id}, step {step}")
             }
+            // Quoted: a file's name is the importer's words, not ours.
+            Provenance::Imported { file, .. } => format!("imported from {file:?}"),
+        };
+        flat(&text)
+    }
+
+    /// What the file of an imported entry said about it
+    /// ([`describe`](Provenance::describe) of the claim), for a person.
+    pub fn claim(&self) -> Option<String> {
+        match self {
+            Provenance::Imported { claimed, .. } => Some(claimed.describe()),
+            _ => None,
         }
     }
+
+    /// This provenance as an import from `file` records it: the claim it
+    /// makes, kept as a claim. An entry imported before keeps its first
+    /// claim, so imports never nest.
+    pub fn imported_from(&self, file: &str) -> Provenance {
+        let claimed = match self {
+            Provenance::Imported { claimed, .. } => claimed.clone(),
+            other => Box::new(other.clone()),
+        };
+        Provenance::Imported {
+            file: file.to_owned(),
+            claimed,
+        }
+    }
+}
+
+/// `text` on one line: runs of whitespace made one space.
+pub(crate) fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// An entry to add.
@@ -303,13 +354,15 @@ pub trait MemoryStore: Send + Sync {
     /// Every entry, superseded ones included, oldest first.
     fn export(&self) -> Result<Vec<Entry>, MemoryError>;
 
-    /// Add exported entries, all or none: each goes through the rule of
-    /// [`add`](MemoryStore::add) in order, keeping its provenance, times and
-    /// use count (supersession links are rebuilt, not read). An entry
+    /// Add exported entries read from `file`, all or none: each goes
+    /// through the rule of [`add`](MemoryStore::add) in order, keeping its
+    /// times and use count (supersession links are rebuilt, not read), and
+    /// with the provenance [`Provenance::Imported`] from `file` — what the
+    /// file says about where it came from kept only as its claim. An entry
     /// already in the store (same kind, subject, text and creation time) is
     /// skipped, so importing the same file twice adds nothing. An error
     /// names the entry by its 1-based position.
-    fn import(&self, entries: &[Entry]) -> Result<Imported, MemoryError>;
+    fn import(&self, entries: &[Entry], file: &str) -> Result<Imported, MemoryError>;
 }
 
 /// The subject as supersession compares it: lower case, whitespace runs
@@ -342,7 +395,49 @@ pub(crate) fn checked(mut entry: NewEntry) -> Result<NewEntry, MemoryError> {
             Some(t.to_lowercase())
         }
     };
+    check_provenance(&entry.provenance)?;
     Ok(entry)
+}
+
+/// A provenance's fields are rendered into prompts and onto terminals:
+/// run ids and tool names are one word each (no spaces, no control
+/// characters) within their limits, a file name has no control
+/// characters, and an import's claim is a user's or a tool's.
+fn check_provenance(provenance: &Provenance) -> Result<(), MemoryError> {
+    let word = |field: &'static str, value: &str, limit: usize, example: &str| {
+        check_field(field, value, limit, false, "")?;
+        match value.chars().find(|c| c.is_whitespace()) {
+            Some(c) => Err(MemoryError::Invalid {
+                field,
+                reason: format!("contains the space {c:?}; it is one word, like {example}"),
+            }),
+            None => Ok(()),
+        }
+    };
+    match provenance {
+        Provenance::User { run_id, .. } => {
+            if let Some(run) = run_id {
+                word("provenance run_id", run, MAX_RUN_ID_CHARS, "20261202T030909Z-a5b5ae")?;
+            }
+        }
+        Provenance::Tool { run_id, tool, .. } => {
+            word("provenance run_id", run_id, MAX_RUN_ID_CHARS, "20261202T030909Z-a5b5ae")?;
+            if let Some(tool) = tool {
+                word("provenance tool", tool, MAX_TOOL_CHARS, "http_api__get")?;
+            }
+        }
+        Provenance::Imported { file, claimed } => {
+            if matches!(**claimed, Provenance::Imported { .. }) {
+                return Err(MemoryError::Invalid {
+                    field: "provenance",
+                    reason: "claims to be imported from an import; write the claim as {\"source\": \"user\"} or {\"source\": \"tool\", …}".into(),
+                });
+            }
+            check_field("provenance file", file, MAX_FILE_CHARS, false, "")?;
+            check_provenance(claimed)?;
+        }
+    }
+    Ok(())
 }
 
 fn check_field(
@@ -472,5 +567,12 @@ mod tests {
         );
         assert_eq!(user.describe(), "stated by the user");
         assert!(serde_json::from_str::<Provenance>(r#"{"source":"web"}"#).is_err());
+        let imported = user.imported_from("old\nfile.jsonl");
+        assert_eq!(
+            serde_json::to_string(&imported).unwrap(),
+            r#"{"source":"imported","file":"old\nfile.jsonl","claimed":{"source":"user"}}"#
+        );
+        assert_eq!(imported.describe(), r#"imported from "old\nfile.jsonl""#);
+        assert_eq!(imported.claim().as_deref(), Some("stated by the user"));
     }
 }

@@ -116,6 +116,9 @@ pub(super) struct Delegated {
     pub arguments: Value,
     /// Wall time of the worker, from the delegation's checks to its end.
     pub duration_ms: u64,
+    /// What came back may hold text from the network
+    /// ([`Action::network`](super::Action::network)).
+    pub network: bool,
 }
 
 /// What is kept of a job while its worker runs.
@@ -275,7 +278,10 @@ impl Harness<'_> {
                                "outcome": failure.code.as_str(), "error": failure.message, "output": Value::Null, "steps": 0,
                                "usage": Usage::default(), "duration_ms": 0}),
                     );
-                    out.insert(call.id.clone(), Delegated { outcome: Err(failure), decision: "-", arguments, duration_ms: 0 });
+                    // No worker ran, but a repeat's refusal quotes the earlier
+                    // worker's output: judged by every skill this loop hands on.
+                    let network = self.skills_hold_network_text(&self.passable());
+                    out.insert(call.id.clone(), Delegated { outcome: Err(failure), decision: "-", arguments, duration_ms: 0, network });
                 }
             }
         }
@@ -286,7 +292,8 @@ impl Harness<'_> {
         let mut kept = Vec::with_capacity(jobs.len());
         let mut runs = Vec::with_capacity(jobs.len());
         for (id, arguments, job) in jobs {
-            kept.push((id, arguments, Started { task_id: job.task_id.clone(), agent: job.profile.name.clone(), key: job.envelope.key() }));
+            let network = self.skills_hold_network_text(&job.skills);
+            kept.push((id, arguments, network, Started { task_id: job.task_id.clone(), agent: job.profile.name.clone(), key: job.envelope.key() }));
             progress.worker_started(&job.task_id, &job.profile.name);
             runs.push(run_worker(host, model, confirmer, Arc::clone(&self.team), job, progress));
         }
@@ -296,7 +303,7 @@ impl Harness<'_> {
         if waited {
             self.slot = Some(self.team.slot().await);
         }
-        for ((id, arguments, started), done) in kept.into_iter().zip(finished) {
+        for ((id, arguments, network, started), done) in kept.into_iter().zip(finished) {
             let summary = self.finish(&started, &done, step);
             progress.worker_finished(&summary.task_id, &summary.outcome, summary.duration_ms);
             let declined = done.report.as_ref().is_some_and(|r| r.stop == Stop::Declined);
@@ -305,7 +312,7 @@ impl Harness<'_> {
             let outcome = done
                 .output
                 .map(|output| json!({"status": "ok", "agent": started.agent, "task_id": started.task_id, "output": output, "steps": steps}).to_string());
-            out.insert(id, Delegated { outcome, decision: if declined { "declined" } else { "auto" }, arguments, duration_ms: done.duration_ms });
+            out.insert(id, Delegated { outcome, decision: if declined { "declined" } else { "auto" }, arguments, duration_ms: done.duration_ms, network });
         }
         (out, repeats)
     }

@@ -1,9 +1,12 @@
 //! [`MemoryStore`] in one SQLite file, searched with FTS5.
 //!
-//! Layout (schema version 1, kept in `PRAGMA user_version`):
+//! Layout (schema version 2, kept in `PRAGMA user_version`):
 //! - `entries`: one row per entry, superseded ones included. A partial
 //!   unique index allows one active entry per kind and subject key.
 //!   `AUTOINCREMENT` so an id is never handed out twice, even after forget.
+//!   An imported entry has its file in `imported_from` and the file's claim
+//!   in `source`, `run_id`, `step` and `tool` (version 2 added the column;
+//!   a version 1 file gains it when opened, its entries unchanged).
 //! - `memory_fts`: a contentless FTS5 index (`contentless_delete=1`) over
 //!   subject and text of the **active** entries only. It keeps no copy of the
 //!   text, only the index, and a superseded entry leaves it at once.
@@ -29,7 +32,7 @@ use super::{
 };
 
 /// The schema this build writes and reads.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 /// How long a write waits for another process that holds the database.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -50,15 +53,21 @@ CREATE TABLE entries (
     last_used     TEXT,
     use_count     INTEGER NOT NULL DEFAULT 0,
     supersedes    INTEGER,
-    superseded_by INTEGER
+    superseded_by INTEGER,
+    imported_from TEXT
 );
 CREATE UNIQUE INDEX entries_active ON entries (kind, subject_key) WHERE superseded_by IS NULL;
 CREATE INDEX entries_subject ON entries (kind, subject_key, created);
 CREATE VIRTUAL TABLE memory_fts USING fts5 (subject, text, content = '', contentless_delete = 1, tokenize = 'porter unicode61');
 ";
 
+/// From version 1 to 2: the file an entry was imported from. Entries
+/// imported by version 1 cannot be told apart and keep what their file
+/// claimed.
+const TO_VERSION_2: &str = "ALTER TABLE entries ADD COLUMN imported_from TEXT;";
+
 /// Every column of an entry, in the order [`entry_from_row`] reads them.
-const COLUMNS: &str = "e.id, e.kind, e.subject, e.text, e.task_type, e.source, e.run_id, e.step, e.tool, e.created, e.last_used, e.use_count, e.supersedes, e.superseded_by";
+const COLUMNS: &str = "e.id, e.kind, e.subject, e.text, e.task_type, e.source, e.run_id, e.step, e.tool, e.created, e.last_used, e.use_count, e.supersedes, e.superseded_by, e.imported_from";
 
 /// Now, as every time in the store is written.
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
@@ -137,6 +146,11 @@ impl SqliteStore {
         match version {
             0 => {
                 tx.execute_batch(SCHEMA).map_err(db)?;
+                tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+                    .map_err(db)?;
+            }
+            1 => {
+                tx.execute_batch(TO_VERSION_2).map_err(db)?;
                 tx.pragma_update(None, "user_version", SCHEMA_VERSION)
                     .map_err(db)?;
             }
@@ -345,8 +359,8 @@ impl MemoryStore for SqliteStore {
         self.list(true)
     }
 
-    fn import(&self, entries: &[Entry]) -> Result<Imported, MemoryError> {
-        import::import(self, entries)
+    fn import(&self, entries: &[Entry], file: &str) -> Result<Imported, MemoryError> {
+        import::import(self, entries, file)
     }
 }
 
@@ -366,16 +380,23 @@ fn insert(
     supersedes: Option<EntryId>,
     superseded_by: Option<EntryId>,
 ) -> rusqlite::Result<EntryId> {
-    let (source, run_id, step, tool) = match &entry.provenance {
-        Provenance::User { run_id, step } => ("user", run_id.as_deref(), *step, None),
+    // An import's claim goes where a provenance of its own would.
+    let (claim, imported_from) = match &entry.provenance {
+        Provenance::Imported { file, claimed } => (claimed.as_ref(), Some(file.as_str())),
+        own => (own, None),
+    };
+    let (source, run_id, step, tool) = match claim {
         Provenance::Tool { run_id, step, tool } => {
             ("tool", Some(run_id.as_str()), Some(*step), tool.as_deref())
         }
+        Provenance::User { run_id, step } => ("user", run_id.as_deref(), *step, None),
+        // `checked` refuses an import of an import.
+        Provenance::Imported { .. } => ("user", None, None, None),
     };
     tx.execute(
         &format!(
-            "INSERT INTO entries (id, kind, subject, subject_key, text, task_type, source, run_id, step, tool, created, last_used, use_count, supersedes, superseded_by) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE(?11, {NOW}), ?12, ?13, ?14, ?15)"
+            "INSERT INTO entries (id, kind, subject, subject_key, text, task_type, source, run_id, step, tool, created, last_used, use_count, supersedes, superseded_by, imported_from) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE(?11, {NOW}), ?12, ?13, ?14, ?15, ?16)"
         ),
         params![
             stored.id,
@@ -392,7 +413,8 @@ fn insert(
             stored.last_used,
             stored.use_count,
             supersedes,
-            superseded_by
+            superseded_by,
+            imported_from
         ],
     )?;
     Ok(tx.last_insert_rowid())
@@ -433,6 +455,13 @@ fn entry_from_row(row: &Row<'_>) -> rusqlite::Result<Entry> {
             tool: row.get(8)?,
         },
         _ => Provenance::User { run_id, step },
+    };
+    let provenance = match row.get::<_, Option<String>>(14)? {
+        Some(file) => Provenance::Imported {
+            file,
+            claimed: Box::new(provenance),
+        },
+        None => provenance,
     };
     Ok(Entry {
         id: row.get(0)?,

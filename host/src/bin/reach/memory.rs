@@ -8,6 +8,10 @@
 //! - `export FILE`: `{"db", "file", "exported": n}` (without FILE, the JSON Lines go to stdout)
 //! - `import`: `{"db", "file", "added": n, "existing": n}`
 //!
+//! Imported entries are marked as imported from the file (as given, or
+//! `standard input` for `-`): what the file says about where a note came from
+//! is kept as its claim (`show` prints it), never taken as the user's word.
+//!
 //! An entry is [`Entry`]'s JSON form, the same as a line of an export.
 //! Exit codes: 0 done, 1 no such entry, 2 usage or database error, 3 a
 //! person declined to forget.
@@ -15,7 +19,8 @@
 use crate::args::{Cli, MemoryArgs, MemoryCommand};
 use crate::context;
 use agent_reach::memory::{
-    Entry, EntryId, MemoryError, MemoryStore, SqliteStore, parse_export, to_export,
+    Entry, EntryId, MAX_FILE_CHARS, MemoryError, MemoryStore, SqliteStore, parse_export,
+    to_export,
 };
 use agent_reach::text::{escape_for_terminal, shorten_chars};
 use anyhow::Context as _;
@@ -140,7 +145,14 @@ pub fn run(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<ExitCode> {
             let name = file.display();
             let entries =
                 parse_export(&text).with_context(|| format!("{name}: nothing imported"))?;
-            let report = store.import(&entries).map_err(|e| match e {
+            // Shown in prompts as where the notes came from: one line, and
+            // no character that could move a terminal's cursor.
+            let from = if file == Path::new("-") {
+                "standard input".to_owned()
+            } else {
+                shorten_chars(&escape_for_terminal(&file.display().to_string()), MAX_FILE_CHARS - 1)
+            };
+            let report = store.import(&entries, &from).map_err(|e| match e {
                 // Positions are lines only when the file has no blank lines;
                 // `parse_export` has already checked every line, so this is rare.
                 MemoryError::Import { line, message } => {
@@ -211,6 +223,9 @@ fn print_entry(entry: &Entry, versions: &[Entry]) {
         "source:    {}",
         escape_for_terminal(&entry.provenance.describe())
     );
+    if let Some(claim) = entry.provenance.claim() {
+        println!("claimed:   {} (by the file, not checked)", escape_for_terminal(&claim));
+    }
     println!("created:   {}", entry.created);
     println!(
         "used:      {} time(s){}",

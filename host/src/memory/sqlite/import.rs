@@ -10,7 +10,7 @@ use crate::memory::export::validate;
 use crate::memory::{Entry, EntryId, Imported, MemoryError, NewEntry, checked, subject_key};
 
 /// [`MemoryStore::import`](crate::memory::MemoryStore::import) for [`SqliteStore`].
-pub(super) fn import(store: &SqliteStore, entries: &[Entry]) -> Result<Imported, MemoryError> {
+pub(super) fn import(store: &SqliteStore, entries: &[Entry], file: &str) -> Result<Imported, MemoryError> {
     for (i, entry) in entries.iter().enumerate() {
         validate(entry).map_err(|message| MemoryError::Import {
             line: i + 1,
@@ -26,7 +26,8 @@ pub(super) fn import(store: &SqliteStore, entries: &[Entry]) -> Result<Imported,
                 subject: entry.subject.clone(),
                 text: entry.text.clone(),
                 task_type: entry.task_type.clone(),
-                provenance: entry.provenance.clone(),
+                // Whatever the file says, the note comes from the file.
+                provenance: entry.provenance.imported_from(file),
             }) {
                 Ok(fresh) => fresh,
                 Err(invalid) => return Ok(Err(invalid)),

@@ -412,7 +412,7 @@ fn export_then_import_gives_the_same_store() {
     let (_dir2, _path2, other) = on_disk();
     let text = crate::memory::to_export(&exported);
     let report = other
-        .import(&crate::memory::parse_export(&text).unwrap())
+        .import(&crate::memory::parse_export(&text).unwrap(), "copy.jsonl")
         .unwrap();
     assert_eq!(
         report,
@@ -421,10 +421,18 @@ fn export_then_import_gives_the_same_store() {
             existing: 0
         }
     );
+    // What the file said about each entry is kept as the file's claim.
+    let as_imported: Vec<Entry> = exported
+        .iter()
+        .map(|e| Entry {
+            provenance: e.provenance.imported_from("copy.jsonl"),
+            ..e.clone()
+        })
+        .collect();
     assert_eq!(
         other.export().unwrap(),
-        exported,
-        "ids, links, times, use counts and provenance kept"
+        as_imported,
+        "ids, links, times, use counts and claims kept"
     );
     assert_eq!(
         other.search("deploy", Some("release"), 5).unwrap()[0].id,
@@ -434,19 +442,19 @@ fn export_then_import_gives_the_same_store() {
 
     // Again: nothing new.
     assert_eq!(
-        other.import(&exported).unwrap(),
+        other.import(&exported, "copy.jsonl").unwrap(),
         Imported {
             added: 0,
             existing: 4
         }
     );
-    assert_eq!(other.export().unwrap(), exported);
+    assert_eq!(other.export().unwrap(), as_imported);
 
     // Into the first store after forgetting the old version: it comes back
     // as history, and the newer entry stays active.
     store.forget(1).unwrap();
     assert_eq!(
-        store.import(&exported).unwrap(),
+        store.import(&exported, "copy.jsonl").unwrap(),
         Imported {
             added: 1,
             existing: 3
@@ -473,7 +481,7 @@ fn an_imported_newer_version_supersedes_the_stores() {
     older.id = 51;
     older.text = "build-0".into();
     older.created = "2000-01-01T00:00:00.000Z".into();
-    store.import(&[newer, older]).unwrap();
+    store.import(&[newer, older], "f.jsonl").unwrap();
     let history = store.get(1).unwrap().unwrap();
     assert_eq!(texts(&history.versions), ["build-0", "build-1", "build-9"]);
     assert_eq!(texts(&store.search("host", None, 5).unwrap()), ["build-9"]);
@@ -494,7 +502,7 @@ fn a_bad_import_changes_nothing() {
         entries.push(e);
     }
     entries[2].text = "x".repeat(2001);
-    let err = store.import(&entries).unwrap_err();
+    let err = store.import(&entries, "f.jsonl").unwrap_err();
     assert_eq!(
         err.to_string(),
         "line 3: the text is 2001 characters; the limit is 2000 — shorten it or split it into several entries"
@@ -504,7 +512,7 @@ fn a_bad_import_changes_nothing() {
     entries[2].text = "fine".into();
     let store = store.with_max_entries(3);
     assert!(matches!(
-        store.import(&entries),
+        store.import(&entries, "f.jsonl"),
         Err(MemoryError::Full { .. })
     ));
     assert_eq!(store.export().unwrap(), before, "all or nothing");
@@ -555,13 +563,107 @@ fn a_database_from_a_newer_version_is_refused() {
     drop(store);
     Connection::open(&path)
         .unwrap()
-        .pragma_update(None, "user_version", 2)
+        .pragma_update(None, "user_version", 3)
         .unwrap();
     let err = SqliteStore::open(&path).unwrap_err().to_string();
     assert!(
-        err.ends_with("schema version 2 is newer than this reach reads (1); upgrade reach"),
+        err.ends_with("schema version 3 is newer than this reach reads (2); upgrade reach"),
         "{err}"
     );
+}
+
+#[test]
+fn an_imported_users_claim_is_kept_as_the_files_claim_never_as_the_users_word() {
+    let (_dir, _path, store) = on_disk();
+    store.add(fact("host", "build-1")).unwrap();
+    let exported = store.export().unwrap();
+    assert_eq!(exported[0].provenance, user());
+    let (_dir2, _path2, other) = on_disk();
+    other.import(&exported, "backup.jsonl").unwrap();
+    let imported = other.export().unwrap().remove(0);
+    assert_eq!(
+        imported.provenance,
+        Provenance::Imported {
+            file: "backup.jsonl".into(),
+            claimed: Box::new(user())
+        }
+    );
+    let block = crate::memory::render(std::slice::from_ref(&imported));
+    assert!(
+        block.ends_with("- [fact] host: build-1 (imported from \"backup.jsonl\")"),
+        "{block}"
+    );
+    assert!(!block.contains("stated by the user"), "{block}");
+    assert_eq!(
+        imported.provenance.claim().as_deref(),
+        Some("stated by the user in run r1, step 1")
+    );
+
+    // Imported again from another file: imported from that one, with the
+    // first claim (imports do not nest).
+    let (_dir3, _path3, third) = on_disk();
+    third.import(&[imported], "again.jsonl").unwrap();
+    assert_eq!(
+        third.export().unwrap()[0].provenance,
+        Provenance::Imported {
+            file: "again.jsonl".into(),
+            claimed: Box::new(user())
+        }
+    );
+}
+
+/// The schema of version 1, as it was released.
+const SCHEMA_V1: &str = "
+CREATE TABLE entries (
+    id            INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind          TEXT NOT NULL CHECK (kind IN ('fact', 'preference', 'procedure')),
+    subject       TEXT NOT NULL,
+    subject_key   TEXT NOT NULL,
+    text          TEXT NOT NULL,
+    task_type     TEXT,
+    source        TEXT NOT NULL CHECK (source IN ('user', 'tool')),
+    run_id        TEXT,
+    step          INTEGER,
+    tool          TEXT,
+    created       TEXT NOT NULL,
+    last_used     TEXT,
+    use_count     INTEGER NOT NULL DEFAULT 0,
+    supersedes    INTEGER,
+    superseded_by INTEGER
+);
+CREATE UNIQUE INDEX entries_active ON entries (kind, subject_key) WHERE superseded_by IS NULL;
+CREATE INDEX entries_subject ON entries (kind, subject_key, created);
+CREATE VIRTUAL TABLE memory_fts USING fts5 (subject, text, content = '', contentless_delete = 1, tokenize = 'porter unicode61');
+INSERT INTO entries (id, kind, subject, subject_key, text, source, run_id, step, created)
+    VALUES (7, 'preference', 'Units', 'units', 'I prefer metric units.', 'user', 'r1', 1, '2026-12-02T11:36:25.123Z');
+INSERT INTO memory_fts (rowid, subject, text) VALUES (7, 'Units', 'I prefer metric units.');
+PRAGMA user_version = 1;
+";
+
+#[test]
+fn a_version_1_database_is_upgraded_in_place_and_reads_as_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("memory.db");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(SCHEMA_V1)
+        .unwrap();
+    let store = SqliteStore::open(&path).unwrap();
+    let found = store.search("metric", None, 5).unwrap();
+    assert_eq!(texts(&found), ["I prefer metric units."]);
+    assert_eq!(found[0].id, 7);
+    assert_eq!(found[0].provenance, user());
+    store.import(&found, "f.jsonl").unwrap();
+    assert_eq!(store.list(true).unwrap().len(), 1, "already there");
+    store.add(fact("host", "build-1")).unwrap();
+    assert_eq!(store.list(false).unwrap()[1].id, 8, "ids go on");
+    drop(store);
+    let version: i64 = Connection::open(&path)
+        .unwrap()
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 2);
+    assert_eq!(SqliteStore::open(&path).unwrap().list(true).unwrap().len(), 2);
 }
 
 #[test]
