@@ -118,8 +118,8 @@ impl McpServer {
         };
         let (skill, tool) = tools::resolve(&host, &params.name).map_err(|f| refused(&params.name, f))?;
         let label = format!("{skill}.{tool}");
-        let call = host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
-        if call.level == Level::Confirm {
+        let mut call = host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
+        if call.level() == Level::Confirm {
             match confirm::ask(&call, params, context, &self.key).await {
                 confirm::Answer::Confirmed => call.confirmed(),
                 confirm::Answer::Refused(why) => return Err(refused(&label, call.refused(&why))),
@@ -129,14 +129,14 @@ impl McpServer {
         let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let (version, hash) = host.registry.active(&skill).map(|a| (a.manifest.version.to_string(), a.loaded().wasm_hash().to_owned())).unzip();
         let fields = json!({"call": number, "tool": label, "skill": skill, "version": version, "wasm_hash": hash,
-                            "arguments": call.value, "level": call.level.to_string(), "client": client});
+                            "arguments": call.value(), "level": call.level().to_string(), "client": client});
         if let Some(audit) = &self.audit {
             let written = audit.lock().unwrap_or_else(|e| e.into_inner()).record_before("tool_call_started", fields.clone());
             written.map_err(|why| ToolFailure::new(ErrorCode::Failed, why))?;
         }
         let started = Instant::now();
         let result = tokio::select! {
-            output = host.run_checked(&call) => output,
+            output = host.run_checked(call) => output,
             // Dropping the call's future stops the component at its next
             // epoch check: a cancelled call does not run on in the sandbox.
             () = context.ct.cancelled() => Err(ToolFailure::new(ErrorCode::Failed, format!("{skill}.{tool} was cancelled by the client"))),

@@ -27,10 +27,10 @@ async fn live(ws: &Workspace, policy: &str) -> (Arc<LiveHost>, ReloadSource) {
 async fn call(host: &Host, target: &str, args: serde_json::Value) -> Result<String, ToolFailure> {
     let (skill, tool) = target.split_once('.').expect("SKILL.TOOL");
     let checked = host.check(skill, tool, &args.to_string())?;
-    if checked.level == Level::Confirm {
+    if checked.level() == Level::Confirm {
         return Err(checked.refused("no one is here to confirm it"));
     }
-    host.run_checked(&checked).await
+    host.run_checked(checked).await
 }
 
 /// Which build of `skill` serves now.
