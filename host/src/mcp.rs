@@ -6,6 +6,8 @@
 //! level is not `deny`, a `confirm` tool asks the client's user through MCP
 //! elicitation, and each call runs in its own sandbox with exactly its
 //! skill's grants. Nothing a client sends can widen a grant.
+//! A [`LiveHost`] whose table stopped loading serves nothing: no tools, and
+//! every call answered `UNAVAILABLE` with the table's error.
 //!
 //! Built on the official Rust SDK ([`rmcp`]), it speaks every protocol
 //! revision the SDK knows, over stdio ([`serve_stdio`]) or streamable HTTP
@@ -38,7 +40,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
 use crate::harness::audit::AuditLog;
-use crate::reload::LiveHost;
+use crate::reload::{Closed, LiveHost};
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -51,7 +53,7 @@ pub use tools::{instructions_uri, tool_name};
 /// clone sharing the same host.
 #[derive(Clone)]
 pub struct McpServer {
-    current: Arc<dyn Fn() -> Arc<Host> + Send + Sync>,
+    current: Arc<dyn Fn() -> Result<Arc<Host>, Closed> + Send + Sync>,
     changes: watch::Receiver<u64>,
     key: Arc<confirm::StateKey>,
     audit: Option<Arc<Mutex<AuditLog>>>,
@@ -68,28 +70,33 @@ impl McpServer {
         McpServer::with_source(
             move || {
                 let _ = &never;
-                host.clone()
+                Ok(host.clone())
             },
             changes,
         )
     }
 
     /// Serve whatever host `current` returns at each request (a call keeps
-    /// the one it started with until it finishes); every change of
-    /// `changes` tells clients the lists changed. This is how hot reload
-    /// plugs in (see [`McpServer::live`]).
-    pub fn with_source(current: impl Fn() -> Arc<Host> + Send + Sync + 'static, changes: watch::Receiver<u64>) -> McpServer {
+    /// the one it started with until it finishes), or nothing while it
+    /// returns [`Closed`]; every change of `changes` tells clients the
+    /// lists changed. This is how hot reload plugs in (see
+    /// [`McpServer::live`]).
+    pub fn with_source(
+        current: impl Fn() -> Result<Arc<Host>, Closed> + Send + Sync + 'static,
+        changes: watch::Receiver<u64>,
+    ) -> McpServer {
         McpServer { current: Arc::new(current), changes, key: Arc::new(confirm::StateKey::from_env()), audit: None, calls: Arc::new(AtomicU64::new(0)) }
     }
 
     /// Serve a [`LiveHost`]: each call uses the host current when it
-    /// starts, and clients are told when a reload changed what is offered.
+    /// starts, and clients are told when a reload changed what is offered,
+    /// closed the server (the table stopped loading) or opened it again.
     pub fn live(live: Arc<LiveHost>) -> McpServer {
         let changes = live.subscribe();
         McpServer::with_source(move || live.current(), changes)
     }
 
-    fn host(&self) -> Arc<Host> {
+    fn host(&self) -> Result<Arc<Host>, Closed> {
         (self.current)()
     }
 
@@ -102,10 +109,14 @@ impl McpServer {
         self
     }
 
-    /// One `tools/call`: resolve, check, confirm, record, run — or the
-    /// refusal, recorded.
-    async fn call(&self, params: &CallToolRequestParams, context: &RequestContext<RoleServer>) -> Result<CallToolResponse, ToolFailure> {
-        let host = self.host();
+    /// One `tools/call` on `serving`: resolve, check, confirm, record, run
+    /// — or the refusal, recorded.
+    async fn call(
+        &self,
+        serving: Result<Arc<Host>, Closed>,
+        params: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ToolFailure> {
         let client = context.client_info().map(|info| info.name);
         let arguments = match &params.arguments {
             Some(map) => serde_json::Value::Object(map.clone()),
@@ -116,6 +127,9 @@ impl McpServer {
                                             "error_code": failure.code.as_str(), "error": failure.message}));
             failure
         };
+        // Closed: the table on disk does not load, and the one before may
+        // grant what the operator just removed.
+        let host = serving.map_err(|closed| refused(&params.name, ToolFailure::new(ErrorCode::Unavailable, closed.to_string())))?;
         let (skill, tool) = tools::resolve(&host, &params.name).map_err(|f| refused(&params.name, f))?;
         let label = format!("{skill}.{tool}");
         let mut call = host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
@@ -191,12 +205,13 @@ impl ServerHandler for McpServer {
     }
 
     async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools::list(&self.host())))
+        // Closed: nothing is listed, since nothing can be called.
+        Ok(ListToolsResult::with_all_items(self.host().map(|host| tools::list(&host)).unwrap_or_default()))
     }
 
     async fn call_tool(&self, params: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         let started = Instant::now();
-        let outcome = self.call(&params, &context).await;
+        let outcome = self.call(self.host(), &params, &context).await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(match outcome {
             Ok(response) => {
@@ -211,11 +226,11 @@ impl ServerHandler for McpServer {
     }
 
     async fn list_prompts(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(tools::prompts(&self.host())))
+        Ok(ListPromptsResult::with_all_items(self.host().map(|host| tools::prompts(&host)).unwrap_or_default()))
     }
 
     async fn get_prompt(&self, params: GetPromptRequestParams, _: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
-        let host = self.host();
+        let host = self.host().map_err(|closed| McpError::invalid_params(closed.to_string(), None))?;
         let text = tools::instructions(&host, &params.name)
             .ok_or_else(|| McpError::invalid_params(format!("no prompt `{}`: prompts are named after skills with instructions", params.name), None))?;
         let message = PromptMessage::new_text(Role::User, text);
@@ -223,11 +238,11 @@ impl ServerHandler for McpServer {
     }
 
     async fn list_resources(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(tools::resources(&self.host())))
+        Ok(ListResourcesResult::with_all_items(self.host().map(|host| tools::resources(&host)).unwrap_or_default()))
     }
 
     async fn read_resource(&self, params: ReadResourceRequestParams, _: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
-        let host = self.host();
+        let host = self.host().map_err(|closed| McpError::resource_not_found(closed.to_string(), None))?;
         let text = tools::skill_of_uri(&params.uri)
             .and_then(|skill| tools::instructions(&host, skill))
             .ok_or_else(|| McpError::resource_not_found(format!("no resource `{}`", params.uri), None))?;

@@ -1,6 +1,7 @@
 //! `reach mcp` on stdio driven line by line, for what the independent
-//! clients cannot show: a cancelled call stops in the sandbox, and every
-//! call and refusal is in the server's audit log.
+//! clients cannot show: a cancelled call stops in the sandbox, every call
+//! and refusal is in the server's audit log, and a table that stops
+//! loading closes the server.
 
 mod support;
 #[path = "support/mcp.rs"]
@@ -8,20 +9,29 @@ mod mcp;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use mcp::Workspace;
 
 struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// Lines from the server's stdout, read on their own thread so a test
+    /// can wait for one with a deadline.
+    lines: mpsc::Receiver<String>,
 }
 
 impl Server {
     fn start(ws: &Workspace) -> Server {
+        Server::start_with(ws, &["mcp", "--no-watch"], &[])
+    }
+
+    /// `reach ARGS…` with `env` added, initialized.
+    fn start_with(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = ws
-            .reach(&["mcp", "--no-watch"])
+            .reach(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -29,7 +39,15 @@ impl Server {
             .expect("start reach mcp");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut server = Server { child, stdin: Some(stdin), stdout };
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Server { child, stdin: Some(stdin), lines };
         let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "line-test", "version": "1"}});
         server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
         server.response(1);
@@ -47,22 +65,53 @@ impl Server {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}));
     }
 
+    /// The response to a `tools/call` (the whole JSON-RPC message).
+    fn called(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+        self.call(id, name, arguments);
+        self.response(id)
+    }
+
+    /// The names `tools/list` returns.
+    fn tools(&mut self, id: u64) -> Vec<String> {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+        let listed = self.response(id);
+        let tools = listed["result"]["tools"].as_array().unwrap_or_else(|| panic!("no tools array: {listed}"));
+        tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    }
+
     /// Close stdin, as a client that goes away does; the server's exit.
     fn hang_up(&mut self) -> std::process::ExitStatus {
         self.stdin = None;
         self.child.wait().unwrap()
     }
 
+    /// The next message, within a minute.
+    fn next(&mut self, waiting_for: &str) -> Value {
+        let line = self.lines.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|e| panic!("no {waiting_for} from reach mcp: {e}"));
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"))
+    }
+
     /// Lines until the response to `id`.
     fn response(&mut self, id: u64) -> Value {
         loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "reach mcp closed stdout before answering {id}");
-            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"));
+            let message = self.next(&format!("answer to {id}"));
             if message["id"] == json!(id) {
                 return message;
             }
         }
+    }
+
+    /// Lines until a notification `method`, within `within`; false if none came.
+    fn notified(&mut self, method: &str, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            let Ok(line) = self.lines.recv_timeout(left) else { return false };
+            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"));
+            if message["method"] == method {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -146,4 +195,47 @@ fn every_call_and_refusal_is_in_the_audit_log_with_the_client_named() {
     let records = audit(&ws, Duration::from_secs(5), |r| r.last().is_some_and(|r| r["event"] == "run_finished"));
     let last = records.last().unwrap();
     assert_eq!((&last["event"], &last["tool_calls"]), (&json!("run_finished"), &json!(2)), "{records:#?}");
+}
+
+/// The structured error of a failed call.
+fn error(response: &Value) -> &Value {
+    assert_eq!(response["result"]["isError"], json!(true), "expected a failed call: {response}");
+    &response["result"]["structuredContent"]
+}
+
+/// Replace `path` the way editors save: a new file renamed over it.
+fn save(path: &std::path::Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Regression: a table edited into one that does not load left the old,
+/// broader table serving, and clients were not told.
+#[test]
+fn a_table_that_stops_loading_closes_the_server_until_one_loads() {
+    let ws = Workspace::new("[skills.echo]\nlevel = \"auto\"\n", &[("test_skill_echo", "echo")]);
+    let mut server = Server::start_with(&ws, &["mcp"], &[]);
+    assert!(server.tools(2).contains(&"echo__wait".to_owned()));
+
+    // `wait` meant to be denied, its name misspelt: the table is refused.
+    save(&ws.path("reach.toml"), "[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wiat]\nlevel = \"deny\"\n");
+    assert!(server.notified("notifications/tools/list_changed", Duration::from_secs(30)), "clients are told the server closed");
+    assert_eq!(server.tools(3), Vec::<String>::new(), "nothing is listed while closed");
+    let refused = server.called(4, "echo__wait", json!({"ms": 0}));
+    let refused = error(&refused);
+    assert_eq!(refused["error_code"], "UNAVAILABLE", "{refused}");
+    let message = refused["error"].as_str().unwrap();
+    assert!(message.contains("reach.toml:3: [skills.echo.tools.wiat]: skill echo has no tool `wiat`"), "names the table's error: {message}");
+    assert!(message.contains("reopens as soon as it loads"), "says how to fix it: {message}");
+
+    save(&ws.path("reach.toml"), "[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wait]\nlevel = \"deny\"\n");
+    assert!(server.notified("notifications/tools/list_changed", Duration::from_secs(30)), "clients are told it opened again");
+    let listed = server.tools(5);
+    assert!(listed.contains(&"echo__echo".to_owned()) && !listed.contains(&"echo__wait".to_owned()), "{listed:?}");
+    assert_eq!(server.called(6, "echo__echo", json!({"back": true}))["result"]["structuredContent"], json!({"back": true}));
+
+    let records = audit(&ws, Duration::from_secs(5), |r| r.iter().filter(|r| r["event"] == "tool_call").count() >= 2);
+    let refusal = records.iter().find(|r| r["event"] == "tool_call" && r["error_code"] == "UNAVAILABLE");
+    assert!(refusal.is_some_and(|r| r["outcome"] == "refused"), "the refusal is on record: {records:#?}");
 }
