@@ -5,7 +5,8 @@
 //! same path as `reach call` and the harness: a client sees only tools whose
 //! level is not `deny`, a `confirm` tool asks the client's user through MCP
 //! elicitation, and each call runs in its own sandbox with exactly its
-//! skill's grants. Nothing a client sends can widen a grant.
+//! skill's grants. Nothing a client sends can widen a grant. Results and
+//! errors are masked with the serving host's secrets before they leave.
 //! A [`LiveHost`] whose table stopped loading serves nothing: no tools, and
 //! every call answered `UNAVAILABLE` with the table's error.
 //!
@@ -26,6 +27,7 @@
 
 mod confirm;
 pub mod http;
+mod masking;
 mod tools;
 
 use crate::Host;
@@ -39,8 +41,9 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
-use crate::harness::audit::AuditLog;
+use crate::harness::{self, audit::AuditLog};
 use crate::reload::{Closed, LiveHost};
+use crate::runtime::redact::Redactor;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -58,6 +61,7 @@ pub struct McpServer {
     key: Arc<confirm::StateKey>,
     audit: Option<Arc<Mutex<AuditLog>>>,
     calls: Arc<AtomicU64>,
+    maskers: Arc<masking::Maskers>,
 }
 
 impl McpServer {
@@ -85,7 +89,19 @@ impl McpServer {
         current: impl Fn() -> Result<Arc<Host>, Closed> + Send + Sync + 'static,
         changes: watch::Receiver<u64>,
     ) -> McpServer {
-        McpServer { current: Arc::new(current), changes, key: Arc::new(confirm::StateKey::from_env()), audit: None, calls: Arc::new(AtomicU64::new(0)) }
+        let server = McpServer {
+            current: Arc::new(current),
+            changes,
+            key: Arc::new(confirm::StateKey::from_env()),
+            audit: None,
+            calls: Arc::new(AtomicU64::new(0)),
+            maskers: Arc::default(),
+        };
+        // At start: the host's secrets read.
+        if let Ok(host) = server.host() {
+            server.masker(&host);
+        }
+        server
     }
 
     /// Serve a [`LiveHost`]: each call uses the host current when it
@@ -100,20 +116,36 @@ impl McpServer {
         (self.current)()
     }
 
+    /// The masker of `host`'s secrets; the first time a host is seen, the
+    /// audit log learns its secrets (a variable a reload granted is masked
+    /// there too).
+    fn masker(&self, host: &Arc<Host>) -> Arc<Redactor> {
+        self.maskers.of(host, |secrets| {
+            if let Some(audit) = &self.audit {
+                audit.lock().unwrap_or_else(|e| e.into_inner()).mask_also(secrets);
+            }
+        })
+    }
+
     /// Write every call to `log`: each call is on record before it runs
     /// (a call that cannot be recorded does not run) and again with its
     /// outcome; refusals are recorded too. Secrets the log was given are
-    /// masked in everything written.
-    pub fn with_audit(mut self, log: AuditLog) -> McpServer {
+    /// masked in everything written, and so are those of every host served
+    /// (after a reload, the new host's too).
+    pub fn with_audit(mut self, mut log: AuditLog) -> McpServer {
+        if let Ok(host) = self.host() {
+            log.mask_also(&harness::secrets(&host, []));
+        }
         self.audit = Some(Arc::new(Mutex::new(log)));
         self
     }
 
     /// One `tools/call` on `serving`: resolve, check, confirm, record, run
-    /// — or the refusal, recorded.
+    /// — or the refusal, recorded. The result is masked with `mask`.
     async fn call(
         &self,
         serving: Result<Arc<Host>, Closed>,
+        mask: &Redactor,
         params: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ToolFailure> {
@@ -165,7 +197,7 @@ impl McpServer {
                         ("result_bytes".to_owned(), json!(bytes)), ("duration_ms".to_owned(), json!(started.elapsed().as_millis() as u64))]);
         }
         self.record("tool_call", done);
-        Ok(CallToolResponse::Complete(tools::success(result?)))
+        Ok(CallToolResponse::Complete(tools::success(mask.text(&result?).into_owned())))
     }
 
     /// Record that the server stopped serving (clients gone, or shut
@@ -211,7 +243,13 @@ impl ServerHandler for McpServer {
 
     async fn call_tool(&self, params: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         let started = Instant::now();
-        let outcome = self.call(self.host(), &params, &context).await;
+        let serving = self.host();
+        // What goes back is masked as a run masks what reaches its model.
+        let mask = match &serving {
+            Ok(host) => self.masker(host),
+            Err(_) => self.maskers.latest(),
+        };
+        let outcome = self.call(serving, &mask, &params, &context).await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(match outcome {
             Ok(response) => {
@@ -220,7 +258,8 @@ impl ServerHandler for McpServer {
             }
             Err(failure) => {
                 tracing::info!(tool = %params.name, ms, code = %failure.code, "mcp call failed");
-                CallToolResponse::Complete(tools::failure(&failure))
+                let masked = ToolFailure::new(failure.code, mask.text(&failure.message));
+                CallToolResponse::Complete(tools::failure(&masked))
             }
         })
     }

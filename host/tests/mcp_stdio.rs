@@ -1,7 +1,8 @@
 //! `reach mcp` on stdio driven line by line, for what the independent
 //! clients cannot show: a cancelled call stops in the sandbox, every call
-//! and refusal is in the server's audit log, and a table that stops
-//! loading closes the server.
+//! and refusal is in the server's audit log, a table that stops loading
+//! closes the server, and results are masked with the serving host's
+//! secrets.
 
 mod support;
 #[path = "support/mcp.rs"]
@@ -238,4 +239,42 @@ fn a_table_that_stops_loading_closes_the_server_until_one_loads() {
     let records = audit(&ws, Duration::from_secs(5), |r| r.iter().filter(|r| r["event"] == "tool_call").count() >= 2);
     let refusal = records.iter().find(|r| r["event"] == "tool_call" && r["error_code"] == "UNAVAILABLE");
     assert!(refusal.is_some_and(|r| r["outcome"] == "refused"), "the refusal is on record: {records:#?}");
+}
+
+/// Regression: MCP answered with granted environment values in full (a
+/// run masks them), and the audit log masked only what was granted at start.
+#[test]
+fn results_errors_and_the_audit_log_are_masked_with_the_serving_hosts_secrets() {
+    const FIRST: &str = "first-granted-value-7c1e";
+    const LATER: &str = "granted-after-reload-93ab";
+    let table = |env: &str| format!("[skills.probe]\nlevel = \"auto\"\nenv = [{env}]\n[skills.echo]\nlevel = \"auto\"\n");
+    let ws = Workspace::new(&table("\"REACH_TEST_FIRST\""), &[("test_skill_probe", "probe"), ("test_skill_echo", "echo")]);
+    let mut server = Server::start_with(&ws, &["mcp"], &[("REACH_TEST_FIRST", FIRST), ("REACH_TEST_LATER", LATER)]);
+
+    let read = server.called(2, "probe__env", json!({"name": "REACH_TEST_FIRST"}));
+    assert!(!read.to_string().contains(FIRST) && read.to_string().contains("[REDACTED]"), "the result: {read}");
+    // An error quoting the value (the schema's message shows what it got).
+    let invalid = server.called(3, "echo__wait", json!({"ms": FIRST}));
+    assert_eq!(error(&invalid)["error_code"], "INVALID_ARGS");
+    assert!(!invalid.to_string().contains(FIRST), "the error: {invalid}");
+    // Not granted (yet): nothing to mask.
+    let other = server.called(4, "echo__echo", json!({"v": LATER}));
+    assert!(other.to_string().contains(LATER), "{other}");
+
+    save(&ws.path("reach.toml"), &table("\"REACH_TEST_FIRST\", \"REACH_TEST_LATER\""));
+    assert!(server.notified("notifications/tools/list_changed", Duration::from_secs(30)), "the new table loads");
+    let read = server.called(5, "probe__env", json!({"name": "REACH_TEST_LATER"}));
+    assert!(!read.to_string().contains(LATER) && read.to_string().contains("[REDACTED]"), "the result: {read}");
+    let echoed = server.called(6, "echo__echo", json!({"v": LATER}));
+    assert!(!echoed.to_string().contains(LATER), "the result: {echoed}");
+
+    // The log masks the value granted at start, and the one granted since.
+    // Calls 1 and 2 ran before the reload, 3 and 4 after it.
+    let records = audit(&ws, Duration::from_secs(5), |r| r.iter().any(|r| r["event"] == "tool_call" && r["call"] == 4));
+    let after_reload: Vec<&Value> = records.iter().filter(|r| r["call"].as_u64() >= Some(3)).collect();
+    assert!(after_reload.iter().any(|r| r["tool"] == "echo.echo" && r["arguments"]["v"] == "[REDACTED]"), "{after_reload:#?}");
+    let log = serde_json::to_string(&after_reload).unwrap();
+    assert!(!log.contains(LATER), "{log}");
+    let log = serde_json::to_string(&records).unwrap();
+    assert!(!log.contains(FIRST), "{log}");
 }
