@@ -3,7 +3,8 @@
 //!
 //! Every call goes through [`Host::check`] and [`Host::run_checked`], the
 //! same path as `reach call` and the harness: a client sees only tools whose
-//! level is not `deny`, a `confirm` tool asks the client's user through MCP
+//! level is not `deny`, of the skills the table names
+//! ([`served`]), a `confirm` tool asks the client's user through MCP
 //! elicitation, and each call runs in its own sandbox with exactly its
 //! skill's grants. Nothing a client sends can widen a grant. Results and
 //! errors are masked with the serving host's secrets before they leave.
@@ -50,7 +51,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::watch;
 
-pub use tools::{instructions_uri, tool_name};
+pub use tools::{instructions_uri, served, tool_name};
 
 /// The skills as an MCP server. Cheap to clone: each MCP session gets a
 /// clone sharing the same host.
@@ -97,7 +98,7 @@ impl McpServer {
             calls: Arc::new(AtomicU64::new(0)),
             maskers: Arc::default(),
         };
-        // At start: the host's secrets read.
+        // At start: the host's secrets read, and the skills it leaves out logged.
         if let Ok(host) = server.host() {
             server.masker(&host);
         }
@@ -117,10 +118,17 @@ impl McpServer {
     }
 
     /// The masker of `host`'s secrets; the first time a host is seen, the
-    /// audit log learns its secrets (a variable a reload granted is masked
-    /// there too).
+    /// skills it does not serve are logged and the audit log learns its
+    /// secrets (a variable a reload granted is masked there too).
     fn masker(&self, host: &Arc<Host>) -> Arc<Redactor> {
         self.maskers.of(host, |secrets| {
+            let unserved = tools::unserved(host);
+            if !unserved.is_empty() {
+                tracing::warn!(
+                    skills = %unserved.join(", "), table = %host.policy.origin().display(),
+                    "installed skills the permission table does not name are not served over MCP; add [skills.NAME] to serve one"
+                );
+            }
             if let Some(audit) = &self.audit {
                 audit.lock().unwrap_or_else(|e| e.into_inner()).mask_also(secrets);
             }

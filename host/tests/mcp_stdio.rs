@@ -1,8 +1,8 @@
 //! `reach mcp` on stdio driven line by line, for what the independent
 //! clients cannot show: a cancelled call stops in the sandbox, every call
 //! and refusal is in the server's audit log, a table that stops loading
-//! closes the server, and results are masked with the serving host's
-//! secrets.
+//! closes the server, results are masked with the serving host's secrets,
+//! and only the skills the table names are served.
 
 mod support;
 #[path = "support/mcp.rs"]
@@ -277,4 +277,27 @@ fn results_errors_and_the_audit_log_are_masked_with_the_serving_hosts_secrets() 
     assert!(!log.contains(LATER), "{log}");
     let log = serde_json::to_string(&records).unwrap();
     assert!(!log.contains(FIRST), "{log}");
+}
+
+/// Regression: MCP listed every installed skill, those the table does not
+/// name among them (at the table's default level, with nothing granted).
+#[test]
+fn only_the_skills_the_table_names_are_served() {
+    let policy = "[defaults]\nlevel = \"auto\"\n[skills.echo]\nlevel = \"auto\"\n";
+    let ws = Workspace::new(policy, &[("test_skill_probe", "probe"), ("test_skill_echo", "echo")]);
+    let mut server = Server::start(&ws);
+    let listed = server.tools(2);
+    assert!(listed.contains(&"echo__echo".to_owned()), "{listed:?}");
+    assert!(!listed.iter().any(|t| t.starts_with("probe__")), "a skill the table does not name is listed: {listed:?}");
+    let refused = server.called(3, "probe__env", json!({"name": "HOME"}));
+    let refused = error(&refused);
+    assert_eq!(refused["error_code"], "NO_SUCH_TOOL", "{refused}");
+    assert!(refused["error"].as_str().unwrap().contains("does not name skill `probe` ([skills.probe])"), "{refused}");
+    drop(server);
+
+    // No table at all: every skill, each asking a person first.
+    std::fs::remove_file(ws.path("reach.toml")).unwrap();
+    let mut server = Server::start(&ws);
+    let listed = server.tools(2);
+    assert!(listed.contains(&"probe__env".to_owned()) && listed.contains(&"echo__echo".to_owned()), "{listed:?}");
 }
