@@ -38,6 +38,9 @@ pub enum ErrorCode {
     /// A delegation limit: too deep, too many workers in the run, or the
     /// same delegation again.
     Limit,
+    /// The server is not serving tools: its permission table (or skills
+    /// folder) did not load on reload, and it stays closed until one does.
+    Unavailable,
 }
 
 impl ErrorCode {
@@ -57,6 +60,7 @@ impl ErrorCode {
             ErrorCode::InvalidOutput => "INVALID_OUTPUT",
             ErrorCode::Budget => "BUDGET",
             ErrorCode::Limit => "LIMIT",
+            ErrorCode::Unavailable => "UNAVAILABLE",
         }
     }
 
@@ -79,6 +83,10 @@ impl ErrorCode {
             ErrorCode::InvalidOutput => "Ask for a simpler return_format, or use the worker's text in `error` as it is.",
             ErrorCode::Budget => "Stop delegating: answer with what you have, and say what is left undone.",
             ErrorCode::Limit => "Do not start more workers for this: use the results you have, or do it yourself with your own tools.",
+            ErrorCode::Unavailable => {
+                "Nothing was done. No tool can run until the operator fixes what the error names; do not retry. Tell the user \
+                 what the error says."
+            }
         }
     }
 }

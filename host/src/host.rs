@@ -181,7 +181,14 @@ impl Host {
     /// exists, the arguments are JSON matching its schema, and its level is
     /// not `deny` (a denial is logged and returned). A caller that asks a
     /// person asynchronously (an MCP client's elicitation) checks, asks when
-    /// [`CheckedCall::level`] is `confirm`, then calls [`Host::run_checked`].
+    /// [`CheckedCall::level`] is `confirm` — showing
+    /// [`CheckedCall::value`] — marks the call [`CheckedCall::confirmed`],
+    /// then calls [`Host::run_checked`].
+    ///
+    /// The arguments are parsed once, here; the skill is sent that value
+    /// serialised again, never `arguments` itself, so text the parser reads
+    /// one way (a key given twice) cannot show a person one value and run
+    /// the skill with another.
     pub fn check(&self, skill: &str, tool: &str, arguments: &str) -> Result<CheckedCall, ToolFailure> {
         let (_, spec) = self.registry.tool(skill, tool)?;
         let value: serde_json::Value = serde_json::from_str(arguments).map_err(|err| {
@@ -191,13 +198,19 @@ impl Host {
         // Only the level: the grants are resolved once, when the call runs.
         let level = self.policy.level(skill, tool);
         if level == Level::Deny {
-            tracing::warn!(skill, tool, "denied: level = deny");
-            return Err(ToolFailure::new(
-                ErrorCode::Denied,
-                format!("{skill}.{tool} is forbidden by the permission table {} (level = deny)", self.policy.origin().display()),
-            ));
+            return Err(self.denied(skill, tool));
         }
-        Ok(CheckedCall { skill: skill.to_owned(), tool: tool.to_owned(), arguments: arguments.to_owned(), value, level })
+        let arguments = value.to_string();
+        Ok(CheckedCall { skill: skill.to_owned(), tool: tool.to_owned(), arguments, value, level, confirmed: false })
+    }
+
+    /// The refusal of a `deny`-level tool, logged.
+    fn denied(&self, skill: &str, tool: &str) -> ToolFailure {
+        tracing::warn!(skill, tool, "denied: level = deny");
+        ToolFailure::new(
+            ErrorCode::Denied,
+            format!("{skill}.{tool} is forbidden by the permission table {} (level = deny)", self.policy.origin().display()),
+        )
     }
 
     /// [`Host::invoke`] with the skill's grants narrowed to `reach`.
@@ -209,31 +222,42 @@ impl Host {
         confirmer: &dyn Confirmer,
         reach: Reach,
     ) -> Result<String, ToolFailure> {
-        let call = self.check(skill, tool, arguments)?;
+        let mut call = self.check(skill, tool, arguments)?;
         if call.level == Level::Confirm {
             if let Err(why) = confirmer.confirm(skill, tool, &call.value) {
                 return Err(call.refused(&why));
             }
             call.confirmed();
         }
-        self.run_within(&call, reach).await
+        self.run_within(call, reach).await
     }
 
-    /// Run a call [`Host::check`] accepted, in its sandbox. A `confirm`
-    /// call must have been confirmed by the caller first.
-    pub async fn run_checked(&self, call: &CheckedCall) -> Result<String, ToolFailure> {
+    /// Run a call [`Host::check`] accepted, in its sandbox, once. A
+    /// `confirm` call must have been marked [`CheckedCall::confirmed`]
+    /// first, or it is refused.
+    pub async fn run_checked(&self, call: CheckedCall) -> Result<String, ToolFailure> {
         self.run_within(call, Reach::Granted).await
     }
 
     /// [`Host::run_checked`] with the skill's grants narrowed to `reach`.
-    pub async fn run_within(&self, call: &CheckedCall, reach: Reach) -> Result<String, ToolFailure> {
-        let (active, _) = self.registry.tool(&call.skill, &call.tool)?;
+    ///
+    /// The call is checked again against this host's table and skill
+    /// first: it may have been checked on another host (the one serving
+    /// before a reload), whose table allowed what this one does not.
+    pub async fn run_within(&self, call: CheckedCall, reach: Reach) -> Result<String, ToolFailure> {
+        let (active, spec) = self.registry.tool(&call.skill, &call.tool)?;
+        spec.validate(&call.skill, &call.value)?;
+        match self.policy.level(&call.skill, &call.tool) {
+            Level::Deny => return Err(self.denied(&call.skill, &call.tool)),
+            Level::Confirm if !call.confirmed => {
+                return Err(call.refused("it was not confirmed: ask a person, then mark the call confirmed before running it"));
+            }
+            Level::Auto | Level::Confirm => {}
+        }
         let grants = match reach {
             Reach::Granted => self.policy.grants(&call.skill),
             Reach::ReadOnly => self.policy.grants(&call.skill).read_only(),
         };
-        // The text was validated as this value: pass it on unchanged rather
-        // than paying to serialise it again.
         self.runtime.call(active.loaded(), &grants, &call.tool, &call.arguments).await
     }
 }
@@ -252,21 +276,46 @@ pub enum Reach {
 
 /// A call that passed [`Host::check`]: the tool exists, its arguments match
 /// its schema and its level is `auto` or `confirm`.
-#[derive(Clone, Debug)]
+///
+/// Sealed: only [`Host::check`] makes one, and nothing in it can be changed
+/// afterwards, so what a person confirms ([`CheckedCall::value`]) is what
+/// the skill is sent. Running it ([`Host::run_checked`]) consumes it and
+/// checks it again against the host that runs it.
+#[derive(Debug)]
 pub struct CheckedCall {
-    /// The skill.
-    pub skill: String,
-    /// The tool.
-    pub tool: String,
-    /// The arguments as the caller sent them (JSON text).
-    pub arguments: String,
-    /// The arguments, parsed.
-    pub value: serde_json::Value,
-    /// `auto` or `confirm` (a `deny` never gets this far).
-    pub level: Level,
+    skill: String,
+    tool: String,
+    /// `value` serialised: the text the skill is sent.
+    arguments: String,
+    value: serde_json::Value,
+    level: Level,
+    /// Whether a person allowed it ([`CheckedCall::confirmed`]).
+    confirmed: bool,
 }
 
 impl CheckedCall {
+    /// The skill.
+    pub fn skill(&self) -> &str {
+        &self.skill
+    }
+
+    /// The tool.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The arguments as checked: what a person is shown
+    /// ([`confirmation_prompt`]) and, serialised, what the skill receives.
+    pub fn value(&self) -> &serde_json::Value {
+        &self.value
+    }
+
+    /// The level the checking host's table gives the tool: `auto` or
+    /// `confirm` (a `deny` never gets this far).
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
     /// The refusal when a `confirm` call is not confirmed, logged: `why`
     /// says what happened (declined, no one to ask).
     pub fn refused(&self, why: &str) -> ToolFailure {
@@ -275,9 +324,11 @@ impl CheckedCall {
         ToolFailure::new(ErrorCode::Denied, format!("{skill}.{tool} needs a person's confirmation (level = confirm): {why}"))
     }
 
-    /// Log that a person confirmed the call.
-    pub fn confirmed(&self) {
+    /// Record, and log, that a person allowed the call after being shown
+    /// [`CheckedCall::value`]. Without it a `confirm` call does not run.
+    pub fn confirmed(&mut self) {
         tracing::info!(skill = %self.skill, tool = %self.tool, "confirmed");
+        self.confirmed = true;
     }
 }
 

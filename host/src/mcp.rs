@@ -3,9 +3,13 @@
 //!
 //! Every call goes through [`Host::check`] and [`Host::run_checked`], the
 //! same path as `reach call` and the harness: a client sees only tools whose
-//! level is not `deny`, a `confirm` tool asks the client's user through MCP
+//! level is not `deny`, of the skills the table names
+//! ([`served`]), a `confirm` tool asks the client's user through MCP
 //! elicitation, and each call runs in its own sandbox with exactly its
-//! skill's grants. Nothing a client sends can widen a grant.
+//! skill's grants. Nothing a client sends can widen a grant. Results and
+//! errors are masked with the serving host's secrets before they leave.
+//! A [`LiveHost`] whose table stopped loading serves nothing: no tools, and
+//! every call answered `UNAVAILABLE` with the table's error.
 //!
 //! Built on the official Rust SDK ([`rmcp`]), it speaks every protocol
 //! revision the SDK knows, over stdio ([`serve_stdio`]) or streamable HTTP
@@ -24,6 +28,7 @@
 
 mod confirm;
 pub mod http;
+mod masking;
 mod tools;
 
 use crate::Host;
@@ -37,25 +42,27 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
-use crate::harness::audit::AuditLog;
-use crate::reload::LiveHost;
+use crate::harness::{self, audit::AuditLog};
+use crate::reload::{Closed, LiveHost};
+use crate::runtime::redact::Redactor;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::watch;
 
-pub use tools::{instructions_uri, tool_name};
+pub use tools::{instructions_uri, served, tool_name};
 
 /// The skills as an MCP server. Cheap to clone: each MCP session gets a
 /// clone sharing the same host.
 #[derive(Clone)]
 pub struct McpServer {
-    current: Arc<dyn Fn() -> Arc<Host> + Send + Sync>,
+    current: Arc<dyn Fn() -> Result<Arc<Host>, Closed> + Send + Sync>,
     changes: watch::Receiver<u64>,
     key: Arc<confirm::StateKey>,
     audit: Option<Arc<Mutex<AuditLog>>>,
     calls: Arc<AtomicU64>,
+    maskers: Arc<masking::Maskers>,
 }
 
 impl McpServer {
@@ -68,44 +75,88 @@ impl McpServer {
         McpServer::with_source(
             move || {
                 let _ = &never;
-                host.clone()
+                Ok(host.clone())
             },
             changes,
         )
     }
 
     /// Serve whatever host `current` returns at each request (a call keeps
-    /// the one it started with until it finishes); every change of
-    /// `changes` tells clients the lists changed. This is how hot reload
-    /// plugs in (see [`McpServer::live`]).
-    pub fn with_source(current: impl Fn() -> Arc<Host> + Send + Sync + 'static, changes: watch::Receiver<u64>) -> McpServer {
-        McpServer { current: Arc::new(current), changes, key: Arc::new(confirm::StateKey::from_env()), audit: None, calls: Arc::new(AtomicU64::new(0)) }
+    /// the one it started with until it finishes), or nothing while it
+    /// returns [`Closed`]; every change of `changes` tells clients the
+    /// lists changed. This is how hot reload plugs in (see
+    /// [`McpServer::live`]).
+    pub fn with_source(
+        current: impl Fn() -> Result<Arc<Host>, Closed> + Send + Sync + 'static,
+        changes: watch::Receiver<u64>,
+    ) -> McpServer {
+        let server = McpServer {
+            current: Arc::new(current),
+            changes,
+            key: Arc::new(confirm::StateKey::from_env()),
+            audit: None,
+            calls: Arc::new(AtomicU64::new(0)),
+            maskers: Arc::default(),
+        };
+        // At start: the host's secrets read, and the skills it leaves out logged.
+        if let Ok(host) = server.host() {
+            server.masker(&host);
+        }
+        server
     }
 
     /// Serve a [`LiveHost`]: each call uses the host current when it
-    /// starts, and clients are told when a reload changed what is offered.
+    /// starts, and clients are told when a reload changed what is offered,
+    /// closed the server (the table stopped loading) or opened it again.
     pub fn live(live: Arc<LiveHost>) -> McpServer {
         let changes = live.subscribe();
         McpServer::with_source(move || live.current(), changes)
     }
 
-    fn host(&self) -> Arc<Host> {
+    fn host(&self) -> Result<Arc<Host>, Closed> {
         (self.current)()
+    }
+
+    /// The masker of `host`'s secrets; the first time a host is seen, the
+    /// skills it does not serve are logged and the audit log learns its
+    /// secrets (a variable a reload granted is masked there too).
+    fn masker(&self, host: &Arc<Host>) -> Arc<Redactor> {
+        self.maskers.of(host, |secrets| {
+            let unserved = tools::unserved(host);
+            if !unserved.is_empty() {
+                tracing::warn!(
+                    skills = %unserved.join(", "), table = %host.policy.origin().display(),
+                    "installed skills the permission table does not name are not served over MCP; add [skills.NAME] to serve one"
+                );
+            }
+            if let Some(audit) = &self.audit {
+                audit.lock().unwrap_or_else(|e| e.into_inner()).mask_also(secrets);
+            }
+        })
     }
 
     /// Write every call to `log`: each call is on record before it runs
     /// (a call that cannot be recorded does not run) and again with its
     /// outcome; refusals are recorded too. Secrets the log was given are
-    /// masked in everything written.
-    pub fn with_audit(mut self, log: AuditLog) -> McpServer {
+    /// masked in everything written, and so are those of every host served
+    /// (after a reload, the new host's too).
+    pub fn with_audit(mut self, mut log: AuditLog) -> McpServer {
+        if let Ok(host) = self.host() {
+            log.mask_also(&harness::secrets(&host, []));
+        }
         self.audit = Some(Arc::new(Mutex::new(log)));
         self
     }
 
-    /// One `tools/call`: resolve, check, confirm, record, run — or the
-    /// refusal, recorded.
-    async fn call(&self, params: &CallToolRequestParams, context: &RequestContext<RoleServer>) -> Result<CallToolResponse, ToolFailure> {
-        let host = self.host();
+    /// One `tools/call` on `serving`: resolve, check, confirm, record, run
+    /// — or the refusal, recorded. The result is masked with `mask`.
+    async fn call(
+        &self,
+        serving: Result<Arc<Host>, Closed>,
+        mask: &Redactor,
+        params: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ToolFailure> {
         let client = context.client_info().map(|info| info.name);
         let arguments = match &params.arguments {
             Some(map) => serde_json::Value::Object(map.clone()),
@@ -116,10 +167,13 @@ impl McpServer {
                                             "error_code": failure.code.as_str(), "error": failure.message}));
             failure
         };
+        // Closed: the table on disk does not load, and the one before may
+        // grant what the operator just removed.
+        let host = serving.map_err(|closed| refused(&params.name, ToolFailure::new(ErrorCode::Unavailable, closed.to_string())))?;
         let (skill, tool) = tools::resolve(&host, &params.name).map_err(|f| refused(&params.name, f))?;
         let label = format!("{skill}.{tool}");
-        let call = host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
-        if call.level == Level::Confirm {
+        let mut call = host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
+        if call.level() == Level::Confirm {
             match confirm::ask(&call, params, context, &self.key).await {
                 confirm::Answer::Confirmed => call.confirmed(),
                 confirm::Answer::Refused(why) => return Err(refused(&label, call.refused(&why))),
@@ -129,14 +183,14 @@ impl McpServer {
         let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let (version, hash) = host.registry.active(&skill).map(|a| (a.manifest.version.to_string(), a.loaded().wasm_hash().to_owned())).unzip();
         let fields = json!({"call": number, "tool": label, "skill": skill, "version": version, "wasm_hash": hash,
-                            "arguments": call.value, "level": call.level.to_string(), "client": client});
+                            "arguments": call.value(), "level": call.level().to_string(), "client": client});
         if let Some(audit) = &self.audit {
             let written = audit.lock().unwrap_or_else(|e| e.into_inner()).record_before("tool_call_started", fields.clone());
             written.map_err(|why| ToolFailure::new(ErrorCode::Failed, why))?;
         }
         let started = Instant::now();
         let result = tokio::select! {
-            output = host.run_checked(&call) => output,
+            output = host.run_checked(call) => output,
             // Dropping the call's future stops the component at its next
             // epoch check: a cancelled call does not run on in the sandbox.
             () = context.ct.cancelled() => Err(ToolFailure::new(ErrorCode::Failed, format!("{skill}.{tool} was cancelled by the client"))),
@@ -151,7 +205,7 @@ impl McpServer {
                         ("result_bytes".to_owned(), json!(bytes)), ("duration_ms".to_owned(), json!(started.elapsed().as_millis() as u64))]);
         }
         self.record("tool_call", done);
-        Ok(CallToolResponse::Complete(tools::success(result?)))
+        Ok(CallToolResponse::Complete(tools::success(mask.text(&result?).into_owned())))
     }
 
     /// Record that the server stopped serving (clients gone, or shut
@@ -191,12 +245,19 @@ impl ServerHandler for McpServer {
     }
 
     async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools::list(&self.host())))
+        // Closed: nothing is listed, since nothing can be called.
+        Ok(ListToolsResult::with_all_items(self.host().map(|host| tools::list(&host)).unwrap_or_default()))
     }
 
     async fn call_tool(&self, params: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         let started = Instant::now();
-        let outcome = self.call(&params, &context).await;
+        let serving = self.host();
+        // What goes back is masked as a run masks what reaches its model.
+        let mask = match &serving {
+            Ok(host) => self.masker(host),
+            Err(_) => self.maskers.latest(),
+        };
+        let outcome = self.call(serving, &mask, &params, &context).await;
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(match outcome {
             Ok(response) => {
@@ -205,17 +266,18 @@ impl ServerHandler for McpServer {
             }
             Err(failure) => {
                 tracing::info!(tool = %params.name, ms, code = %failure.code, "mcp call failed");
-                CallToolResponse::Complete(tools::failure(&failure))
+                let masked = ToolFailure::new(failure.code, mask.text(&failure.message));
+                CallToolResponse::Complete(tools::failure(&masked))
             }
         })
     }
 
     async fn list_prompts(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(tools::prompts(&self.host())))
+        Ok(ListPromptsResult::with_all_items(self.host().map(|host| tools::prompts(&host)).unwrap_or_default()))
     }
 
     async fn get_prompt(&self, params: GetPromptRequestParams, _: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
-        let host = self.host();
+        let host = self.host().map_err(|closed| McpError::invalid_params(closed.to_string(), None))?;
         let text = tools::instructions(&host, &params.name)
             .ok_or_else(|| McpError::invalid_params(format!("no prompt `{}`: prompts are named after skills with instructions", params.name), None))?;
         let message = PromptMessage::new_text(Role::User, text);
@@ -223,11 +285,11 @@ impl ServerHandler for McpServer {
     }
 
     async fn list_resources(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(tools::resources(&self.host())))
+        Ok(ListResourcesResult::with_all_items(self.host().map(|host| tools::resources(&host)).unwrap_or_default()))
     }
 
     async fn read_resource(&self, params: ReadResourceRequestParams, _: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
-        let host = self.host();
+        let host = self.host().map_err(|closed| McpError::resource_not_found(closed.to_string(), None))?;
         let text = tools::skill_of_uri(&params.uri)
             .and_then(|skill| tools::instructions(&host, skill))
             .ok_or_else(|| McpError::resource_not_found(format!("no resource `{}`", params.uri), None))?;

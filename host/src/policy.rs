@@ -328,6 +328,17 @@ impl Policy {
         }
     }
 
+    /// Whether the table names `skill` under `[skills.NAME]`.
+    pub fn lists(&self, skill: &str) -> bool {
+        self.listed(skill).is_some()
+    }
+
+    /// Whether this is [`Policy::builtin`], the table used when there is
+    /// no file.
+    pub fn is_builtin(&self) -> bool {
+        self.origin == Path::new(BUILTIN_ORIGIN)
+    }
+
     /// Names of the skills the table mentions, in file order.
     pub fn listed_skills(&self) -> Vec<&str> {
         self.skills

@@ -13,8 +13,14 @@
 //! What a reload does with trouble:
 //! - **The table does not load** (syntax, an unknown key, an override
 //!   naming a tool the skill lacks, a `write` grant over the host's own
-//!   files), or the skills folder cannot be read: nothing is swapped; the
-//!   old skills and table keep serving; the error is logged and returned.
+//!   files), or the skills folder cannot be read: the live host *closes*.
+//!   Nothing serves — [`LiveHost::current`] returns [`Closed`], naming the
+//!   file, the error and the fix — until a reload loads; subscribers are
+//!   told when it closes and when it opens again. The old table is not
+//!   kept: the operator's edit may have removed a grant (a `deny` with a
+//!   misspelt tool name, a syntax error beside a removed `net` host), and
+//!   the broader old table must not go on serving what they took away. At
+//!   start the same table stops `reach` with an error.
 //! - **A skill file does not load** (half-written, truncated, not a
 //!   component, claiming another name, refused by its pin): if a version
 //!   was loaded from that path before, that version keeps serving
@@ -39,8 +45,11 @@
 //! let live = LiveHost::new(Host::load(RuntimeConfig::default(), policy, Path::new("skills")).await?);
 //! let _watching = watch(live.clone(), ReloadSource::new(Some(PathBuf::from("reach.toml")), "skills"))?;
 //! let mut changes = live.subscribe();
-//! changes.changed().await?; // a skill or the table changed: list the tools again
-//! let host = live.current(); // hold it for the whole call
+//! changes.changed().await?; // a skill or the table changed, or the table broke: list the tools again
+//! match live.current() {
+//!     Ok(host) => { /* hold it for the whole call */ }
+//!     Err(closed) => eprintln!("{closed}"), // the table on disk does not load: serve nothing
+//! }
 //! # Ok(()) }
 //! ```
 
@@ -60,11 +69,48 @@ use tokio::sync::{Mutex, watch as channel};
 
 /// The host currently serving, swapped atomically on reload.
 pub struct LiveHost {
-    host: ArcSwap<Host>,
+    state: ArcSwap<State>,
     generation: channel::Sender<u64>,
     /// Held for a whole reload: two at once would both start from the same
     /// host, and the slower would undo the faster.
     reloading: Mutex<()>,
+}
+
+/// What a [`LiveHost`] holds, swapped as one value so that a reader never
+/// sees a new host with an old refusal or the other way round.
+struct State {
+    /// The last host that loaded: serving unless `closed`, and what the
+    /// next reload builds on (its compiled skills, the versions a
+    /// half-written file falls back to).
+    host: Arc<Host>,
+    /// Set while the last reload was refused: nothing is served.
+    closed: Option<Closed>,
+}
+
+/// Why a [`LiveHost`] serves nothing: the last reload was refused (the
+/// table, or the skills folder, did not load). It reopens when a reload
+/// loads.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("nothing is served: {what} {path} did not load: {reason}. Fix it; the server reopens as soon as it loads")]
+#[non_exhaustive]
+pub struct Closed {
+    /// What did not load: `the permission table` or `the skills folder`.
+    pub what: &'static str,
+    /// Its path.
+    pub path: PathBuf,
+    /// The error, as the reload returned it (file, line and key for a table).
+    pub reason: String,
+}
+
+impl Closed {
+    fn new(source: &ReloadSource, error: &HostError) -> Closed {
+        let (what, path) = match (error, &source.policy) {
+            (HostError::Registry(_), _) => ("the skills folder", source.skills.clone()),
+            (_, Some(table)) => ("the permission table", table.clone()),
+            (_, None) => ("the permission table", PathBuf::from("<built-in>")),
+        };
+        Closed { what, path, reason: error.to_string() }
+    }
 }
 
 /// Where a host was loaded from, so it can be loaded again.
@@ -110,15 +156,18 @@ pub struct ReloadSummary {
     pub kept: Vec<(PathBuf, String)>,
     /// Skill files that do not load and serve nothing: the file and why.
     pub broken: Vec<(PathBuf, String)>,
+    /// Whether this reload opened a host that was [`Closed`].
+    pub reopened: bool,
     /// The generation serving after this reload (see [`LiveHost::subscribe`]).
     pub generation: u64,
 }
 
 impl ReloadSummary {
     /// Whether what is offered changed: a skill added, removed or changed,
-    /// or the table. Only then is the generation bumped.
+    /// the table, or a closed host opened again. Only then is the
+    /// generation bumped.
     pub fn changed_offer(&self) -> bool {
-        !(self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()) || self.table_changed
+        !(self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()) || self.table_changed || self.reopened
     }
 }
 
@@ -127,6 +176,9 @@ impl fmt::Display for ReloadSummary {
     /// 1 file kept at its previous version` or `nothing changed`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut parts = Vec::new();
+        if self.reopened {
+            parts.push("reopened".to_owned());
+        }
         for (what, list) in [("added", &self.added), ("removed", &self.removed), ("changed", &self.changed)] {
             if !list.is_empty() {
                 parts.push(format!("{what} {}", list.join(", ")));
@@ -149,35 +201,46 @@ impl LiveHost {
     /// Serve `host`, at generation 0.
     pub fn new(host: Host) -> Arc<LiveHost> {
         let (generation, _) = channel::channel(0);
-        Arc::new(LiveHost { host: ArcSwap::from_pointee(host), generation, reloading: Mutex::new(()) })
+        let state = State { host: Arc::new(host), closed: None };
+        Arc::new(LiveHost { state: ArcSwap::from_pointee(state), generation, reloading: Mutex::new(()) })
     }
 
-    /// The host to use for one call. Hold the `Arc` for the whole call: a
-    /// call in flight keeps its version alive, however many reloads happen.
-    pub fn current(&self) -> Arc<Host> {
-        self.host.load_full()
+    /// The host to use for one call, or why there is none: the last reload
+    /// was refused, and nothing is served until one loads. Hold the `Arc`
+    /// for the whole call: a call in flight keeps its version alive,
+    /// however many reloads happen.
+    pub fn current(&self) -> Result<Arc<Host>, Closed> {
+        let state = self.state.load();
+        match &state.closed {
+            Some(closed) => Err(closed.clone()),
+            None => Ok(Arc::clone(&state.host)),
+        }
     }
 
     /// The generation now serving: 0 at the start, plus one for every
-    /// reload that changed what is offered ([`ReloadSummary::changed_offer`]).
+    /// reload that changed what is offered ([`ReloadSummary::changed_offer`])
+    /// and every reload that closed the host.
     pub fn generation(&self) -> u64 {
         *self.generation.borrow()
     }
 
     /// Follow the generation: the receiver sees a change whenever a reload
-    /// changed what is offered (an MCP server sends `tools/list_changed`).
+    /// changed what is offered, closed the host or opened it again (an MCP
+    /// server sends `tools/list_changed`).
     pub fn subscribe(&self) -> channel::Receiver<u64> {
         self.generation.subscribe()
     }
 
     /// Load again from `source` and, if everything checks, swap the new host
-    /// in; otherwise keep the old one. See the [module docs](self) for what
+    /// in; if the table or the skills folder does not load, close: serve
+    /// nothing until a reload loads. See the [module docs](self) for what
     /// happens to a broken file, a deleted one and a broken table. Logged:
     /// the outcome at info, a refusal and every file kept at its previous
     /// version at error. Waits for a reload already running.
     pub async fn reload(&self, source: &ReloadSource) -> Result<ReloadSummary, HostError> {
         let _one_at_a_time = self.reloading.lock().await;
-        let old = self.current();
+        let state = self.state.load_full();
+        let old = Arc::clone(&state.host);
         let job = {
             let (old, source) = (old.clone(), source.clone());
             let runtime = tokio::runtime::Handle::current();
@@ -189,15 +252,24 @@ impl LiveHost {
         let new = match built {
             Ok(new) => new,
             Err(err) => {
-                tracing::error!(error = %err, "reload refused; the skills and table loaded before keep serving");
+                // Fail closed: the old table may grant what the operator
+                // just took away.
+                let closed = Closed::new(source, &err);
+                tracing::error!(error = %err, "reload refused; nothing is served until {} {} loads", closed.what, closed.path.display());
+                let was_open = state.closed.is_none();
+                self.state.store(Arc::new(State { host: old, closed: Some(closed) }));
+                if was_open {
+                    self.generation.send_modify(|g| *g += 1);
+                }
                 return Err(err);
             }
         };
         let mut summary = compare(&old, &new);
+        summary.reopened = state.closed.is_some();
         for (path, reason) in &summary.kept {
             tracing::error!(path = %path.display(), %reason, "skill file does not load; the version loaded from it before keeps serving");
         }
-        self.host.store(Arc::new(new));
+        self.state.store(Arc::new(State { host: Arc::new(new), closed: None }));
         if summary.changed_offer() {
             self.generation.send_modify(|g| *g += 1);
         }

@@ -1,6 +1,8 @@
 //! `reach mcp` on stdio driven line by line, for what the independent
-//! clients cannot show: a cancelled call stops in the sandbox, and every
-//! call and refusal is in the server's audit log.
+//! clients cannot show: a cancelled call stops in the sandbox, every call
+//! and refusal is in the server's audit log, a table that stops loading
+//! closes the server, results are masked with the serving host's secrets,
+//! and only the skills the table names are served.
 
 mod support;
 #[path = "support/mcp.rs"]
@@ -8,20 +10,29 @@ mod mcp;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use mcp::Workspace;
 
 struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: BufReader<ChildStdout>,
+    /// Lines from the server's stdout, read on their own thread so a test
+    /// can wait for one with a deadline.
+    lines: mpsc::Receiver<String>,
 }
 
 impl Server {
     fn start(ws: &Workspace) -> Server {
+        Server::start_with(ws, &["mcp", "--no-watch"], &[])
+    }
+
+    /// `reach ARGS…` with `env` added, initialized.
+    fn start_with(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = ws
-            .reach(&["mcp", "--no-watch"])
+            .reach(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -29,7 +40,15 @@ impl Server {
             .expect("start reach mcp");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
-        let mut server = Server { child, stdin: Some(stdin), stdout };
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Server { child, stdin: Some(stdin), lines };
         let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "line-test", "version": "1"}});
         server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
         server.response(1);
@@ -47,22 +66,53 @@ impl Server {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}));
     }
 
+    /// The response to a `tools/call` (the whole JSON-RPC message).
+    fn called(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+        self.call(id, name, arguments);
+        self.response(id)
+    }
+
+    /// The names `tools/list` returns.
+    fn tools(&mut self, id: u64) -> Vec<String> {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
+        let listed = self.response(id);
+        let tools = listed["result"]["tools"].as_array().unwrap_or_else(|| panic!("no tools array: {listed}"));
+        tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    }
+
     /// Close stdin, as a client that goes away does; the server's exit.
     fn hang_up(&mut self) -> std::process::ExitStatus {
         self.stdin = None;
         self.child.wait().unwrap()
     }
 
+    /// The next message, within a minute.
+    fn next(&mut self, waiting_for: &str) -> Value {
+        let line = self.lines.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|e| panic!("no {waiting_for} from reach mcp: {e}"));
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"))
+    }
+
     /// Lines until the response to `id`.
     fn response(&mut self, id: u64) -> Value {
         loop {
-            let mut line = String::new();
-            assert!(self.stdout.read_line(&mut line).unwrap() > 0, "reach mcp closed stdout before answering {id}");
-            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"));
+            let message = self.next(&format!("answer to {id}"));
             if message["id"] == json!(id) {
                 return message;
             }
         }
+    }
+
+    /// Lines until a notification `method`, within `within`; false if none came.
+    fn notified(&mut self, method: &str, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            let Ok(line) = self.lines.recv_timeout(left) else { return false };
+            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"));
+            if message["method"] == method {
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -146,4 +196,108 @@ fn every_call_and_refusal_is_in_the_audit_log_with_the_client_named() {
     let records = audit(&ws, Duration::from_secs(5), |r| r.last().is_some_and(|r| r["event"] == "run_finished"));
     let last = records.last().unwrap();
     assert_eq!((&last["event"], &last["tool_calls"]), (&json!("run_finished"), &json!(2)), "{records:#?}");
+}
+
+/// The structured error of a failed call.
+fn error(response: &Value) -> &Value {
+    assert_eq!(response["result"]["isError"], json!(true), "expected a failed call: {response}");
+    &response["result"]["structuredContent"]
+}
+
+/// Replace `path` the way editors save: a new file renamed over it.
+fn save(path: &std::path::Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Regression: a table edited into one that does not load left the old,
+/// broader table serving, and clients were not told.
+#[test]
+fn a_table_that_stops_loading_closes_the_server_until_one_loads() {
+    let ws = Workspace::new("[skills.echo]\nlevel = \"auto\"\n", &[("test_skill_echo", "echo")]);
+    let mut server = Server::start_with(&ws, &["mcp"], &[]);
+    assert!(server.tools(2).contains(&"echo__wait".to_owned()));
+
+    // `wait` meant to be denied, its name misspelt: the table is refused.
+    save(&ws.path("reach.toml"), "[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wiat]\nlevel = \"deny\"\n");
+    assert!(server.notified("notifications/tools/list_changed", Duration::from_secs(30)), "clients are told the server closed");
+    assert_eq!(server.tools(3), Vec::<String>::new(), "nothing is listed while closed");
+    let refused = server.called(4, "echo__wait", json!({"ms": 0}));
+    let refused = error(&refused);
+    assert_eq!(refused["error_code"], "UNAVAILABLE", "{refused}");
+    let message = refused["error"].as_str().unwrap();
+    assert!(message.contains("reach.toml:3: [skills.echo.tools.wiat]: skill echo has no tool `wiat`"), "names the table's error: {message}");
+    assert!(message.contains("reopens as soon as it loads"), "says how to fix it: {message}");
+
+    save(&ws.path("reach.toml"), "[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wait]\nlevel = \"deny\"\n");
+    assert!(server.notified("notifications/tools/list_changed", Duration::from_secs(30)), "clients are told it opened again");
+    let listed = server.tools(5);
+    assert!(listed.contains(&"echo__echo".to_owned()) && !listed.contains(&"echo__wait".to_owned()), "{listed:?}");
+    assert_eq!(server.called(6, "echo__echo", json!({"back": true}))["result"]["structuredContent"], json!({"back": true}));
+
+    let records = audit(&ws, Duration::from_secs(5), |r| r.iter().filter(|r| r["event"] == "tool_call").count() >= 2);
+    let refusal = records.iter().find(|r| r["event"] == "tool_call" && r["error_code"] == "UNAVAILABLE");
+    assert!(refusal.is_some_and(|r| r["outcome"] == "refused"), "the refusal is on record: {records:#?}");
+}
+
+/// Regression: MCP answered with granted environment values in full (a
+/// run masks them), and the audit log masked only what was granted at start.
+#[test]
+fn results_errors_and_the_audit_log_are_masked_with_the_serving_hosts_secrets() {
+    const FIRST: &str = "first-granted-value-7c1e";
+    const LATER: &str = "granted-after-reload-93ab";
+    let table = |env: &str| format!("[skills.probe]\nlevel = \"auto\"\nenv = [{env}]\n[skills.echo]\nlevel = \"auto\"\n");
+    let ws = Workspace::new(&table("\"REACH_TEST_FIRST\""), &[("test_skill_probe", "probe"), ("test_skill_echo", "echo")]);
+    let mut server = Server::start_with(&ws, &["mcp"], &[("REACH_TEST_FIRST", FIRST), ("REACH_TEST_LATER", LATER)]);
+
+    let read = server.called(2, "probe__env", json!({"name": "REACH_TEST_FIRST"}));
+    assert!(!read.to_string().contains(FIRST) && read.to_string().contains("[REDACTED]"), "the result: {read}");
+    // An error quoting the value (the schema's message shows what it got).
+    let invalid = server.called(3, "echo__wait", json!({"ms": FIRST}));
+    assert_eq!(error(&invalid)["error_code"], "INVALID_ARGS");
+    assert!(!invalid.to_string().contains(FIRST), "the error: {invalid}");
+    // Not granted (yet): nothing to mask.
+    let other = server.called(4, "echo__echo", json!({"v": LATER}));
+    assert!(other.to_string().contains(LATER), "{other}");
+
+    save(&ws.path("reach.toml"), &table("\"REACH_TEST_FIRST\", \"REACH_TEST_LATER\""));
+    assert!(server.notified("notifications/tools/list_changed", Duration::from_secs(30)), "the new table loads");
+    let read = server.called(5, "probe__env", json!({"name": "REACH_TEST_LATER"}));
+    assert!(!read.to_string().contains(LATER) && read.to_string().contains("[REDACTED]"), "the result: {read}");
+    let echoed = server.called(6, "echo__echo", json!({"v": LATER}));
+    assert!(!echoed.to_string().contains(LATER), "the result: {echoed}");
+
+    // The log masks the value granted at start, and the one granted since.
+    // Calls 1 and 2 ran before the reload, 3 and 4 after it.
+    let records = audit(&ws, Duration::from_secs(5), |r| r.iter().any(|r| r["event"] == "tool_call" && r["call"] == 4));
+    let after_reload: Vec<&Value> = records.iter().filter(|r| r["call"].as_u64() >= Some(3)).collect();
+    assert!(after_reload.iter().any(|r| r["tool"] == "echo.echo" && r["arguments"]["v"] == "[REDACTED]"), "{after_reload:#?}");
+    let log = serde_json::to_string(&after_reload).unwrap();
+    assert!(!log.contains(LATER), "{log}");
+    let log = serde_json::to_string(&records).unwrap();
+    assert!(!log.contains(FIRST), "{log}");
+}
+
+/// Regression: MCP listed every installed skill, those the table does not
+/// name among them (at the table's default level, with nothing granted).
+#[test]
+fn only_the_skills_the_table_names_are_served() {
+    let policy = "[defaults]\nlevel = \"auto\"\n[skills.echo]\nlevel = \"auto\"\n";
+    let ws = Workspace::new(policy, &[("test_skill_probe", "probe"), ("test_skill_echo", "echo")]);
+    let mut server = Server::start(&ws);
+    let listed = server.tools(2);
+    assert!(listed.contains(&"echo__echo".to_owned()), "{listed:?}");
+    assert!(!listed.iter().any(|t| t.starts_with("probe__")), "a skill the table does not name is listed: {listed:?}");
+    let refused = server.called(3, "probe__env", json!({"name": "HOME"}));
+    let refused = error(&refused);
+    assert_eq!(refused["error_code"], "NO_SUCH_TOOL", "{refused}");
+    assert!(refused["error"].as_str().unwrap().contains("does not name skill `probe` ([skills.probe])"), "{refused}");
+    drop(server);
+
+    // No table at all: every skill, each asking a person first.
+    std::fs::remove_file(ws.path("reach.toml")).unwrap();
+    let mut server = Server::start(&ws);
+    let listed = server.tools(2);
+    assert!(listed.contains(&"probe__env".to_owned()) && listed.contains(&"echo__echo".to_owned()), "{listed:?}");
 }

@@ -6,7 +6,8 @@
 use agent_reach::model::{ChatFuture, ChatRequest, ChatResponse, Message, Model, ModelError, ToolCall, Usage};
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::harness::RunReport;
-use agent_reach::{Agent, AlwaysConfirm, AuditSink, Event, Host, Run};
+use agent_reach::policy::Level;
+use agent_reach::{Agent, AlwaysConfirm, AuditSink, Confirmer, ErrorCode, Event, Host, Run};
 use agent_reach_tests::{Workspace, workspace};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -241,6 +242,73 @@ async fn the_builder_refuses_what_the_cli_refuses() {
     let host = host(&ws, POLICY).await.expect("host");
     let err = Agent::builder(host, Script::new(Vec::new())).audit(AuditSink::Dir(ws.path("notes/runs"))).build().unwrap_err();
     assert!(err.to_string().contains("would let files write the audit logs"), "{err}");
+}
+
+/// Allows every call, keeping what the person was shown.
+#[derive(Default)]
+struct Shown(Mutex<Vec<Value>>);
+
+impl Confirmer for Shown {
+    fn confirm(&self, _skill: &str, _tool: &str, arguments: &Value) -> Result<(), String> {
+        self.0.lock().unwrap().push(arguments.clone());
+        Ok(())
+    }
+}
+
+/// Regression: the confirmation showed the parsed arguments (the last of a
+/// key given twice) while the skill was sent the text as written (both), so
+/// a skill reading the first saw another value than the person allowed.
+#[tokio::test]
+async fn a_key_given_twice_cannot_run_the_skill_with_another_value_than_the_one_confirmed() {
+    let ws = workspace_with_files();
+    ws.install("test-skill-echo");
+    let host = host(&ws, "[skills.echo]\nlevel = \"confirm\"\n").await.expect("host");
+    let shown = Shown::default();
+    // `echo` answers with the very text it was sent.
+    let sent = host.invoke("echo", "echo", r#"{"path": "notes/harmless.md", "path": "/etc/passwd"}"#, &shown).await.expect("confirmed and run");
+    let shown = shown.0.lock().unwrap().clone();
+    assert_eq!(shown, [serde_json::json!({"path": "/etc/passwd"})], "the person saw one value");
+    assert_eq!(sent, shown[0].to_string(), "the skill was sent exactly what the person saw");
+
+    let call = host.check("echo", "echo", r#"{"a": 1, "a": 2}"#).expect("checked");
+    assert_eq!((call.skill(), call.tool(), call.level(), call.value()), ("echo", "echo", Level::Confirm, &serde_json::json!({"a": 2})));
+}
+
+/// Regression: `run_checked` trusted its caller to have asked a person.
+#[tokio::test]
+async fn run_checked_refuses_a_confirm_call_no_one_confirmed() {
+    let ws = workspace_with_files();
+    let host = host(&ws, POLICY).await.expect("host");
+    let arguments = r#"{"path": "notes/b.md", "content": "x"}"#;
+    let call = host.check("files", "write", arguments).expect("checked");
+    assert_eq!(call.level(), Level::Confirm);
+    let refused = host.run_checked(call).await.expect_err("no one confirmed it");
+    assert_eq!(refused.code, ErrorCode::Denied);
+    assert!(refused.message.contains("files.write needs a person's confirmation") && refused.message.contains("not confirmed"), "{refused}");
+    assert!(!ws.path("notes/b.md").exists(), "nothing ran");
+
+    let mut call = host.check("files", "write", arguments).expect("checked");
+    call.confirmed();
+    host.run_checked(call).await.expect("confirmed: it runs");
+    assert_eq!(std::fs::read_to_string(ws.path("notes/b.md")).unwrap(), "x");
+}
+
+/// Regression: a call checked on one host ran on another whose table
+/// denies it (the host serving before a reload, and the one after).
+#[tokio::test]
+async fn a_call_checked_on_one_host_is_refused_by_a_host_whose_table_denies_it() {
+    let ws = workspace_with_files();
+    let before = host(&ws, POLICY).await.expect("host");
+    let after = host(&ws, &format!("{POLICY}[skills.files.tools.read]\nlevel = \"deny\"\n")).await.expect("host");
+    let call = before.check("files", "read", r#"{"path": "docs/a.txt"}"#).expect("allowed before");
+    let refused = after.run_checked(call).await.expect_err("denied now");
+    assert_eq!(refused.code, ErrorCode::Denied);
+    assert!(refused.message.contains("files.read is forbidden by the permission table"), "{refused}");
+
+    // And a tool `auto` before but `confirm` now is not run unconfirmed.
+    let asks = host(&ws, &POLICY.replace("level = \"auto\"", "level = \"confirm\"")).await.expect("host");
+    let call = before.check("files", "read", r#"{"path": "docs/a.txt"}"#).expect("allowed before");
+    assert_eq!(asks.run_checked(call).await.expect_err("needs a person now").code, ErrorCode::Denied);
 }
 
 /// The custom-model example, its model run here with the real files skill.

@@ -1,5 +1,7 @@
 //! Hot reload with real components: a skill replaced under a running call,
-//! a broken file dropped into the folder, a broken table, and the watcher.
+//! a broken file dropped into the folder, a broken table (the host closes),
+//! and the watcher, following a linked table and a skills folder created
+//! again.
 //!
 //! The `echo` test skill's `wait` tool sleeps, then answers with the name
 //! and version stamped into the copy (`echo_variant`), so a test sees which
@@ -27,15 +29,21 @@ async fn live(ws: &Workspace, policy: &str) -> (Arc<LiveHost>, ReloadSource) {
 async fn call(host: &Host, target: &str, args: serde_json::Value) -> Result<String, ToolFailure> {
     let (skill, tool) = target.split_once('.').expect("SKILL.TOOL");
     let checked = host.check(skill, tool, &args.to_string())?;
-    if checked.level == Level::Confirm {
+    if checked.level() == Level::Confirm {
         return Err(checked.refused("no one is here to confirm it"));
     }
-    host.run_checked(&checked).await
+    host.run_checked(checked).await
 }
 
-/// Which build of `skill` serves now.
+/// The host serving now; panics when the live host is closed.
+fn current(live: &LiveHost) -> Arc<Host> {
+    live.current().unwrap_or_else(|closed| panic!("the live host is closed: {closed}"))
+}
+
+/// Which build of `skill` serves now; `UNAVAILABLE` while closed.
 async fn serving(live: &LiveHost, skill: &str) -> Result<String, ToolFailure> {
-    call(&live.current(), &format!("{skill}.wait"), json!({"ms": 0})).await
+    let host = live.current().map_err(|closed| ToolFailure::new(ErrorCode::Unavailable, closed.to_string()))?;
+    call(&host, &format!("{skill}.wait"), json!({"ms": 0})).await
 }
 
 /// Log lines written on this thread while the guard lives.
@@ -80,10 +88,10 @@ async fn a_call_running_when_its_skill_is_replaced_finishes_on_the_old_version()
     // below surely happens while the call still runs.
     let warm = ws.mkdir("warm").join("echo.wasm");
     std::fs::write(&warm, &new).unwrap();
-    live.current().runtime.load(&warm, || {}).expect("the new build compiles");
+    current(&live).runtime.load(&warm, || {}).expect("the new build compiles");
 
-    let old = Arc::downgrade(&live.current());
-    let host = live.current();
+    let old = Arc::downgrade(&current(&live));
+    let host = current(&live);
     let running = tokio::spawn(async move { call(&host, "echo.wait", json!({"ms": 3000})).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     ws.install_bytes("echo.wasm", &new);
@@ -140,11 +148,15 @@ async fn a_broken_skill_file_changes_nothing_for_callers() {
     assert_eq!(serving(&live, "echo").await.unwrap_err().code, ErrorCode::NoSuchTool);
 }
 
+/// Regression: a refused table left the old, broader one serving (a `deny`
+/// override with a misspelt tool name, a syntax error beside a removed
+/// grant), and no one was told.
 #[tokio::test]
-async fn a_broken_table_keeps_the_old_one_serving_until_it_is_fixed() {
+async fn a_refused_table_closes_the_host_until_a_table_loads() {
     let ws = Workspace::new();
     ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
     let (live, source) = live(&ws, AUTO).await;
+    let changes = live.subscribe();
     let refused = |toml: &str| {
         ws.policy(toml);
         let (live, source) = (live.clone(), source.clone());
@@ -153,20 +165,36 @@ async fn a_broken_table_keeps_the_old_one_serving_until_it_is_fixed() {
 
     let err = refused("[skills.echo\nlevel = \"auto\"\n").await;
     assert!(err.contains("reach.toml:1:"), "{err}");
+    assert!(changes.has_changed().unwrap(), "subscribers are told the server closed");
+    assert_eq!(live.generation(), 1);
+    let closed = live.current().err().expect("closed: the table on disk does not load");
+    assert_eq!(closed.what, "the permission table");
+    assert_eq!(closed.path, ws.path("reach.toml"));
+    let said = serving(&live, "echo").await.unwrap_err();
+    assert_eq!(said.code, ErrorCode::Unavailable);
+    assert!(said.message.contains("reach.toml:1:") && said.message.contains("reopens as soon as it loads"), "{said}");
+
     let err = refused("[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.ecco]\nlevel = \"deny\"\n").await;
     assert!(err.contains("reach.toml:3: [skills.echo.tools.ecco]: skill echo has no tool `ecco`"), "{err}");
+    let said = serving(&live, "echo").await.unwrap_err().message;
+    assert!(said.contains("skill echo has no tool `ecco`"), "the newest refusal is named: {said}");
     let err = refused("[skills.echo]\nlevel = \"auto\"\nwrite = [\"./skills\"]\n").await;
     assert!(err.contains("would let echo write the skills folder"), "{err}");
-    // Still the old table: `wait` runs without anyone confirming it (the
-    // built-in table would ask).
-    assert_eq!(serving(&live, "echo").await.unwrap(), "echo 1.0.0");
-    assert_eq!(live.generation(), 0);
+    assert_eq!(serving(&live, "echo").await.unwrap_err().code, ErrorCode::Unavailable);
+    assert_eq!(live.generation(), 1, "closed once, however many refusals follow");
 
+    // The table as it was: the same offer, opened again, and said so.
+    ws.policy(AUTO);
+    let summary = live.reload(&source).await.expect("the table loads again");
+    assert!(summary.reopened && !summary.table_changed && summary.generation == 2, "{summary:?}");
+    assert_eq!(serving(&live, "echo").await.unwrap(), "echo 1.0.0");
+
+    refused("[skills.echo\n").await;
     ws.policy("[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wait]\nlevel = \"deny\"\n");
     let summary = live.reload(&source).await.expect("the fixed table loads");
-    assert!(summary.table_changed && summary.generation == 1, "{summary:?}");
+    assert!(summary.reopened && summary.table_changed && summary.generation == 4, "{summary:?}");
     assert_eq!(serving(&live, "echo").await.unwrap_err().code, ErrorCode::Denied);
-    assert_eq!(call(&live.current(), "echo.echo", json!({"a": 1})).await.unwrap(), r#"{"a":1}"#);
+    assert_eq!(call(&current(&live), "echo.echo", json!({"a": 1})).await.unwrap(), r#"{"a":1}"#);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -176,14 +204,11 @@ async fn the_watcher_reloads_when_a_skill_appears_and_when_the_table_is_saved() 
     let (live, source) = live(&ws, AUTO).await;
     let watching = watch(live.clone(), source).expect("watching starts");
     let mut changes = live.subscribe();
-    let next_change = async |changes: &mut tokio::sync::watch::Receiver<u64>| {
-        tokio::time::timeout(Duration::from_secs(30), changes.changed()).await.expect("a reload within 30 s").unwrap();
-    };
 
     ws.install_bytes("other.wasm", &echo_variant("other", "1.0.0"));
     next_change(&mut changes).await;
-    assert_eq!(call(&live.current(), "other.echo", json!({})).await.unwrap_err().code, ErrorCode::Denied, "not listed: confirm");
-    assert!(live.current().registry.active("other").is_some());
+    assert_eq!(call(&current(&live), "other.echo", json!({})).await.unwrap_err().code, ErrorCode::Denied, "not listed: confirm");
+    assert!(current(&live).registry.active("other").is_some());
 
     // Saved the way editors do: a new file renamed over the old.
     std::fs::write(ws.path("reach.toml.tmp"), format!("{AUTO}[skills.other]\nlevel = \"auto\"\n")).unwrap();
@@ -196,4 +221,75 @@ async fn the_watcher_reloads_when_a_skill_appears_and_when_the_table_is_saved() 
     ws.install_bytes("third.wasm", &echo_variant("third", "1.0.0"));
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(live.generation(), generation, "no reload after the handle is dropped");
+}
+
+/// A reload within 30 s, or the test fails.
+async fn next_change(changes: &mut tokio::sync::watch::Receiver<u64>) {
+    tokio::time::timeout(Duration::from_secs(30), changes.changed()).await.expect("a reload within 30 s").unwrap();
+}
+
+/// Replace `path` the way editors save: a new file renamed over it.
+fn save(path: &std::path::Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Regression: a table that is a symbolic link was watched where the link
+/// is, so saving the file it points to reloaded nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_follows_a_linked_table_to_its_file_and_to_a_new_target() {
+    let ws = Workspace::new();
+    ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
+    let deny_wait = format!("{AUTO}[skills.echo.tools.wait]\nlevel = \"deny\"\n");
+    let first = ws.write("conf/a/reach.toml", AUTO);
+    std::os::unix::fs::symlink(&first, ws.path("reach.toml")).unwrap();
+    let policy = agent_reach::policy::Policy::load(&ws.path("reach.toml")).unwrap();
+    let config = agent_reach::runtime::RuntimeConfig { cache_dir: Some(agent_reach_tests::workspace().join("target/test-compile-cache")), pooling: true };
+    let live = LiveHost::new(Host::load(config, policy, &ws.path("skills")).await.unwrap());
+    let source = ReloadSource::new(Some(ws.path("reach.toml")), ws.path("skills"));
+    let _watching = watch(live.clone(), source).expect("watching starts");
+    let mut changes = live.subscribe();
+    assert_eq!(serving(&live, "echo").await.unwrap(), "echo 1.0.0");
+
+    // The file the link points to, saved in its own folder.
+    save(&first, &deny_wait);
+    next_change(&mut changes).await;
+    assert_eq!(serving(&live, "echo").await.unwrap_err().code, ErrorCode::Denied);
+
+    // The link pointed at another file (as `ln -sfn` does: a new link renamed over it).
+    let second = ws.write("conf/b/reach.toml", AUTO);
+    std::os::unix::fs::symlink(&second, ws.path("reach.toml.new")).unwrap();
+    std::fs::rename(ws.path("reach.toml.new"), ws.path("reach.toml")).unwrap();
+    next_change(&mut changes).await;
+    assert_eq!(serving(&live, "echo").await.unwrap(), "echo 1.0.0");
+
+    // The new file is watched now, and the old one no longer counts.
+    save(&second, &deny_wait);
+    next_change(&mut changes).await;
+    assert_eq!(serving(&live, "echo").await.unwrap_err().code, ErrorCode::Denied);
+}
+
+/// Regression: a skills folder removed and created again was no longer
+/// watched, so skills copied into it were never loaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_watches_a_skills_folder_created_again() {
+    let ws = Workspace::new();
+    ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
+    let (live, source) = live(&ws, &format!("{AUTO}[skills.other]\nlevel = \"auto\"\n")).await;
+    let _watching = watch(live.clone(), source).expect("watching starts");
+    let mut changes = live.subscribe();
+
+    std::fs::remove_dir_all(ws.path("skills")).unwrap();
+    next_change(&mut changes).await;
+    let closed = live.current().err().expect("no skills folder: nothing is served");
+    assert_eq!(closed.what, "the skills folder", "{closed}");
+
+    std::fs::create_dir(ws.path("skills")).unwrap();
+    next_change(&mut changes).await;
+    assert!(current(&live).registry.active_skills().is_empty(), "open again, with the empty folder");
+
+    ws.install_bytes("other.wasm", &echo_variant("other", "1.0.0"));
+    next_change(&mut changes).await;
+    assert_eq!(serving(&live, "other").await.unwrap(), "other 1.0.0");
 }

@@ -180,6 +180,13 @@ impl AuditLog {
         &self.path
     }
 
+    /// Mask `secrets` too from now on, besides those it was given: a
+    /// long-running server's log learns the secrets of each host a reload
+    /// brings (a variable granted since), and keeps masking the old ones.
+    pub(crate) fn mask_also(&mut self, secrets: &[String]) {
+        self.redactor = self.redactor.with(secrets);
+    }
+
     /// Mask secrets in `text` (also used for what goes to the model).
     pub fn mask(&self, text: &str) -> String {
         self.redactor.text(text).into_owned()

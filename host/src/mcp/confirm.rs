@@ -58,8 +58,8 @@ impl StateKey {
 
     fn seal(&self, call: &CheckedCall) -> String {
         let mut hasher = blake3::Hasher::new_keyed(&self.0);
-        hasher.update(call.skill.as_bytes()).update(b"\0").update(call.tool.as_bytes()).update(b"\0");
-        hasher.update(call.value.to_string().as_bytes());
+        hasher.update(call.skill().as_bytes()).update(b"\0").update(call.tool().as_bytes()).update(b"\0");
+        hasher.update(call.value().to_string().as_bytes());
         hasher.finalize().to_hex().to_string()
     }
 }
@@ -74,7 +74,7 @@ pub async fn ask(call: &CheckedCall, params: &CallToolRequestParams, context: &R
                 .to_owned(),
         );
     }
-    let message = confirmation_prompt(&call.skill, &call.tool, &call.value);
+    let message = confirmation_prompt(call.skill(), call.tool(), call.value());
     let stateless = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
     if stateless {
         return ask_by_retry(call, params, message, key);
@@ -103,7 +103,7 @@ fn ask_by_retry(call: &CheckedCall, params: &CallToolRequestParams, message: Str
         };
     }
     if params.input_responses.is_some() && !answered {
-        tracing::warn!(skill = %call.skill, tool = %call.tool, "a confirmation answer came with a request state that does not match these arguments: asking again");
+        tracing::warn!(skill = %call.skill(), tool = %call.tool(), "a confirmation answer came with a request state that does not match these arguments: asking again");
     }
     let mut requests = InputRequests::new();
     requests.insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(form(message))));

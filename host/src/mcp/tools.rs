@@ -18,28 +18,56 @@ pub fn tool_name(skill: &str, tool: &str) -> String {
     format!("{skill}__{tool}")
 }
 
-/// The `(skill, tool)` an MCP tool name stands for, looked up among the
-/// active skills (not split on `__`, which a skill name may contain).
-pub fn resolve(host: &Host, name: &str) -> Result<(String, String), ToolFailure> {
-    for skill in host.registry.active_skills() {
-        if let Some(tool) = name.strip_prefix(skill.manifest.name.as_str()).and_then(|rest| rest.strip_prefix("__"))
-            && skill.manifest.tool(tool).is_some()
-        {
-            return Ok((skill.manifest.name.clone(), tool.to_owned()));
-        }
-    }
-    Err(ToolFailure::new(
-        ErrorCode::NoSuchTool,
-        format!("no tool `{name}`: tools are named SKILL__TOOL; list them with tools/list"),
-    ))
+/// Whether `skill` is served: the skills the table names under
+/// `[skills.NAME]`, so that an operator serves exactly those (an installed
+/// skill the table does not name is left out, however the table's
+/// `[defaults]` would treat it). With the built-in table — no file, so
+/// nothing named — every skill, each at `confirm` with nothing granted.
+pub fn served(host: &Host, skill: &str) -> bool {
+    host.policy.is_builtin() || host.policy.lists(skill)
 }
 
-/// Every tool of every active skill whose level is not `deny`, in the
+/// The active skills that are [`served`], in the registry's order.
+fn served_skills(host: &Host) -> impl Iterator<Item = ActiveSkill<'_>> {
+    host.registry.active_skills().into_iter().filter(|skill| served(host, &skill.manifest.name))
+}
+
+/// The active skills left out because the table does not name them, for
+/// the log.
+pub fn unserved(host: &Host) -> Vec<String> {
+    host.registry.active_skills().into_iter().map(|s| s.manifest.name.clone()).filter(|name| !served(host, name)).collect()
+}
+
+/// The `(skill, tool)` an MCP tool name stands for, looked up among the
+/// served skills (not split on `__`, which a skill name may contain).
+pub fn resolve(host: &Host, name: &str) -> Result<(String, String), ToolFailure> {
+    let tool_of = |skill: &ActiveSkill<'_>| {
+        name.strip_prefix(skill.manifest.name.as_str())
+            .and_then(|rest| rest.strip_prefix("__"))
+            .filter(|tool| skill.manifest.tool(tool).is_some())
+            .map(|tool| (skill.manifest.name.clone(), tool.to_owned()))
+    };
+    if let Some(found) = served_skills(host).find_map(|skill| tool_of(&skill)) {
+        return Ok(found);
+    }
+    // Installed but not named: say so, so the operator sees why.
+    let message = match host.registry.active_skills().iter().find_map(tool_of) {
+        Some((skill, _)) => format!(
+            "no tool `{name}`: the permission table {} does not name skill `{skill}` ([skills.{skill}]), so it is not served; \
+             the tools served are listed with tools/list",
+            host.policy.origin().display()
+        ),
+        None => format!("no tool `{name}`: tools are named SKILL__TOOL; list them with tools/list"),
+    };
+    Err(ToolFailure::new(ErrorCode::NoSuchTool, message))
+}
+
+/// Every tool of every served skill whose level is not `deny`, in the
 /// registry's order. Denied tools are left out: a client cannot call them
 /// and a model should not be offered them.
 pub fn list(host: &Host) -> Vec<Tool> {
     let mut tools = Vec::new();
-    for skill in host.registry.active_skills() {
+    for skill in served_skills(host) {
         let grants = host.policy.grants(&skill.manifest.name);
         let annotations = annotations(&grants);
         for spec in &skill.manifest.tools {
@@ -100,14 +128,14 @@ pub fn failure(failure: &ToolFailure) -> CallToolResult {
     result
 }
 
-/// One prompt per active skill with instructions, named after the skill.
+/// One prompt per served skill with instructions, named after the skill.
 pub fn prompts(host: &Host) -> Vec<Prompt> {
     with_instructions(host)
         .map(|(skill, _)| Prompt::new(skill.manifest.name.clone(), Some(format!("How to use the {} skill: {}", skill.manifest.name, skill.manifest.description)), None))
         .collect()
 }
 
-/// One resource per active skill with instructions.
+/// One resource per served skill with instructions.
 pub fn resources(host: &Host) -> Vec<Resource> {
     with_instructions(host)
         .map(|(skill, _)| {
@@ -121,7 +149,7 @@ pub fn resources(host: &Host) -> Vec<Resource> {
 
 /// The instructions of the skill a prompt name or resource URI names.
 pub fn instructions<'h>(host: &'h Host, skill: &str) -> Option<&'h str> {
-    host.registry.active(skill).and_then(|active| active.manifest.instructions.as_deref())
+    host.registry.active(skill).filter(|_| served(host, skill)).and_then(|active| active.manifest.instructions.as_deref())
 }
 
 /// The skill a resource URI names (`reach://skills/NAME/instructions`).
@@ -135,7 +163,7 @@ pub fn instructions_uri(skill: &str) -> String {
 }
 
 fn with_instructions(host: &Host) -> impl Iterator<Item = (ActiveSkill<'_>, &str)> {
-    host.registry.active_skills().into_iter().filter_map(|skill| {
+    served_skills(host).filter_map(|skill| {
         let text = skill.manifest.instructions.as_deref()?;
         // A skill all of whose tools are denied is not offered at all.
         let grants = host.policy.grants(&skill.manifest.name);

@@ -4,17 +4,29 @@
 //! pieces, or write a temporary file and rename it over the old one), so
 //! events are collected until the folders have been quiet for [`QUIET`],
 //! then one reload runs. Events during a reload lead to one more after it.
+//!
+//! What is watched is worked out again before every reload, so it follows
+//! the files rather than the names they had at the start: a table that is
+//! a symbolic link is watched where it points, and where it points after
+//! the link is changed; a skills folder removed and created again is
+//! watched again (its parent folder is watched to see it come back).
 
 use super::{LiveHost, ReloadSource};
+use arc_swap::ArcSwap;
 use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
-use notify::{RecursiveMode, Watcher as _};
-use std::path::{Path, PathBuf};
+use notify::RecursiveMode;
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
 
 /// How long the watched files must be left alone before a reload.
 const QUIET: Duration = Duration::from_millis(250);
+
+/// Most links followed from the table to the file it names (as the kernel's
+/// own limit on a path's symbolic links).
+const MAX_LINKS: usize = 40;
 
 /// Errors starting to watch.
 #[derive(Debug, thiserror::Error)]
@@ -34,7 +46,7 @@ pub enum WatchError {
 /// Stops watching when dropped (a reload already running still finishes
 /// or is abandoned before its swap; the host is never left half-swapped).
 pub struct WatchHandle {
-    _watcher: notify::RecommendedWatcher,
+    /// Owns the watcher: aborting it stops the reloads and the watching.
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -46,62 +58,142 @@ impl Drop for WatchHandle {
 
 /// Reload `live` from `source` whenever a `.wasm` file in the skills folder
 /// or the table file is created, written, renamed or removed, after a quiet
-/// period of 250 ms. Watches the skills folder and the table's folder (not
-/// the file: editors replace it by renaming), neither recursively. A
-/// reload's outcome is logged by [`LiveHost::reload`].
+/// period of 250 ms. Watches the skills folder, its parent, and the folder
+/// of the table and of every file its symbolic links lead to (not the
+/// files: editors replace them by renaming), none recursively. A reload's
+/// outcome is logged by [`LiveHost::reload`].
 ///
-/// A folder that is itself removed or replaced stops being watched; a
-/// table that is a symbolic link is watched where the link is, not where
-/// it points.
+/// Before each reload the folders are worked out again and watched anew
+/// where they changed: the table's link pointed elsewhere, or (on Unix) a
+/// folder removed and created again under its name.
 ///
 /// # Panics
 /// Outside a Tokio runtime (it spawns the task that reloads).
 pub fn watch(live: Arc<LiveHost>, source: ReloadSource) -> Result<WatchHandle, WatchError> {
-    let targets = Targets::new(&source);
-    let mut folders = vec![targets.skills.clone()];
-    if let Some(dir) = targets.table.as_deref().and_then(Path::parent)
-        && !folders.iter().any(|f| f == dir)
-    {
-        folders.push(dir.to_owned());
-    }
+    let targets = Arc::new(ArcSwap::from_pointee(Targets::new(&source)));
     let changed = Arc::new(Notify::new());
-    let signal = changed.clone();
-    let failed = |path: &Path, err: notify::Error| WatchError::Watch { path: path.to_owned(), reason: err.to_string() };
+    let (signal, filter) = (changed.clone(), targets.clone());
+    let first = targets.load().folders.first().cloned().unwrap_or_default();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
         // One stored permit however many events: a storm costs one reload.
-        Ok(event) if targets.concerns(&event) => signal.notify_one(),
+        Ok(event) if filter.load().concerns(&event) => signal.notify_one(),
         Ok(_) => {}
         Err(err) => {
             tracing::warn!(error = %err, "watching for skill and table changes: reloading to be sure");
             signal.notify_one();
         }
     })
-    .map_err(|e| failed(&folders[0], e))?;
-    for folder in &folders {
-        watcher.watch(folder, RecursiveMode::NonRecursive).map_err(|e| failed(folder, e))?;
-    }
-    tracing::info!(folders = ?folders, "watching for skill and table changes");
+    .map_err(|err| WatchError::Watch { path: first, reason: err.to_string() })?;
+    let mut armed = Armed::default();
+    armed.arm(&mut watcher, &targets.load().folders)?;
+    tracing::info!(folders = ?targets.load().folders, "watching for skill and table changes");
     let task = tokio::spawn(async move {
+        // The watcher lives in the task: aborting the task drops it.
+        let mut watcher = watcher;
         loop {
             changed.notified().await;
             while tokio::time::timeout(QUIET, changed.notified()).await.is_ok() {}
-            // Logged inside; the old host keeps serving on error.
+            // Before the reload reads anything: what changes from now on
+            // is seen, and what changed before is read by this reload.
+            let now = Targets::new(&source);
+            if let Err(err) = armed.arm(&mut watcher, &now.folders) {
+                tracing::error!(error = %err, "a change there will not be noticed until the next reload");
+            }
+            targets.store(Arc::new(now));
+            // Logged inside; on error the live host closes.
             let _ = live.reload(&source).await;
         }
     });
-    Ok(WatchHandle { _watcher: watcher, task })
+    Ok(WatchHandle { task })
 }
 
-/// The paths whose changes matter, absolute (events name them so).
+/// The folders being watched, each with the folder it was when armed.
+#[derive(Default)]
+struct Armed(HashMap<PathBuf, Identity>);
+
+impl Armed {
+    /// Watch exactly `folders`: drop the others, and watch anew a folder
+    /// that is not watched yet or is not the one watched before. A folder
+    /// that does not exist now is left for a later call. The first error is
+    /// returned after trying every folder.
+    fn arm(&mut self, watcher: &mut impl notify::Watcher, folders: &[PathBuf]) -> Result<(), WatchError> {
+        let gone: Vec<PathBuf> = self.0.keys().filter(|p| !folders.contains(p)).cloned().collect();
+        for path in gone {
+            let _ = watcher.unwatch(&path);
+            self.0.remove(&path);
+        }
+        let mut first_error = None;
+        for folder in folders {
+            let Some(now) = identity(folder) else {
+                // Removed: notify dropped its watch; a new folder of that
+                // name is watched when it appears.
+                if self.0.remove(folder).is_some() {
+                    let _ = watcher.unwatch(folder);
+                }
+                continue;
+            };
+            if self.0.get(folder) == Some(&now) {
+                continue;
+            }
+            // Another folder under the same name: the old watch (if notify
+            // still holds it) follows the old folder, wherever it went.
+            let _ = watcher.unwatch(folder);
+            match watcher.watch(folder, RecursiveMode::NonRecursive) {
+                Ok(()) => {
+                    self.0.insert(folder.clone(), now);
+                }
+                Err(err) => {
+                    self.0.remove(folder);
+                    first_error.get_or_insert(WatchError::Watch { path: folder.clone(), reason: err.to_string() });
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+/// Which folder a path names now. Device and inode on Unix, so a folder
+/// removed and created again under the same name is told apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Identity(u64, u64);
+
+fn identity(path: &Path) -> Option<Identity> {
+    let meta = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        Some(Identity(meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        Some(Identity(0, 0))
+    }
+}
+
+/// The paths whose changes matter, as events name them: absolute, in
+/// folders watched by their resolved path.
 struct Targets {
     skills: PathBuf,
-    table: Option<PathBuf>,
+    /// Every name the table goes by: the path given, each link on the way
+    /// to the file, and the file — each as written and with its folder
+    /// resolved. Empty for the built-in table.
+    table: Vec<PathBuf>,
+    /// The folders to watch, resolved, without repeats.
+    folders: Vec<PathBuf>,
 }
 
 impl Targets {
     fn new(source: &ReloadSource) -> Targets {
-        let absolute = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_owned());
-        Targets { skills: absolute(&source.skills), table: source.policy.as_deref().map(absolute) }
+        let skills = resolved(&lexical(&source.skills));
+        let table = source.policy.as_deref().map(table_names).unwrap_or_default();
+        let mut folders = vec![skills.clone()];
+        // To see the skills folder come back after it was removed.
+        folders.extend(skills.parent().map(Path::to_owned));
+        folders.extend(table.iter().filter_map(|t| t.parent()).map(resolved));
+        let mut seen = std::collections::HashSet::new();
+        folders.retain(|f| seen.insert(f.clone()));
+        Targets { skills, table, folders }
     }
 
     /// Whether `event` may change what a reload loads.
@@ -121,10 +213,64 @@ impl Targets {
     }
 
     fn concerns_path(&self, path: &Path) -> bool {
-        // The folder itself (removed, moved), or a skill file directly in it.
+        // The folder itself (removed, moved, created again), or a skill
+        // file directly in it.
         path == self.skills
             || (path.parent() == Some(&self.skills) && path.extension().is_some_and(|x| x == "wasm"))
-            || self.table.as_deref() == Some(path)
+            // The table under any of its names, or a folder or link on
+            // the way to it (a configuration folder swapped by renaming a
+            // link over the old one).
+            || self.table.iter().any(|name| name.starts_with(path))
+    }
+}
+
+/// Every name of the table file, following its symbolic links (see
+/// [`Targets::table`]).
+fn table_names(table: &Path) -> Vec<PathBuf> {
+    let mut names = Vec::new();
+    let mut at = lexical(table);
+    for _ in 0..=MAX_LINKS {
+        names.push(at.clone());
+        names.push(in_resolved_folder(&at));
+        let Ok(target) = std::fs::read_link(&at) else { break };
+        at = lexical(&at.parent().map_or_else(|| target.clone(), |folder| folder.join(&target)));
+    }
+    // The file itself, with every link on the way resolved, folders too.
+    names.extend(std::fs::canonicalize(table).ok());
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    names
+}
+
+/// `path` absolute, with `.` and `..` taken out by their text (as the
+/// names in events are).
+fn lexical(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let mut out = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `path` with its folder's links resolved (the path itself when that
+/// folder does not exist).
+fn resolved(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned())
+}
+
+/// `path`'s file name in its folder's resolved path: how events in a
+/// watched (resolved) folder name it.
+fn in_resolved_folder(path: &Path) -> PathBuf {
+    match (path.parent(), path.file_name()) {
+        (Some(folder), Some(name)) => resolved(folder).join(name),
+        _ => path.to_owned(),
     }
 }
 
@@ -134,7 +280,8 @@ mod tests {
     use notify::event::{CreateKind, DataChange, MetadataKind, RemoveKind, RenameMode};
 
     fn targets() -> Targets {
-        Targets { skills: PathBuf::from("/srv/agent/skills"), table: Some(PathBuf::from("/srv/agent/reach.toml")) }
+        let table = vec![PathBuf::from("/srv/agent/reach.toml")];
+        Targets { skills: PathBuf::from("/srv/agent/skills"), table, folders: Vec::new() }
     }
 
     #[test]
@@ -189,7 +336,36 @@ mod tests {
         assert!(t.concerns(&both));
         let overflow = notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
         assert!(t.concerns(&overflow));
-        let builtin = Targets { table: None, ..targets() };
+        let builtin = Targets { table: Vec::new(), ..targets() };
         assert!(!builtin.concerns(&notify::Event::new(EventKind::Any).add_path(PathBuf::from("/srv/agent/reach.toml"))));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_linked_table_is_known_by_every_name_on_the_way_to_its_file() {
+        // As a Kubernetes ConfigMap mounts it: reach.toml -> ..data/reach.toml,
+        // ..data -> ..2026_01 (swapped by renaming a new link over ..data).
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(root.join("..2026_01")).unwrap();
+        std::fs::write(root.join("..2026_01/reach.toml"), "").unwrap();
+        std::os::unix::fs::symlink("..2026_01", root.join("..data")).unwrap();
+        std::os::unix::fs::symlink("..data/reach.toml", root.join("reach.toml")).unwrap();
+        let names = table_names(&root.join("reach.toml"));
+        for name in [root.join("reach.toml"), root.join("..data/reach.toml"), root.join("..2026_01/reach.toml")] {
+            assert!(names.contains(&name), "{} missing from {names:?}", name.display());
+        }
+        let t = Targets { skills: root.join("skills"), table: names, folders: Vec::new() };
+        let renamed_to = EventKind::Modify(ModifyKind::Name(RenameMode::To));
+        let write = EventKind::Modify(ModifyKind::Data(DataChange::Any));
+        for (kind, path, want) in [
+            (write, root.join("..2026_01/reach.toml"), true),
+            (renamed_to, root.join("..data"), true),
+            (renamed_to, root.join("reach.toml"), true),
+            (write, root.join("..2026_01/other.toml"), false),
+            (renamed_to, root.join("..data_tmp"), false),
+        ] {
+            assert_eq!(t.concerns(&notify::Event::new(kind).add_path(path.clone())), want, "{kind:?} {}", path.display());
+        }
     }
 }

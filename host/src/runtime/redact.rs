@@ -86,7 +86,9 @@ impl Redactor {
             .map(|v| v.as_ref().as_bytes().to_vec())
             .filter(|v| v.len() >= MIN_SECRET_LEN)
             .collect();
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        // Longest first, then by bytes, so equal values sit together and
+        // `dedup` removes every repeat.
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         values.dedup();
         let mut exact: Vec<Vec<u8>> = values.iter().flat_map(|v| base64_forms(v)).filter(|f| f.len() >= MIN_SECRET_LEN).collect();
         exact.sort_by_key(|v| std::cmp::Reverse(v.len()));
@@ -112,6 +114,17 @@ impl Redactor {
             .max()
             .unwrap_or(0);
         Redactor { values, exact, starts, longest }
+    }
+
+    /// These values and `more`: a masker that keeps what it masked and
+    /// learns new secrets (an audit log that outlives a reload).
+    pub(crate) fn with<I, S>(&self, more: I) -> Redactor
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let known = self.values.iter().map(|v| String::from_utf8_lossy(v).into_owned());
+        Redactor::new(known.chain(more.into_iter().map(|s| s.as_ref().to_owned())))
     }
 
     /// The longest span a single match can cover: a streaming masker holds
