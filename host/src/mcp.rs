@@ -22,6 +22,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod approvals;
 mod confirm;
 pub mod http;
 mod tools;
@@ -53,7 +54,7 @@ pub use tools::{instructions_uri, tool_name};
 pub struct McpServer {
     current: Arc<dyn Fn() -> Arc<Host> + Send + Sync>,
     changes: watch::Receiver<u64>,
-    key: Arc<confirm::StateKey>,
+    approvals: Arc<approvals::Approvals>,
     audit: Option<Arc<Mutex<AuditLog>>>,
     calls: Arc<AtomicU64>,
 }
@@ -79,7 +80,7 @@ impl McpServer {
     /// `changes` tells clients the lists changed. This is how hot reload
     /// plugs in (see [`McpServer::live`]).
     pub fn with_source(current: impl Fn() -> Arc<Host> + Send + Sync + 'static, changes: watch::Receiver<u64>) -> McpServer {
-        McpServer { current: Arc::new(current), changes, key: Arc::new(confirm::StateKey::from_env()), audit: None, calls: Arc::new(AtomicU64::new(0)) }
+        McpServer { current: Arc::new(current), changes, approvals: Arc::new(approvals::Approvals::per_process()), audit: None, calls: Arc::new(AtomicU64::new(0)) }
     }
 
     /// Serve a [`LiveHost`]: each call uses the host current when it
@@ -91,6 +92,15 @@ impl McpServer {
 
     fn host(&self) -> Arc<Host> {
         (self.current)()
+    }
+
+    /// Check the answers of protocol 2026-07-28 clients with `approvals`
+    /// (by default [`Approvals::per_process`](approvals::Approvals::per_process):
+    /// good at this process only); [`Approvals::shared`](approvals::Approvals::shared)
+    /// lets instances behind a load balancer accept each other's.
+    pub fn with_approvals(mut self, approvals: approvals::Approvals) -> McpServer {
+        self.approvals = Arc::new(approvals);
+        self
     }
 
     /// Write every call to `log`: each call is on record before it runs
@@ -120,7 +130,7 @@ impl McpServer {
         let label = format!("{skill}.{tool}");
         let call = host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
         if call.level == Level::Confirm {
-            match confirm::ask(&call, params, context, &self.key).await {
+            match confirm::ask(&call, params, context, &self.approvals).await {
                 confirm::Answer::Confirmed => call.confirmed(),
                 confirm::Answer::Refused(why) => return Err(refused(&label, call.refused(&why))),
                 confirm::Answer::Ask(input) => return Ok(CallToolResponse::InputRequired(input)),
