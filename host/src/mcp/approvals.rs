@@ -116,7 +116,7 @@ pub(crate) struct Subject<'a> {
 
 /// What the server knows of the client that sent a request.
 pub(crate) struct Client<'a> {
-    /// The request's `Authorization` header; `None` over stdio.
+    /// The request's bearer token; `None` over stdio or without one.
     pub authorization: Option<&'a [u8]>,
     /// `Mcp-Session-Id`, when the request has one.
     pub session: Option<&'a [u8]>,

@@ -1,8 +1,10 @@
 //! `confirm`-level tools over MCP: the person is asked through the
 //! client's elicitation. Clients on protocol 2026-07-28 or later are asked
 //! with an `InputRequiredResult` (the client retries the call with the
-//! answer); older ones with an `elicitation/create` request on their session.
-//! A client that cannot ask anyone gets a refusal saying so.
+//! answer, and the retry's sealed state is good for one call, for the client
+//! asked, for a limited time: [`super::approvals`]); older ones with an
+//! `elicitation/create` request on their session. A client that cannot ask
+//! anyone gets a refusal saying so.
 
 use super::approvals::{Approvals, Client, Subject, Verdict};
 use crate::CheckedCall;
@@ -19,8 +21,9 @@ use std::time::Duration;
 /// Key of our one input request in an `InputRequiredResult`.
 const INPUT_KEY: &str = "confirm";
 
-/// How long a person has to answer an `elicitation/create` request.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a person has to answer an `elicitation/create` request: as
+/// long as a retried answer is good for, the same time both ways.
+const ANSWER_TIMEOUT: Duration = super::approvals::STATE_TTL;
 
 /// What asking the person came to.
 pub enum Answer {
@@ -66,8 +69,10 @@ async fn ask_by_retry(call: &CheckedCall, params: &CallToolRequestParams, messag
     let name = context.client_info().map(|info| info.name);
     let parts = context.extensions.get::<http::request::Parts>();
     let header = |name: &str| parts.and_then(|p| p.headers.get(name)).map(|v| v.as_bytes());
+    // The token, however the scheme was spelt (the server accepts both).
+    let token = header("authorization").map(|v| v.strip_prefix(b"Bearer ").or_else(|| v.strip_prefix(b"bearer ")).unwrap_or(v).trim_ascii());
     let client = Client {
-        authorization: header("authorization"),
+        authorization: token,
         session: header("mcp-session-id"),
         http: parts.is_some(),
         name: name.as_deref(),

@@ -160,12 +160,6 @@ impl HttpServer {
         }
         post(self.addr, &all, body)
     }
-
-    /// Stop the server now (as Ctrl-C would not: it is killed).
-    pub fn stop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Drop for HttpServer {
