@@ -15,10 +15,9 @@
 //! A retry runs the call only when the MAC verifies for these very
 //! arguments, the client is the one asked, the state has not expired
 //! ([`STATE_TTL`]), and its nonce was never used before: the first use is
-//! recorded ([`Approvals::spend`]) and every later one refused. Instances
-//! that accept each other's states (one [`STATE_KEY_ENV`]) must share that
-//! record, an SQLite file ([`APPROVALS_ENV`]), or one yes would run once per
-//! instance.
+//! recorded and every later one refused. Instances that accept each other's
+//! states (one [`STATE_KEY_ENV`]) must share that record, an SQLite file
+//! ([`APPROVALS_ENV`]), or one yes would run once per instance.
 //!
 //! What this does not do: tell a person from a program. Whoever holds the
 //! token (or, without one, any local process) can answer its own question;
