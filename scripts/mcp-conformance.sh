@@ -9,6 +9,11 @@
 #
 # Needs `just test-skills` (the files skill) and scripts/mcp-clients.sh install.
 # Each scenario's checks.json is kept in target/mcp-conformance/.
+#
+# The server asks every request for its bearer token (the one it keeps in
+# .reach/mcp-token); the suite has no option for one, so
+# tests/mcp/conformance-auth.mjs, preloaded into it, adds the header to its
+# requests to the server.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -60,12 +65,16 @@ if [[ -z "$url" ]]; then
     exit 1
 fi
 
+token_file="$work/.reach/mcp-token"
+[[ -s "$token_file" ]] || { echo "mcp-conformance: the server made no token in $token_file; its stderr:" >&2; cat "$work/server.log" >&2; exit 1; }
+
 out="$target/mcp-conformance"
 rm -rf "$out"
 mkdir -p "$out"
 echo "mcp-conformance: conformance $("$NODE22" "$CONFORMANCE" --version) against $url" >&2
 status=0
-"$NODE22" "$CONFORMANCE" server --url "$url" --output-dir "$out" \
+CONFORMANCE_SERVER_URL="$url" CONFORMANCE_TOKEN="$(cat "$token_file")" \
+    "$NODE22" --import "$root/tests/mcp/conformance-auth.mjs" "$CONFORMANCE" server --url "$url" --output-dir "$out" \
     --expected-failures "$root/tests/mcp/conformance-expected-failures.yml" || status=$?
 cp "$work/server.log" "$out/server.log"
 exit "$status"

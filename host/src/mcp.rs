@@ -26,6 +26,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod approvals;
 mod confirm;
 pub mod http;
 mod masking;
@@ -59,7 +60,7 @@ pub use tools::{instructions_uri, served, tool_name};
 pub struct McpServer {
     current: Arc<dyn Fn() -> Result<Arc<Host>, Closed> + Send + Sync>,
     changes: watch::Receiver<u64>,
-    key: Arc<confirm::StateKey>,
+    approvals: Arc<approvals::Approvals>,
     audit: Option<Arc<Mutex<AuditLog>>>,
     calls: Arc<AtomicU64>,
     maskers: Arc<masking::Maskers>,
@@ -93,7 +94,7 @@ impl McpServer {
         let server = McpServer {
             current: Arc::new(current),
             changes,
-            key: Arc::new(confirm::StateKey::from_env()),
+            approvals: Arc::new(approvals::Approvals::per_process()),
             audit: None,
             calls: Arc::new(AtomicU64::new(0)),
             maskers: Arc::default(),
@@ -135,6 +136,15 @@ impl McpServer {
         })
     }
 
+    /// Check the answers of protocol 2026-07-28 clients with `approvals`
+    /// (by default [`Approvals::per_process`](approvals::Approvals::per_process):
+    /// good at this process only); [`Approvals::shared`](approvals::Approvals::shared)
+    /// lets instances behind a load balancer accept each other's.
+    pub fn with_approvals(mut self, approvals: approvals::Approvals) -> McpServer {
+        self.approvals = Arc::new(approvals);
+        self
+    }
+
     /// Write every call to `log`: each call is on record before it runs
     /// (a call that cannot be recorded does not run) and again with its
     /// outcome; refusals are recorded too. Secrets the log was given are
@@ -174,7 +184,7 @@ impl McpServer {
         let label = format!("{skill}.{tool}");
         let mut call = host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
         if call.level() == Level::Confirm {
-            match confirm::ask(&call, params, context, &self.key).await {
+            match confirm::ask(&call, params, context, &self.approvals).await {
                 confirm::Answer::Confirmed => call.confirmed(),
                 confirm::Answer::Refused(why) => return Err(refused(&label, call.refused(&why))),
                 confirm::Answer::Ask(input) => return Ok(CallToolResponse::InputRequired(input)),

@@ -9,6 +9,10 @@ script only fails by itself when the client cannot talk to the server at all.
     python client.py SCENARIO --mode auto|legacy --url http://127.0.0.1:PORT/mcp [--header 'Name: value']
     python client.py SCENARIO --mode auto|legacy --stdio -- reach mcp
 
+Over HTTP the bearer token is sent as `reach mcp` asks: from an explicit
+`--header 'Authorization: …'`, else $REACH_MCP_TOKEN, else the file the server
+keeps it in (.reach/mcp-token in the working folder, which is the server's).
+
 --mode auto is what the SDK does by default (probe `server/discover` at
 2026-07-28, fall back to `initialize`); --mode legacy is the `initialize`
 handshake at 2025-11-25, which most desktop clients speak.
@@ -63,10 +67,28 @@ class Elicitations:
         return types.ElicitResult(action=self.action, content={} if self.action == "accept" else None)
 
 
+# Where `reach mcp --http` keeps the token it made (relative to its working folder).
+TOKEN_FILE = os.path.join(".reach", "mcp-token")
+
+
+def token() -> str | None:
+    """The server's bearer token: $REACH_MCP_TOKEN, else the server's token file."""
+    if os.environ.get("REACH_MCP_TOKEN"):
+        return os.environ["REACH_MCP_TOKEN"]
+    try:
+        with open(TOKEN_FILE, encoding="ascii") as f:
+            return f.read().strip()
+    except FileNotFoundError:
+        return None
+
+
 def connect(args: argparse.Namespace, **options: Any) -> Client:
     if args.url:
-        headers = dict(h.split(":", 1) for h in args.header)
-        http = create_mcp_http_client(headers={k.strip(): v.strip() for k, v in headers.items()})
+        given = dict(h.split(":", 1) for h in args.header)
+        headers = {k.strip(): v.strip() for k, v in given.items()}
+        if not any(k.lower() == "authorization" for k in headers) and (secret := token()):
+            headers["Authorization"] = f"Bearer {secret}"
+        http = create_mcp_http_client(headers=headers)
         server: Any = streamable_http_client(args.url, http_client=http)
     else:
         command, *rest = args.command

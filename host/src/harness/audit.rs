@@ -39,6 +39,14 @@
 //! the kernel when the call begins; `fsync` (~0.6 ms here) is done once,
 //! when the run finishes, not per call.
 //!
+//! A log that would otherwise grow without bound (`reach mcp`'s: one per
+//! server process, however long it serves) can rotate
+//! ([`AuditLog::rotate_at`]): past a size it goes on in
+//! `<run id>.part2.jsonl`, `.part3`, …, the last record of a part
+//! (`log_rotated`, `next`) and the first of the next (`log_continued`,
+//! `part`, `previous`, and a copy of the log's first record as
+//! `run_started`) linking them, and only the newest parts are kept.
+//!
 //! Masking happens on values *before* they are encoded: a secret with a
 //! quote, a backslash or a newline (a PEM key) looks different once written
 //! as JSON, so masking the encoded line alone would miss it. Besides the
@@ -111,6 +119,27 @@ pub struct AuditLog {
     /// A worker's log: `worker` (its task id) and `worker_agent` added to
     /// each record.
     scope: Option<(String, String)>,
+    /// Set for a log that continues in a new file past a size.
+    rotation: Option<Rotation>,
+}
+
+/// Where a rotating log is.
+struct Rotation {
+    /// A part is closed once the next record would take it past this.
+    max_bytes: u64,
+    /// Parts kept, the current one included.
+    keep: u32,
+    /// The current part's number (the first is 1) and its size so far.
+    part: u32,
+    written: u64,
+    /// The log's first record, repeated at the top of every later part so
+    /// each says what it is a log of.
+    first: Option<Value>,
+}
+
+/// The file of part `part` of run `run_id`'s log in `dir`.
+fn part_path(dir: &Path, run_id: &str, part: u32) -> PathBuf {
+    if part <= 1 { dir.join(format!("{run_id}.jsonl")) } else { dir.join(format!("{run_id}.part{part}.jsonl")) }
 }
 
 impl AuditLog {
@@ -125,7 +154,15 @@ impl AuditLog {
 
     /// A log that writes nothing (for embedders that keep their own).
     pub fn disabled(run_id: &str, secrets: Vec<String>) -> AuditLog {
-        AuditLog { path: PathBuf::new(), output: Output::Nowhere, events: None, run_id: run_id.to_owned(), redactor: Redactor::new(secrets), scope: None }
+        AuditLog {
+            path: PathBuf::new(),
+            output: Output::Nowhere,
+            events: None,
+            run_id: run_id.to_owned(),
+            redactor: Redactor::new(secrets),
+            scope: None,
+            rotation: None,
+        }
     }
 
     /// The log of run `run_id` in `sink`, masking `secrets` in everything
@@ -137,6 +174,21 @@ impl AuditLog {
             AuditSink::Writer(writer) => Ok(AuditLog { output: Output::Writer(Arc::clone(writer)), ..AuditLog::disabled(run_id, secrets) }),
             AuditSink::Disabled => Ok(AuditLog::disabled(run_id, secrets)),
         }
+    }
+
+    /// Past `max_bytes`, go on in a new file, keeping the newest `keep`
+    /// files (at least 1): the log's size stays within about `keep ×
+    /// max_bytes` (a part ends at the first record that would take it past
+    /// `max_bytes`; one larger record gets a part of its own). Only for a
+    /// log in a folder ([`AuditLog::create`]); give it before the first
+    /// record, and make no [`AuditLog::child`] of it (a child keeps writing
+    /// the part it was made in).
+    pub fn rotate_at(mut self, max_bytes: u64, keep: u32) -> AuditLog {
+        if let Output::File(file) = &self.output {
+            let written = file.metadata().map_or(0, |m| m.len());
+            self.rotation = Some(Rotation { max_bytes, keep: keep.max(1), part: 1, written, first: None });
+        }
+        self
     }
 
     /// Also send each record that is an [`Event`](super::events::Event) to `events`.
@@ -162,6 +214,7 @@ impl AuditLog {
             run_id: self.run_id.clone(),
             redactor: self.redactor.clone(),
             scope: Some((task.to_owned(), agent.to_owned())),
+            rotation: None,
         })
     }
 
@@ -175,7 +228,8 @@ impl AuditLog {
         self.scope.as_ref().map(|(task, _)| task.as_str())
     }
 
-    /// Where the log is; empty when disabled.
+    /// Where the log is (of a rotating log, the part written now); empty
+    /// when disabled.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -241,14 +295,22 @@ impl AuditLog {
         // that no longer parses.
         let mut text = line.to_string();
         text.push('\n');
-        let written = match &mut self.output {
+        if let Some(rotation) = &mut self.rotation
+            && rotation.first.is_none()
+        {
+            rotation.first = Some(line.clone());
+        }
+        let written = self.rotate_if_full(text.len() as u64).and_then(|()| match &mut self.output {
             Output::Nowhere => Ok(()),
             Output::File(file) => file.write_all(text.as_bytes()),
             Output::Writer(writer) => {
                 let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
                 writer.write_all(text.as_bytes()).and_then(|()| writer.flush())
             }
-        };
+        });
+        if let (Ok(()), Some(rotation)) = (&written, &mut self.rotation) {
+            rotation.written += text.len() as u64;
+        }
         // The event goes out even when the line could not be written (the
         // run goes on, and the embedder should see it), except for an action
         // that does not happen because its record is missing.
@@ -258,6 +320,45 @@ impl AuditLog {
             events.record(&line);
         }
         written
+    }
+
+    /// When a record of `next` bytes would take the current part past its
+    /// size, close it and go on in the next part, dropping the oldest past
+    /// those to keep. An error means the record cannot be written where it
+    /// belongs (a call it announces does not run).
+    fn rotate_if_full(&mut self, next: u64) -> std::io::Result<()> {
+        let (Some(rotation), Output::File(file)) = (&mut self.rotation, &mut self.output) else {
+            return Ok(());
+        };
+        if rotation.written == 0 || rotation.written + next <= rotation.max_bytes {
+            return Ok(());
+        }
+        let dir = self.path.parent().unwrap_or(Path::new(".")).to_owned();
+        let part = rotation.part + 1;
+        let next_path = part_path(&dir, &self.run_id, part);
+        let name = |path: &Path| path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let new_file = std::fs::OpenOptions::new().create_new(true).append(true).open(&next_path)?;
+        let closing = json!({"event": "log_rotated", "time": now_rfc3339(), "run_id": self.run_id, "next": name(&next_path)});
+        // Best effort: the part is full, and the next one names it anyway.
+        let _ = file.write_all(format!("{closing}\n").as_bytes()).and_then(|()| file.sync_data());
+        let opening = json!({"event": "log_continued", "time": now_rfc3339(), "run_id": self.run_id, "part": part,
+                             "previous": name(&self.path), "run_started": rotation.first});
+        let opening = format!("{opening}\n");
+        *file = new_file;
+        file.write_all(opening.as_bytes())?;
+        tracing::info!(from = %self.path.display(), to = %next_path.display(), "the audit log goes on in a new file");
+        self.path = next_path;
+        rotation.part = part;
+        rotation.written = opening.len() as u64;
+        if part > rotation.keep {
+            let dropped = part_path(&dir, &self.run_id, part - rotation.keep);
+            match std::fs::remove_file(&dropped) {
+                Ok(()) => {}
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => tracing::warn!(path = %dropped.display(), error = %err, "could not remove an old part of the audit log"),
+            }
+        }
+        Ok(())
     }
 
     /// Push what was written to the disk (end of a run).
@@ -347,6 +448,58 @@ mod tests {
         assert_eq!(line["arguments"]["content"], "key: [REDACTED]");
         assert_eq!(line["arguments"]["[REDACTED]"], 1, "keys are masked too");
         assert_eq!(line["list"][0], "[REDACTED]");
+    }
+}
+
+#[cfg(test)]
+mod rotation {
+    use super::*;
+
+    fn lines(path: &Path) -> Vec<Value> {
+        std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    }
+
+    #[test]
+    fn a_rotating_log_goes_on_in_a_new_file_and_keeps_the_newest() {
+        // Regression: `reach mcp` wrote one file per server, growing for as
+        // long as the server ran.
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = AuditLog::create(dir.path(), "mcp-r5", vec!["hunter2-secret".into()]).unwrap().rotate_at(1000, 2);
+        log.record("run_started", json!({"kind": "mcp", "task": "reach mcp (stdio) hunter2-secret"}));
+        for call in 0..20 {
+            log.record("tool_call", json!({"call": call, "pad": "x".repeat(200)}));
+        }
+        let part = |name: &str| -> u32 { name.strip_prefix("mcp-r5.part").and_then(|n| n.strip_suffix(".jsonl")).unwrap().parse().unwrap() };
+        let mut names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names.len(), 2, "the newest two parts are kept: {names:?}");
+        names.sort_by_key(|name| part(name));
+        let (older, newer) = (dir.path().join(&names[0]), dir.path().join(&names[1]));
+        assert_eq!(log.path(), newer, "the log writes the newest part");
+        assert_eq!(part(&names[0]) + 1, part(&names[1]));
+        for path in [&older, &newer] {
+            let size = std::fs::metadata(path).unwrap().len();
+            assert!(size <= 1000 + 200, "{} is {size} bytes", path.display());
+            let first = &lines(path)[0];
+            assert_eq!(first["event"], "log_continued");
+            assert_eq!(first["run_started"]["kind"], "mcp", "each part says what it is the log of");
+            assert_eq!(first["run_started"]["task"], "reach mcp (stdio) [REDACTED]", "masked as it was written");
+        }
+        assert_eq!(lines(&newer)[0]["previous"], names[0].as_str());
+        assert_eq!(lines(&older).last().unwrap()["next"], names[1].as_str());
+        // Nothing lost between the kept parts, and the last record is the last call.
+        let calls: Vec<u64> = [&older, &newer].iter().flat_map(|p| lines(p)).filter_map(|l| l["call"].as_u64()).collect();
+        assert!(calls.windows(2).all(|w| w[1] == w[0] + 1), "{calls:?}");
+        assert_eq!(calls.last(), Some(&19));
+    }
+
+    #[test]
+    fn a_call_whose_record_cannot_start_a_new_part_does_not_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = AuditLog::create(dir.path(), "mcp-r6", vec![]).unwrap().rotate_at(100, 3);
+        log.record("run_started", json!({"kind": "mcp", "pad": "x".repeat(80)}));
+        std::fs::create_dir(dir.path().join("mcp-r6.part2.jsonl")).unwrap();
+        let err = log.record_before("tool_call_started", json!({"tool": "files__write", "pad": "x".repeat(80)})).unwrap_err();
+        assert!(err.contains("was not run"), "{err}");
     }
 }
 

@@ -1,9 +1,12 @@
 //! `confirm`-level tools over MCP: the person is asked through the
 //! client's elicitation. Clients on protocol 2026-07-28 or later are asked
 //! with an `InputRequiredResult` (the client retries the call with the
-//! answer); older ones with an `elicitation/create` request on their session.
-//! A client that cannot ask anyone gets a refusal saying so.
+//! answer, and the retry's sealed state is good for one call, for the client
+//! asked, for a limited time: [`super::approvals`]); older ones with an
+//! `elicitation/create` request on their session. A client that cannot ask
+//! anyone gets a refusal saying so.
 
+use super::approvals::{Approvals, Client, Subject, Verdict};
 use crate::CheckedCall;
 use crate::host::confirmation_prompt;
 use rmcp::RoleServer;
@@ -18,8 +21,9 @@ use std::time::Duration;
 /// Key of our one input request in an `InputRequiredResult`.
 const INPUT_KEY: &str = "confirm";
 
-/// How long a person has to answer an `elicitation/create` request.
-const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a person has to answer an `elicitation/create` request: as
+/// long as a retried answer is good for, the same time both ways.
+const ANSWER_TIMEOUT: Duration = super::approvals::STATE_TTL;
 
 /// What asking the person came to.
 pub enum Answer {
@@ -31,41 +35,8 @@ pub enum Answer {
     Ask(InputRequiredResult),
 }
 
-/// Seals the `requestState` of a confirmation so that a retried call is run
-/// only with the arguments the person was shown. Keyed per process, or by
-/// `REACH_MCP_STATE_KEY` so instances behind a load balancer accept each
-/// other's states.
-pub struct StateKey([u8; 32]);
-
-impl StateKey {
-    /// A key from `REACH_MCP_STATE_KEY` when set (any string; derived with
-    /// BLAKE3), else random.
-    pub fn from_env() -> StateKey {
-        match std::env::var("REACH_MCP_STATE_KEY") {
-            Ok(secret) if !secret.is_empty() => StateKey(blake3::derive_key("agent-reach mcp request state v1", secret.as_bytes())),
-            _ => {
-                let mut key = [0u8; 32];
-                // Random bytes from the kernel; on failure fall back to a
-                // key no client can know either (time and address based).
-                if rustix::rand::getrandom(&mut key, rustix::rand::GetRandomFlags::empty()).is_err() {
-                    let seed = format!("{:?}{:p}", std::time::SystemTime::now(), &key);
-                    key = blake3::hash(seed.as_bytes()).into();
-                }
-                StateKey(key)
-            }
-        }
-    }
-
-    fn seal(&self, call: &CheckedCall) -> String {
-        let mut hasher = blake3::Hasher::new_keyed(&self.0);
-        hasher.update(call.skill().as_bytes()).update(b"\0").update(call.tool().as_bytes()).update(b"\0");
-        hasher.update(call.value().to_string().as_bytes());
-        hasher.finalize().to_hex().to_string()
-    }
-}
-
 /// Ask the person behind the client whether `call` may run.
-pub async fn ask(call: &CheckedCall, params: &CallToolRequestParams, context: &RequestContext<RoleServer>, key: &StateKey) -> Answer {
+pub async fn ask(call: &CheckedCall, params: &CallToolRequestParams, context: &RequestContext<RoleServer>, approvals: &Approvals) -> Answer {
     let can_ask = context.client_capabilities().and_then(|caps| caps.elicitation).is_some();
     if !can_ask {
         return Answer::Refused(
@@ -77,7 +48,7 @@ pub async fn ask(call: &CheckedCall, params: &CallToolRequestParams, context: &R
     let message = confirmation_prompt(call.skill(), call.tool(), call.value());
     let stateless = context.protocol_version().is_some_and(|v| v >= ProtocolVersion::V_2026_07_28);
     if stateless {
-        return ask_by_retry(call, params, message, key);
+        return ask_by_retry(call, params, message, context, approvals).await;
     }
     let request = form(message);
     tokio::select! {
@@ -90,21 +61,61 @@ pub async fn ask(call: &CheckedCall, params: &CallToolRequestParams, context: &R
 }
 
 /// Protocol 2026-07-28: the first call gets the question back; the retry
-/// carries the answer and the sealed state naming these very arguments.
-fn ask_by_retry(call: &CheckedCall, params: &CallToolRequestParams, message: String, key: &StateKey) -> Answer {
-    let state = key.seal(call);
-    let answered = params.request_state.as_deref() == Some(state.as_str());
-    if let (true, Some(responses)) = (answered, &params.input_responses)
-        && let Some(response) = responses.get(INPUT_KEY)
-    {
-        return match serde_json::from_value::<ElicitResult>(response.clone()) {
-            Ok(result) => decided(&result),
-            Err(err) => Answer::Refused(format!("the client's answer to the confirmation request is not an elicitation result: {err}")),
+/// carries the answer and the sealed state naming these very arguments, the
+/// client asked and an expiry. A state is good for one call: the first
+/// accepted use is recorded, any other refused.
+async fn ask_by_retry(call: &CheckedCall, params: &CallToolRequestParams, message: String, context: &RequestContext<RoleServer>, approvals: &Approvals) -> Answer {
+    let subject = Subject { skill: call.skill(), tool: call.tool(), arguments: call.value() };
+    let name = context.client_info().map(|info| info.name);
+    let parts = context.extensions.get::<http::request::Parts>();
+    let header = |name: &str| parts.and_then(|p| p.headers.get(name)).map(|v| v.as_bytes());
+    // The token, however the scheme was spelt (the server accepts both).
+    let token = header("authorization").map(|v| v.strip_prefix(b"Bearer ").or_else(|| v.strip_prefix(b"bearer ")).unwrap_or(v).trim_ascii());
+    let client = Client {
+        authorization: token,
+        session: header("mcp-session-id"),
+        http: parts.is_some(),
+        name: name.as_deref(),
+    };
+    let answered = params.input_responses.as_ref().and_then(|responses| responses.get(INPUT_KEY));
+    if let (Some(state), Some(response)) = (params.request_state.as_deref(), answered) {
+        let spendable = match approvals.verify(state, &subject, &client) {
+            Verdict::Valid(spendable) => spendable,
+            Verdict::OtherClient => {
+                return Answer::Refused("this answer was given to the question of another client (or session); each client must be asked itself: call again without it".to_owned());
+            }
+            Verdict::Expired => {
+                return Answer::Refused(format!(
+                    "the answer came more than {} minutes after the question; call again to ask the person again",
+                    super::approvals::STATE_TTL.as_secs() / 60
+                ));
+            }
+            Verdict::NotForThis => {
+                tracing::warn!(skill = %call.skill(), tool = %call.tool(), "a confirmation answer came with a request state that is not for these arguments: asking again");
+                return question(message, approvals.seal(&subject, &client));
+            }
+        };
+        let result = match serde_json::from_value::<ElicitResult>(response.clone()) {
+            Ok(result) => result,
+            Err(err) => return Answer::Refused(format!("the client's answer to the confirmation request is not an elicitation result: {err}")),
+        };
+        let answer = decided(&result);
+        if !matches!(answer, Answer::Confirmed) {
+            return answer;
+        }
+        return match approvals.spend(spendable).await {
+            Ok(true) => Answer::Confirmed,
+            Ok(false) => Answer::Refused("this answer was already used: each \"accept\" allows one call; call again to ask the person again".to_owned()),
+            Err(err) => Answer::Refused(err.to_string()),
         };
     }
-    if params.input_responses.is_some() && !answered {
-        tracing::warn!(skill = %call.skill(), tool = %call.tool(), "a confirmation answer came with a request state that does not match these arguments: asking again");
+    if params.input_responses.is_some() {
+        tracing::warn!(skill = %call.skill(), tool = %call.tool(), "a confirmation answer came without a request state: asking again");
     }
+    question(message, approvals.seal(&subject, &client))
+}
+
+fn question(message: String, state: String) -> Answer {
     let mut requests = InputRequests::new();
     requests.insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(form(message))));
     Answer::Ask(InputRequiredResult::new(Some(requests), Some(state)))

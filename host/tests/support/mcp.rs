@@ -82,13 +82,20 @@ impl Workspace {
         command
     }
 
-    /// `reach mcp --http 127.0.0.1:0 EXTRA…`, with `env` set, once it says where it serves.
+    /// `reach mcp --http 127.0.0.1:0 EXTRA…`, with `env` set, once it says
+    /// where it serves; its token is REACH_MCP_TOKEN from `env`, else the one
+    /// it keeps in .reach/mcp-token.
     pub fn serve_http(&self, extra: &[&str], env: &[(&str, &str)]) -> HttpServer {
         let mut args = vec!["mcp", "--http", "127.0.0.1:0"];
         args.extend_from_slice(extra);
         let mut command = self.reach(&args);
         command.envs(env.iter().copied()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
-        HttpServer::start(command)
+        let mut server = HttpServer::start(command);
+        server.token = match env.iter().find(|(name, _)| *name == "REACH_MCP_TOKEN") {
+            Some((_, token)) => Some((*token).to_owned()),
+            None => std::fs::read_to_string(self.path(".reach/mcp-token")).ok().map(|t| t.trim().to_owned()),
+        };
+        server
     }
 }
 
@@ -97,6 +104,8 @@ pub struct HttpServer {
     child: Child,
     pub url: String,
     pub addr: SocketAddr,
+    /// The bearer token clients must send (none with --no-auth).
+    pub token: Option<String>,
     stderr: Arc<Mutex<String>>,
 }
 
@@ -126,12 +135,30 @@ impl HttpServer {
         };
         let authority = url.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/mcp")).unwrap_or_else(|| panic!("unexpected URL {url}"));
         let addr = authority.parse().unwrap_or_else(|e| panic!("{authority} in {url}: {e}"));
-        HttpServer { child, url, addr, stderr }
+        HttpServer { child, url, addr, token: None, stderr }
     }
 
     /// What the server printed on stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
+    }
+
+    /// `Authorization: Bearer TOKEN` for this server.
+    pub fn authorization(&self) -> String {
+        format!("Bearer {}", self.token.as_deref().expect("this server has no token"))
+    }
+
+    /// [`post`] to this server with its token, unless `headers` carry an
+    /// `Authorization` of their own.
+    pub fn post(&self, headers: &[(&str, &str)], body: &str) -> Response {
+        let authorization = self.token.as_ref().map(|_| self.authorization());
+        let mut all = headers.to_vec();
+        if let Some(value) = &authorization
+            && !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+        {
+            all.push(("Authorization", value));
+        }
+        post(self.addr, &all, body)
     }
 }
 

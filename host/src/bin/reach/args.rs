@@ -142,9 +142,19 @@ pub struct CallArgs {
 #[derive(Debug, clap::Args)]
 pub struct McpArgs {
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (port 0 picks a free
-    /// one). Anything but a loopback address needs REACH_MCP_TOKEN set.
+    /// one). Every request needs `Authorization: Bearer TOKEN`: REACH_MCP_TOKEN when set
+    /// (needed for anything but a loopback address), else a token made once and kept in
+    /// .reach/mcp-token (readable by you only).
     #[arg(long, value_name = "ADDR")]
     pub http: Option<std::net::SocketAddr>,
+    /// Serve HTTP on loopback without a token: any process on this machine can then call
+    /// the tools and answer their confirmation questions.
+    #[arg(long, requires = "http")]
+    pub no_auth: bool,
+    /// The SQLite file where instances sharing REACH_MCP_STATE_KEY record which
+    /// confirmation answers were used (each is good for one call); required with that key.
+    #[arg(long, env = "REACH_MCP_APPROVALS", value_name = "FILE")]
+    pub approvals: Option<PathBuf>,
     /// A browser origin allowed to call the HTTP server (`http://localhost:6274`);
     /// repeatable. Requests with any other Origin header are refused.
     #[arg(long, value_name = "URL")]

@@ -55,6 +55,11 @@ pub async fn load(cli: &Cli) -> anyhow::Result<Host> {
 /// [`load`] for a command that writes audit logs to `runs`: that folder is
 /// protected from skills' `write` grants along with `.reach/`.
 pub async fn load_with_runs(cli: &Cli, runs: &Path) -> anyhow::Result<Host> {
+    load_protecting(cli, protected(runs)).await
+}
+
+/// [`load`], no skill allowed to write any of `protected`.
+pub async fn load_protecting(cli: &Cli, protected: Vec<ProtectedPath>) -> anyhow::Result<Host> {
     let policy = load_policy(cli)?;
     let config = RuntimeConfig {
         cache_dir: if cli.no_cache { None } else { cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir) },
@@ -70,7 +75,7 @@ pub async fn load_with_runs(cli: &Cli, runs: &Path) -> anyhow::Result<Host> {
     })
     .await
     .with_context(|| "could not load skills")?;
-    Ok(Host::new(runtime, policy, registry, &protected(runs))?)
+    Ok(Host::new(runtime, policy, registry, &protected)?)
 }
 
 /// The host's own files besides the table, skills and cache: the audit

@@ -2,19 +2,40 @@
 
 use crate::args::{Cli, McpArgs};
 use crate::context;
-use agent_reach::mcp::http::{self, HttpOptions};
-use agent_reach::mcp::{McpServer, serve_stdio};
-use agent_reach::reload::{self, LiveHost, ReloadSource};
 use agent_reach::harness::{self, audit::AuditLog};
+use agent_reach::mcp::approvals::Approvals;
+use agent_reach::mcp::http::{self, HttpOptions, token};
+use agent_reach::mcp::{McpServer, serve_stdio};
+use agent_reach::policy::ProtectedPath;
+use agent_reach::reload::{self, LiveHost, ReloadSource};
 use serde_json::json;
+use std::path::Path;
 use std::process::ExitCode;
 
+/// A part of the server's audit log is closed past this size. A call's two
+/// records take a few KB with their arguments, so a part holds tens of
+/// thousands of calls.
+const AUDIT_PART_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Parts of the server's audit log kept (the newest): a server that runs for
+/// months keeps at most ~256 MiB of log.
+const AUDIT_PARTS: u32 = 4;
+
 pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
-    let host = context::load_with_runs(cli, &args.runs_dir).await?;
+    // Settings that can be wrong are checked before the skills load.
+    let approvals = Approvals::from_env(args.approvals.as_deref())?;
+    let options = args.http.map(|addr| http_options(addr, args)).transpose()?;
+    let mut protected = context::protected(&args.runs_dir);
+    if let Some(store) = &args.approvals {
+        // A skill that could write it could clear it and replay an answer.
+        protected.push(ProtectedPath::new("the MCP approvals record", store));
+    }
+    let host = context::load_protecting(cli, protected.clone()).await?;
     let id = format!("mcp-{}", crate::run::run_id());
     let secrets = harness::secrets(&host, []);
     let mut audit = AuditLog::create(&args.runs_dir, &id, secrets)
-        .map_err(|e| anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display()))?;
+        .map_err(|e| anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display()))?
+        .rotate_at(AUDIT_PART_BYTES, AUDIT_PARTS);
     let transport = args.http.map_or_else(|| "stdio".to_owned(), |addr| format!("http://{addr}{}", http::PATH));
     audit.record("run_started", json!({"kind": "mcp", "task": format!("reach mcp ({transport})"), "model": null}));
     tracing::info!(audit = %audit.path().display(), "MCP calls are recorded in the audit log");
@@ -26,20 +47,17 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
         None
     } else {
         let mut source = ReloadSource::new(from_file, cli.skills.clone());
-        source.protected = context::protected(&args.runs_dir);
+        source.protected = protected;
         Some(reload::watch(live.clone(), source)?)
     };
-    let server = McpServer::live(live).with_audit(audit);
+    let server = McpServer::live(live).with_approvals(approvals).with_audit(audit);
     let record = server.clone();
-    match args.http {
+    match options {
         None => {
             tracing::info!("serving MCP on stdio");
             serve_stdio(server).await?;
         }
-        Some(addr) => {
-            let mut options = HttpOptions::new(addr);
-            options.allowed_origins = args.allow_origin.clone();
-            options.allowed_hosts = args.allow_host.clone();
+        Some(options) => {
             let shutdown = tokio_util::sync::CancellationToken::new();
             let stop = shutdown.clone();
             tokio::spawn(async move {
@@ -52,4 +70,24 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
     }
     record.finished();
     Ok(ExitCode::SUCCESS)
+}
+
+/// The HTTP server's options. On loopback with no token set and no
+/// `--no-auth`, the token is the one kept in [`token::TOKEN_FILE`] (made on
+/// first use); clients are told where to read it, never the token itself
+/// (stderr is often a log).
+fn http_options(addr: std::net::SocketAddr, args: &McpArgs) -> anyhow::Result<HttpOptions> {
+    let mut options = HttpOptions::new(addr);
+    options.allowed_origins = args.allow_origin.clone();
+    options.allowed_hosts = args.allow_host.clone();
+    if args.no_auth {
+        anyhow::ensure!(options.token.is_none(), "--no-auth and {} are both given: choose one", http::TOKEN_ENV);
+        options.no_auth = true;
+    } else if options.token.is_none() && addr.ip().is_loopback() {
+        let path = Path::new(token::TOKEN_FILE);
+        options.token = Some(token::load_or_create(path)?);
+        let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+        eprintln!("reach mcp: clients must send the header `Authorization: Bearer TOKEN`, TOKEN being the contents of {}", shown.display());
+    }
+    Ok(options)
 }

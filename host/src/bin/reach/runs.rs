@@ -32,30 +32,82 @@ fn read_log(path: &Path) -> anyhow::Result<(Vec<Value>, Vec<usize>)> {
     Ok((events, bad))
 }
 
-fn logs(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
+/// One run's audit log: its files, oldest first. A log that rotated
+/// (`reach mcp`'s) has several: `ID.jsonl`, `ID.part2.jsonl`, … (the oldest
+/// may have been removed).
+struct Log {
+    id: String,
+    /// (part number, file), in order.
+    parts: Vec<(u32, PathBuf)>,
+}
+
+/// The logs in `dir`, newest first.
+fn logs(dir: &Path) -> anyhow::Result<Vec<Log>> {
+    let paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
         Ok(entries) => entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect(),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(err) => return Err(err).with_context(|| format!("reading {}", dir.display())),
     };
+    let mut by_id: BTreeMap<String, Vec<(u32, PathBuf)>> = BTreeMap::new();
+    for path in paths {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let (id, part) = match stem.rsplit_once(".part").map(|(id, n)| (id, n.parse::<u32>())) {
+            Some((id, Ok(n))) if n >= 2 && !id.is_empty() => (id.to_owned(), n),
+            _ => (stem, 1),
+        };
+        by_id.entry(id).or_default().push((part, path));
+    }
     // Run ids start with the time, so names sort by age.
-    paths.sort();
-    paths.reverse();
-    Ok(paths)
+    let mut logs: Vec<Log> = by_id
+        .into_iter()
+        .map(|(id, mut parts)| {
+            parts.sort();
+            Log { id, parts }
+        })
+        .collect();
+    logs.reverse();
+    Ok(logs)
+}
+
+impl Log {
+    fn first(&self) -> &Path {
+        &self.parts[0].1
+    }
+
+    /// What the list needs: the first and last files' events (a rotating
+    /// log's middle parts hold only calls).
+    fn ends(&self) -> anyhow::Result<Vec<Value>> {
+        let mut all = events(self.first())?;
+        if let [_, .., (_, last)] = self.parts.as_slice() {
+            all.extend(events(last)?);
+        }
+        Ok(all)
+    }
+
+    /// The first part kept, when earlier ones were removed.
+    fn cut_at(&self) -> Option<u32> {
+        Some(self.parts[0].0).filter(|&part| part > 1)
+    }
 }
 
 /// `reach runs list`.
 pub fn list(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
-    for path in logs(dir)? {
-        let events = events(&path)?;
+    for log in logs(dir)? {
+        let events = log.ends()?;
         // The run's own records: a worker's `run_finished` is not the run's.
         let find = |name: &str| events.iter().find(|e| e["event"] == name && worker_of(e).is_none()).cloned().unwrap_or(Value::Null);
-        let (start, finish) = (find("run_started"), find("run_finished"));
+        // A rotated log whose first part was removed repeats its start.
+        let start = match find("run_started") {
+            Value::Null => find("log_continued")["run_started"].clone(),
+            start => start,
+        };
+        let finish = find("run_finished");
+        let parts: Vec<&PathBuf> = log.parts.iter().map(|(_, p)| p).collect();
         rows.push(serde_json::json!({
             "run_id": start["run_id"], "started": start["time"], "task": start["task"], "model": start["model"],
             "stop": finish["stop"]["reason"], "steps": finish["steps"], "tool_calls": finish["tool_calls"],
-            "workers": workers_started(&events), "log": path,
+            "workers": workers_started(&events), "log": log.first(), "parts": parts,
         }));
     }
     if json {
@@ -99,26 +151,34 @@ fn workers_started(events: &[Value]) -> usize {
 /// `reach runs show RUN`: a readable timeline, each worker's records under
 /// the call that started it; or the same tree as one JSON object.
 pub fn show(dir: &Path, run: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let matches: Vec<PathBuf> = logs(dir)?
-        .into_iter()
-        .filter(|p| p.file_stem().and_then(|s| s.to_str()).is_some_and(|s| s.starts_with(run)))
-        .collect();
-    let path = match matches.as_slice() {
+    let matches: Vec<Log> = logs(dir)?.into_iter().filter(|log| log.id.starts_with(run)).collect();
+    let log = match matches.as_slice() {
         [one] => one,
         [] => bail!("no run {run:?} in {} (see `reach runs list`)", dir.display()),
         _ => bail!("{run:?} matches {} runs; give more of the id", matches.len()),
     };
-    let (events, bad) = read_log(path)?;
-    if !bad.is_empty() {
-        // Records are written whole; a broken one in the middle means the
-        // log was changed or damaged after the fact.
-        let warning = format!("warning: {} line(s) of {} are not JSON: {:?} (changed or damaged?)", bad.len(), path.display(), bad);
-        if json {
-            eprintln!("{warning}");
-        } else {
-            println!("{warning}");
+    let mut events = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(part) = log.cut_at() {
+        notes.push(format!("the log rotated: its parts before part {part} were removed; shown from {}", log.first().display()));
+    }
+    for (_, path) in &log.parts {
+        let (part, bad) = read_log(path)?;
+        events.extend(part);
+        if !bad.is_empty() {
+            // Records are written whole; a broken one in the middle means the
+            // log was changed or damaged after the fact.
+            notes.push(format!("warning: {} line(s) of {} are not JSON: {:?} (changed or damaged?)", bad.len(), path.display(), bad));
         }
     }
+    for note in notes {
+        if json {
+            eprintln!("{note}");
+        } else {
+            println!("{note}");
+        }
+    }
+    let path = log.first();
     let scopes = Scopes::of(&events);
     if json {
         println!("{}", tree::json(path, &events, &scopes));
@@ -341,6 +401,9 @@ fn line(e: &Value) -> Option<String> {
             }
             None => format!("  ↳ review {}: no verdict: {}", e["round"], safe(&e["error"])),
         },
+        // A rotating log's links between its files.
+        "log_rotated" => format!("(the log goes on in {})", safe(&e["next"])),
+        "log_continued" => format!("(part {} of the log, continued from {})", e["part"], safe(&e["previous"])),
         other => format!("{}: {e}", escape_for_terminal(other)),
     })
 }
