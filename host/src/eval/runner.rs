@@ -170,7 +170,7 @@ async fn prepare_and_run(
     }
     let runtime = Runtime::new(setting.runtime.clone()).map_err(|e| e.to_string())?;
     let registry = Registry::scan(&runtime, &setting.skills_dir, &policy).await.map_err(|e| e.to_string())?;
-    let protected = [ProtectedPath::new("the evaluation's audit logs", &setting.out_dir)];
+    let protected = [ProtectedPath::private("the evaluation's audit logs", &setting.out_dir)];
     let host = Host::new(runtime, policy, registry, &protected).map_err(|e| format!("the case's policy does not fit: {e}"))?;
 
     let run_id = format!("{}-{repeat}", case.case.id);
