@@ -42,7 +42,7 @@ pub enum TokenError {
 pub fn load_or_create(path: &Path) -> Result<String, TokenError> {
     let io = |source| TokenError::Io { path: path.to_owned(), source };
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        private_dir(parent).map_err(io)?;
+        crate::private_fs::create_dir_all(parent).map_err(io)?;
     }
     // Twice at most: when another instance writes the file between our
     // look and our write, we take the one it wrote.
@@ -74,18 +74,6 @@ fn new_token() -> std::io::Result<String> {
         filled += rustix::rand::getrandom(&mut bytes[filled..], rustix::rand::GetRandomFlags::empty())?;
     }
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
-}
-
-/// The folder, created 0700 when missing (an existing one is left as it is).
-#[cfg(unix)]
-fn private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
-}
-
-#[cfg(not(unix))]
-fn private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)
 }
 
 /// The token in an existing file, checked on the open file itself (no
