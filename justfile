@@ -34,7 +34,7 @@ test-skills:
 test: test-skills suite e2e
 
 # The suite without the real model: unit and integration tests (~10 min from scratch).
-suite: test-skills mcp-clients doc
+suite: fmt test-skills mcp-clients doc
     cargo test
 
 # Pinned, in ~/.cache/agent-reach: fetched once, then a no-op.
@@ -52,8 +52,12 @@ mcp-conformance: test-skills mcp-clients
 advisories:
     cargo test -p agent-reach-tests --test advisories
 
+# Formatting as rustfmt.toml sets it (in `just lint` and `just suite`); `cargo fmt --all` fixes it.
+fmt:
+    cargo fmt --all --check
+
 # Lints for host and guests.
-lint:
+lint: fmt
     cargo clippy --all-targets -- -D warnings
     cargo clippy --release --target {{wasm_target}} -p agent-reach-sdk -p skill-files -p skill-web -p skill-logs -p skill-http-api -p test-skill-echo -p test-skill-misbehave -p test-skill-probe -- -D warnings
 

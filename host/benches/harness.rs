@@ -35,14 +35,20 @@ impl Model for InstantModel {
             let call = ToolCall {
                 id: format!("call_{n}"),
                 name: "echo__echo".into(),
-                arguments: format!("{{\"step\": {n}, \"note\": \"small tool call\", \"seen\": {chars}}}"),
+                arguments: format!(
+                    "{{\"step\": {n}, \"note\": \"small tool call\", \"seen\": {chars}}}"
+                ),
             };
             Message::assistant("", vec![call])
         } else {
             Message::assistant("done", Vec::new())
         };
         Box::pin(async move {
-            Ok(ChatResponse { message, usage: Usage { input_tokens: 10, output_tokens: 5, estimated: false }, model: "instant".into() })
+            Ok(ChatResponse {
+                message,
+                usage: Usage { input_tokens: 10, output_tokens: 5, estimated: false },
+                model: "instant".into(),
+            })
         })
     }
 
@@ -58,16 +64,21 @@ fn main() {
     let echo = root().join("target/wasm32-wasip2/release/test_skill_echo.wasm");
     assert!(echo.exists(), "{} missing: run `just test-skills`", echo.display());
     std::fs::copy(&echo, skills.join("echo.wasm")).expect("copy");
-    let policy = Policy::parse("[skills.echo]\nlevel = \"auto\"\n", Path::new("bench.toml"), dir.path()).expect("policy");
+    let policy =
+        Policy::parse("[skills.echo]\nlevel = \"auto\"\n", Path::new("bench.toml"), dir.path())
+            .expect("policy");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
-    let config = RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
+    let config =
+        RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
     let host: Host = rt.block_on(Host::load(config, policy, &skills)).expect("host");
     let runs = dir.path().join("runs");
     let mut n = 0;
     let mut one_run = || {
         n += 1;
         let model = InstantModel { calls: AtomicUsize::new(0) };
-        let audit = AuditLog::create(&runs, &format!("bench-{n}"), vec!["not-a-real-secret".into()]).expect("audit");
+        let audit =
+            AuditLog::create(&runs, &format!("bench-{n}"), vec!["not-a-real-secret".into()])
+                .expect("audit");
         let config = RunConfig { max_steps: STEPS + 1, ..RunConfig::default() };
         let mut harness = Harness::new(&host, &model, &AlwaysConfirm, config, audit);
         let report = rt.block_on(harness.run(&format!("bench-{n}"), "echo things", &Quiet));
@@ -79,6 +90,8 @@ fn main() {
     }
     let per_run = median(&mut one_run, 41);
     let per_step = per_run / STEPS as u32;
-    println!("harness overhead per step (instant model, one echo call, audit log on disk): {per_step:?}");
+    println!(
+        "harness overhead per step (instant model, one echo call, audit log on disk): {per_step:?}"
+    );
     println!("  ({STEPS} steps per run, median of 41 runs: {per_run:?}; target ≤ 200 µs per step)");
 }

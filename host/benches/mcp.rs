@@ -16,7 +16,8 @@ use criterion::{Criterion, criterion_group};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
-const POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./data\"]\n[skills.echo]\nlevel = \"auto\"\n";
+const POLICY: &str =
+    "[skills.files]\nlevel = \"auto\"\nread = [\"./data\"]\n[skills.echo]\nlevel = \"auto\"\n";
 
 struct Workspace {
     dir: tempfile::TempDir,
@@ -28,10 +29,16 @@ impl Workspace {
         std::fs::create_dir_all(dir.path().join("skills")).unwrap();
         std::fs::create_dir_all(dir.path().join("data")).unwrap();
         let wasm = root().join("target/wasm32-wasip2/release/skill_files.wasm");
-        std::fs::copy(&wasm, dir.path().join("skills/files.wasm")).unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", wasm.display()));
+        std::fs::copy(&wasm, dir.path().join("skills/files.wasm"))
+            .unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", wasm.display()));
         let echo = root().join("target/wasm32-wasip2/release/test_skill_echo.wasm");
-        std::fs::copy(&echo, dir.path().join("skills/echo.wasm")).unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", echo.display()));
-        std::fs::write(dir.path().join("data/small.txt"), "A small file read over MCP.\n".repeat(8)).unwrap();
+        std::fs::copy(&echo, dir.path().join("skills/echo.wasm"))
+            .unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", echo.display()));
+        std::fs::write(
+            dir.path().join("data/small.txt"),
+            "A small file read over MCP.\n".repeat(8),
+        )
+        .unwrap();
         std::fs::write(dir.path().join("reach.toml"), POLICY).unwrap();
         Workspace { dir }
     }
@@ -66,7 +73,10 @@ impl Client {
         let mut client = Client { child, stdin, stdout, next: 1, line: String::new() };
         let init = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}});
         client.request("initialize", &init.to_string());
-        client.stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n").unwrap();
+        client
+            .stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .unwrap();
         client
     }
 
@@ -74,7 +84,11 @@ impl Client {
     fn request(&mut self, method: &str, params: &str) -> &str {
         let id = self.next;
         self.next += 1;
-        writeln!(self.stdin, "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{params}}}").unwrap();
+        writeln!(
+            self.stdin,
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{method}\",\"params\":{params}}}"
+        )
+        .unwrap();
         let tag = format!("\"id\":{id}");
         loop {
             self.line.clear();
@@ -101,8 +115,11 @@ fn benches(c: &mut Criterion) {
     assert!(first.contains("A small file") && !first.contains("\"isError\":true"), "{first}");
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let policy = Policy::parse(POLICY, &ws.dir.path().join("reach.toml"), ws.dir.path()).unwrap().with_working_dir(ws.dir.path());
-    let config = RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
+    let policy = Policy::parse(POLICY, &ws.dir.path().join("reach.toml"), ws.dir.path())
+        .unwrap()
+        .with_working_dir(ws.dir.path());
+    let config =
+        RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
     let host = rt.block_on(Host::load(config, policy, &ws.dir.path().join("skills"))).unwrap();
     let arguments = ws.arguments();
     let in_process = || {
@@ -111,14 +128,18 @@ fn benches(c: &mut Criterion) {
     };
 
     let mut group = c.benchmark_group("mcp");
-    group.bench_function("tools/call files__read over stdio", |b| b.iter(|| client.request("tools/call", &params).len()));
+    group.bench_function("tools/call files__read over stdio", |b| {
+        b.iter(|| client.request("tools/call", &params).len())
+    });
     group.bench_function("Host::invoke files.read in process", |b| b.iter(in_process));
     group.finish();
 
     // The floor for any stdio server on this machine: one line through
     // `cat` and back (two pipe hops, two process wake-ups, no work).
-    let mut cat = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("cat");
-    let (mut cat_in, mut cat_out) = (cat.stdin.take().unwrap(), BufReader::new(cat.stdout.take().unwrap()));
+    let mut cat =
+        Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("cat");
+    let (mut cat_in, mut cat_out) =
+        (cat.stdin.take().unwrap(), BufReader::new(cat.stdout.take().unwrap()));
     let mut echoed = String::new();
     let mut pipe_round_trip = || {
         cat_in.write_all(params.as_bytes()).and_then(|()| cat_in.write_all(b"\n")).unwrap();
@@ -134,16 +155,43 @@ fn benches(c: &mut Criterion) {
     // sandbox's without the blocking pool.
     let echo_params = r#"{"name":"echo__echo","arguments":{"path":"data/small.txt"}}"#;
     let echo_stdio = median(|| assert!(!client.request("tools/call", echo_params).is_empty()), n);
-    let echo_direct = median(|| drop(rt.block_on(host.invoke("echo", "echo", r#"{"path":"data/small.txt"}"#, &AlwaysConfirm)).unwrap()), n);
+    let echo_direct = median(
+        || {
+            drop(
+                rt.block_on(host.invoke(
+                    "echo",
+                    "echo",
+                    r#"{"path":"data/small.txt"}"#,
+                    &AlwaysConfirm,
+                ))
+                .unwrap(),
+            )
+        },
+        n,
+    );
     let floor = median(&mut pipe_round_trip, n);
     let _ = cat.kill();
     let _ = cat.wait();
-    println!("\nMCP tools/call round trip over stdio (files__read, {} B file), median of {n}:", 8 * 28);
+    println!(
+        "\nMCP tools/call round trip over stdio (files__read, {} B file), median of {n}:",
+        8 * 28
+    );
     println!("  over stdio:  {:>8.1} µs", stdio.as_secs_f64() * 1e6);
     println!("  in process:  {:>8.1} µs", direct.as_secs_f64() * 1e6);
-    println!("  a line through `cat` and back (the floor of any stdio server): {:>6.1} µs", floor.as_secs_f64() * 1e6);
-    println!("  echo__echo (no file touched): over stdio {:.1} µs, in process {:.1} µs", echo_stdio.as_secs_f64() * 1e6, echo_direct.as_secs_f64() * 1e6);
-    println!("  MCP adds {:.1} µs ({:.2}× the in-process call); target ≤ 100 µs median", (stdio.as_secs_f64() - direct.as_secs_f64()) * 1e6, stdio.as_secs_f64() / direct.as_secs_f64());
+    println!(
+        "  a line through `cat` and back (the floor of any stdio server): {:>6.1} µs",
+        floor.as_secs_f64() * 1e6
+    );
+    println!(
+        "  echo__echo (no file touched): over stdio {:.1} µs, in process {:.1} µs",
+        echo_stdio.as_secs_f64() * 1e6,
+        echo_direct.as_secs_f64() * 1e6
+    );
+    println!(
+        "  MCP adds {:.1} µs ({:.2}× the in-process call); target ≤ 100 µs median",
+        (stdio.as_secs_f64() - direct.as_secs_f64()) * 1e6,
+        stdio.as_secs_f64() / direct.as_secs_f64()
+    );
 }
 
 criterion_group!(mcp, benches);

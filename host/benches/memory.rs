@@ -71,10 +71,7 @@ fn entry(i: usize, rng: &mut fastrand::Rng) -> Entry {
     let service = SERVICES[rest / PROJECTS.len() % SERVICES.len()];
     let aspect = ASPECTS[rest / (PROJECTS.len() * SERVICES.len()) % ASPECTS.len()];
     let words = |rng: &mut fastrand::Rng, n: usize| {
-        (0..n)
-            .map(|_| WORDS[rng.usize(..WORDS.len())])
-            .collect::<Vec<_>>()
-            .join(" ")
+        (0..n).map(|_| WORDS[rng.usize(..WORDS.len())]).collect::<Vec<_>>().join(" ")
     };
     let text = match rng.usize(..6) {
         0 => format!(
@@ -105,12 +102,7 @@ fn entry(i: usize, rng: &mut fastrand::Rng) -> Entry {
             ["ana", "bo", "chen", "dara", "eli", "farah"][rng.usize(..6)],
             words(rng, 12)
         ),
-        _ => format!(
-            "{service} on {project}: {} {} {}",
-            words(rng, 6),
-            aspect,
-            words(rng, 6)
-        ),
+        _ => format!("{service} on {project}: {} {} {}", words(rng, 6), aspect, words(rng, 6)),
     };
     let provenance = if rng.bool() {
         Provenance::User {
@@ -162,9 +154,7 @@ fn built() -> PathBuf {
     let dir = root().join("target/bench-memory");
     let path = dir.join(format!("memory-{ENTRIES}-v1.db"));
     if path.exists()
-        && SqliteStore::open(&path)
-            .and_then(|s| s.list(false))
-            .is_ok_and(|l| l.len() == ENTRIES)
+        && SqliteStore::open(&path).and_then(|s| s.list(false)).is_ok_and(|l| l.len() == ENTRIES)
     {
         return path;
     }
@@ -175,11 +165,7 @@ fn built() -> PathBuf {
     let started = std::time::Instant::now();
     let report = store.import(&entries, "bench.jsonl").expect("import");
     assert_eq!(report.added, ENTRIES);
-    println!(
-        "built {} ({ENTRIES} entries, one import) in {:?}",
-        path.display(),
-        started.elapsed()
-    );
+    println!("built {} ({ENTRIES} entries, one import) in {:?}", path.display(), started.elapsed());
     path
 }
 
@@ -197,26 +183,14 @@ const TASKS: &[(&str, Option<&str>)] = &[
         "Summarize the errors in logs/gateway.log from last night for the cobalt on-call",
         Some("summarize-logs"),
     ),
-    (
-        "What is the rate limit of the pricing API for sierra?",
-        None,
-    ),
+    ("What is the rate limit of the pricing API for sierra?", None),
     (
         "Write release notes for kestrel checkout v2.3 in the changelog style we use",
         Some("release"),
     ),
-    (
-        "Find who owns the mailer in harbor and how to reach them",
-        None,
-    ),
-    (
-        "Call the inventory API of granite with the token and list the first page",
-        Some("api-call"),
-    ),
-    (
-        "Fix the flaky test command for orbit reports before Friday",
-        Some("debug"),
-    ),
+    ("Find who owns the mailer in harbor and how to reach them", None),
+    ("Call the inventory API of granite with the token and list the first page", Some("api-call")),
+    ("Fix the flaky test command for orbit reports before Friday", Some("debug")),
 ];
 
 fn copy_of(built: &Path) -> (tempfile::TempDir, SqliteStore) {
@@ -238,23 +212,17 @@ fn benches(c: &mut Criterion) {
             black_box(store.search(task, task_type, 10).expect("search"))
         })
     });
-    c.bench_function(
-        "memory relevant (search + 300-token budget), 100k entries",
-        |b| {
-            b.iter(|| {
-                n += 1;
-                let (task, task_type) = TASKS[n % TASKS.len()];
-                black_box(relevant(&store, task, task_type, 300).expect("relevant"))
-            })
-        },
-    );
+    c.bench_function("memory relevant (search + 300-token budget), 100k entries", |b| {
+        b.iter(|| {
+            n += 1;
+            let (task, task_type) = TASKS[n % TASKS.len()];
+            black_box(relevant(&store, task, task_type, 300).expect("relevant"))
+        })
+    });
     c.bench_function("memory add, 100k entries, on disk", |b| {
         b.iter(|| {
             n += 1;
-            let provenance = Provenance::User {
-                run_id: None,
-                step: None,
-            };
+            let provenance = Provenance::User { run_id: None, step: None };
             black_box(
                 store
                     .add(NewEntry {
@@ -297,10 +265,7 @@ fn summary() {
     let add = median(
         || {
             n += 1;
-            let provenance = Provenance::User {
-                run_id: None,
-                step: None,
-            };
+            let provenance = Provenance::User { run_id: None, step: None };
             store
                 .add(NewEntry {
                     kind: Kind::Fact,

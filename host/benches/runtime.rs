@@ -17,10 +17,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-
 fn wasm(name: &str) -> Vec<u8> {
     let path = root().join("target/wasm32-wasip2/release").join(format!("{name}.wasm"));
-    std::fs::read(&path).unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", path.display()))
+    std::fs::read(&path)
+        .unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", path.display()))
 }
 
 /// The echo skill renamed in place (see tests/skills/echo).
@@ -36,7 +36,8 @@ fn echo_named(name: &str) -> Vec<u8> {
 
 /// A JSON object of about 1 KB.
 fn payload() -> String {
-    let items: Vec<String> = (0..20).map(|i| format!("\"key{i:02}\": \"{}\"", "v".repeat(38))).collect();
+    let items: Vec<String> =
+        (0..20).map(|i| format!("\"key{i:02}\": \"{}\"", "v".repeat(38))).collect();
     let json = format!("{{{}}}", items.join(", "));
     assert!((1000..1100).contains(&json.len()), "{}", json.len());
     json
@@ -62,7 +63,8 @@ fn setup() -> Setup {
     )
     .unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let config = RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
+    let config =
+        RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
     let host = rt.block_on(Host::load(config, policy, &skills)).unwrap();
     Setup { _dir: dir, host, rt }
 }
@@ -73,7 +75,8 @@ fn sandboxed_call(s: &Setup, args: &str) {
 }
 
 fn native_spawn(args: &str) {
-    let mut child = Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        Command::new("cat").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(args.as_bytes()).unwrap();
     let mut out = String::new();
     child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
@@ -85,13 +88,18 @@ fn native_spawn(args: &str) {
 fn twenty_skills() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for i in 0..20 {
-        std::fs::write(dir.path().join(format!("bench{i:02}.wasm")), echo_named(&format!("bench{i:02}"))).unwrap();
+        std::fs::write(
+            dir.path().join(format!("bench{i:02}.wasm")),
+            echo_named(&format!("bench{i:02}")),
+        )
+        .unwrap();
     }
     dir
 }
 
 fn startup(dir: &Path, rt: &tokio::runtime::Runtime) -> usize {
-    let config = RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
+    let config =
+        RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
     let runtime = Runtime::new(config).unwrap();
     let registry = rt.block_on(Registry::scan(&runtime, dir, &Policy::builtin())).unwrap();
     registry.active_skills().len()
@@ -113,7 +121,6 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -134,15 +141,21 @@ fn summary() {
     let spawn = median(|| native_spawn(&args), 300);
     let skills = twenty_skills();
     startup(skills.path(), &s.rt);
-    let start = median(|| { startup(skills.path(), &s.rt); }, 30);
+    let start = median(
+        || {
+            startup(skills.path(), &s.rt);
+        },
+        30,
+    );
     // The part of start-up that proves each cache entry is the host's own:
     // reading it whole and computing its keyed tag (a fixed key here).
-    let entries: Vec<std::path::PathBuf> = std::fs::read_dir(root().join("target/bench-compile-cache"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
-        .take(20)
-        .collect();
+    let entries: Vec<std::path::PathBuf> =
+        std::fs::read_dir(root().join("target/bench-compile-cache"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .take(20)
+            .collect();
     let check = median(
         || {
             for path in &entries {
@@ -156,7 +169,10 @@ fn summary() {
     println!("summary (medians, this run):");
     println!("  sandboxed call, fresh instance, 1 KB JSON: {call:?}");
     println!("  native process spawn (cat), 1 KB JSON:     {spawn:?}");
-    println!("  ratio: the sandboxed call costs 1/{:.0} of a process spawn", spawn.as_secs_f64() / call.as_secs_f64());
+    println!(
+        "  ratio: the sandboxed call costs 1/{:.0} of a process spawn",
+        spawn.as_secs_f64() / call.as_secs_f64()
+    );
     println!("  start-up to skills listed, 20 skills, warm cache: {start:?}");
     println!("    of which reading and tag-checking the 20 cache entries: {check:?}");
     println!("  calls per second, one thread: {:.0}", 1.0 / call.as_secs_f64());
@@ -171,9 +187,11 @@ fn two_threads(s: &Setup, args: &str) -> f64 {
     std::thread::scope(|scope| {
         for _ in 0..2 {
             scope.spawn(|| {
-                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                let rt =
+                    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
                 for _ in 0..PER_THREAD {
-                    let out = rt.block_on(s.host.invoke("echo", "echo", args, &AlwaysConfirm)).unwrap();
+                    let out =
+                        rt.block_on(s.host.invoke("echo", "echo", args, &AlwaysConfirm)).unwrap();
                     assert!(out.len() > 900);
                 }
             });
@@ -205,7 +223,8 @@ fn rss_report() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let config = RuntimeConfig { cache_dir: Some(cache), pooling: true };
     let runtime = Runtime::new(config).unwrap();
-    let registry = rt.block_on(Registry::scan(&runtime, skills.path(), &Policy::builtin())).unwrap();
+    let registry =
+        rt.block_on(Registry::scan(&runtime, skills.path(), &Policy::builtin())).unwrap();
     assert_eq!(registry.active_skills().len(), 20);
     let after = rss_kib();
     println!(

@@ -23,7 +23,6 @@ use std::time::Duration;
 /// Size of the generated log.
 const LOG_BYTES: u64 = 200 * 1024 * 1024;
 
-
 fn wasm(name: &str) -> PathBuf {
     let path = root().join("target/wasm32-wasip2/release").join(format!("{name}.wasm"));
     assert!(path.exists(), "{} missing: run `just test-skills`", path.display());
@@ -31,7 +30,8 @@ fn wasm(name: &str) -> PathBuf {
 }
 
 fn article() -> Vec<u8> {
-    std::fs::read(root().join("tests/fixtures/web/long-article.html")).expect("tests/fixtures/web/long-article.html")
+    std::fs::read(root().join("tests/fixtures/web/long-article.html"))
+        .expect("tests/fixtures/web/long-article.html")
 }
 
 /// Serve `page` as text/html on 127.0.0.1 to any GET, one thread per connection.
@@ -64,14 +64,23 @@ fn serve(page: Vec<u8>) -> SocketAddr {
 /// The native job: GET over a socket, convert with the skill's own code, write.
 fn native_to_markdown(addr: SocketAddr, out_dir: &Path) -> usize {
     let mut stream = TcpStream::connect(addr).expect("connect");
-    write!(stream, "GET /article HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").expect("send");
+    write!(stream, "GET /article HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+        .expect("send");
     let mut response = Vec::new();
     stream.read_to_end(&mut response).expect("read");
     let split = response.windows(4).position(|w| w == b"\r\n\r\n").expect("head") + 4;
     let url = format!("http://{addr}/article");
-    let article = web_convert::convert_response(&response[split..], Some("text/html; charset=utf-8"), &url).expect("convert");
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let document = article.to_document(web_convert::Provenance { url: &url, fetched_at: secs, truncated: false });
+    let article =
+        web_convert::convert_response(&response[split..], Some("text/html; charset=utf-8"), &url)
+            .expect("convert");
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let document = article.to_document(web_convert::Provenance {
+        url: &url,
+        fetched_at: secs,
+        truncated: false,
+    });
     std::fs::write(out_dir.join("native.md"), &document).expect("write");
     document.len()
 }
@@ -102,14 +111,17 @@ fn setup() -> Setup {
     );
     let policy = Policy::parse(&policy, Path::new("bench.toml"), dir.path()).expect("policy");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
-    let config = RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
+    let config =
+        RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
     let host = rt.block_on(Host::load(config, policy, &skills)).expect("host");
     Setup { _dir: dir, out, addr, host, rt }
 }
 
 fn sandboxed_to_markdown(s: &Setup) -> usize {
     let args = serde_json::json!({"url": format!("http://{}/article", s.addr), "path": s.out.join("sandboxed.md")}).to_string();
-    let out = s.rt.block_on(s.host.invoke("web", "to_markdown", &args, &AlwaysConfirm)).expect("to_markdown");
+    let out =
+        s.rt.block_on(s.host.invoke("web", "to_markdown", &args, &AlwaysConfirm))
+            .expect("to_markdown");
     let reply: serde_json::Value = serde_json::from_str(&out).expect("reply");
     reply["chars"].as_u64().expect("chars") as usize
 }
@@ -124,7 +136,15 @@ fn log_file() -> PathBuf {
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
     let tmp = path.with_extension("tmp");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp).expect("create log"));
-    let endpoints = ["/", "/api/v1/users", "/api/v1/orders", "/static/app.js", "/login", "/api/v1/search", "/health"];
+    let endpoints = [
+        "/",
+        "/api/v1/users",
+        "/api/v1/orders",
+        "/static/app.js",
+        "/login",
+        "/api/v1/search",
+        "/health",
+    ];
     let statuses = [200, 200, 200, 200, 304, 404, 500, 502, 201, 301];
     let mut written = 0u64;
     let mut i = 0u64;
@@ -167,27 +187,48 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-
 /// One-run summary: the figures the README quotes.
 fn summary() {
     let s = setup();
     let chars = sandboxed_to_markdown(&s);
     let native_chars = native_to_markdown(s.addr, &s.out);
-    let sandboxed = median(|| { sandboxed_to_markdown(&s); }, 31);
-    let native = median(|| { native_to_markdown(s.addr, &s.out); }, 31);
+    let sandboxed = median(
+        || {
+            sandboxed_to_markdown(&s);
+        },
+        31,
+    );
+    let native = median(
+        || {
+            native_to_markdown(s.addr, &s.out);
+        },
+        31,
+    );
     let log = log_file();
     let top = logs_top(&s);
     let log_mb = std::fs::metadata(&log).expect("log").len() as f64 / 1e6;
     let top_time = median(|| drop(logs_top(&s)), 3);
     println!();
     println!("summary (medians, this run):");
-    println!("  web.to_markdown, 200 KB article, sandboxed skill: {sandboxed:?} ({chars} chars of Markdown)");
-    println!("  same job natively with the same code (web-convert): {native:?} ({native_chars} bytes written)");
-    println!("  sandbox overhead: {:.2}x the native time", sandboxed.as_secs_f64() / native.as_secs_f64());
+    println!(
+        "  web.to_markdown, 200 KB article, sandboxed skill: {sandboxed:?} ({chars} chars of Markdown)"
+    );
+    println!(
+        "  same job natively with the same code (web-convert): {native:?} ({native_chars} bytes written)"
+    );
+    println!(
+        "  sandbox overhead: {:.2}x the native time",
+        sandboxed.as_secs_f64() / native.as_secs_f64()
+    );
     println!(
         "  logs.top by endpoint, {log_mb:.0} MB nginx log: {top_time:?} = {:.0} MB/s (top: {})",
         log_mb / top_time.as_secs_f64(),
-        top.get("top").or(top.get("entries")).map_or_else(|| top.to_string(), |t| t.to_string()).chars().take(120).collect::<String>()
+        top.get("top")
+            .or(top.get("entries"))
+            .map_or_else(|| top.to_string(), |t| t.to_string())
+            .chars()
+            .take(120)
+            .collect::<String>()
     );
 }
 

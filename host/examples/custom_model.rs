@@ -7,7 +7,9 @@
 //!
 //!     cargo run -p agent-reach --example custom_model -- wit
 
-use agent_reach::model::{ChatFuture, ChatRequest, ChatResponse, Message, Model, Role, ToolCall, estimate_usage};
+use agent_reach::model::{
+    ChatFuture, ChatRequest, ChatResponse, Message, Model, Role, ToolCall, estimate_usage,
+};
 use agent_reach::text::escape_keeping_lines;
 use agent_reach::{Agent, AuditSink, Host};
 use serde_json::{Value, json};
@@ -28,10 +30,18 @@ impl Rules {
     /// the tool's result is in.
     fn reply(&self, request: &ChatRequest<'_>) -> Message {
         let Some(result) = request.messages.iter().rev().find(|m| m.role == Role::Tool) else {
-            let task = request.messages.iter().find(|m| m.role == Role::User).map_or("", |m| m.content.as_str());
+            let task = request
+                .messages
+                .iter()
+                .find(|m| m.role == Role::User)
+                .map_or("", |m| m.content.as_str());
             let folder = task.split_whitespace().last().unwrap_or(".").trim_end_matches(['.', '?']);
             // The tool by the name the harness offers it under (`skill__tool`).
-            let call = ToolCall { id: "rules-1".into(), name: "files__list".into(), arguments: json!({"path": folder}).to_string() };
+            let call = ToolCall {
+                id: "rules-1".into(),
+                name: "files__list".into(),
+                arguments: json!({"path": folder}).to_string(),
+            };
             return Message::assistant("", vec![call]);
         };
         // A result is JSON: the skill's listing, or an error with a code and a suggestion.
@@ -39,7 +49,11 @@ impl Rules {
         let answer = match (result["entries"].as_array(), result["error"].as_str()) {
             (Some(entries), _) => {
                 let names: Vec<&str> = entries.iter().filter_map(|e| e["name"].as_str()).collect();
-                format!("{} holds: {}.", result["path"].as_str().unwrap_or("the folder"), names.join(", "))
+                format!(
+                    "{} holds: {}.",
+                    result["path"].as_str().unwrap_or("the folder"),
+                    names.join(", ")
+                )
             }
             (None, Some(error)) => format!("I could not list it: {error}"),
             (None, None) => "The listing was too long to read here.".to_owned(),
@@ -52,7 +66,8 @@ impl Model for Rules {
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> ChatFuture<'a> {
         let message = self.reply(&request);
         // No server counts tokens here: an estimate keeps token budgets working.
-        let usage = estimate_usage(&serde_json::to_string(request.messages).unwrap_or_default(), &message);
+        let usage =
+            estimate_usage(&serde_json::to_string(request.messages).unwrap_or_default(), &message);
         Box::pin(async move { Ok(ChatResponse { message, usage, model: "rules".to_owned() }) })
     }
 
@@ -71,6 +86,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("{event}");
     }
     let report = run.report().await?;
-    println!("{}", escape_keeping_lines(&report.answer.clone().unwrap_or_else(|| report.summary())));
+    println!(
+        "{}",
+        escape_keeping_lines(&report.answer.clone().unwrap_or_else(|| report.summary()))
+    );
     Ok(())
 }

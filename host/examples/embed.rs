@@ -33,6 +33,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         eprintln!("{event}");
     }
     let report = run.report().await?;
-    println!("{}", escape_keeping_lines(&report.answer.clone().unwrap_or_else(|| report.summary())));
+    println!(
+        "{}",
+        escape_keeping_lines(&report.answer.clone().unwrap_or_else(|| report.summary()))
+    );
     Ok(())
 }

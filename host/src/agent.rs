@@ -162,7 +162,8 @@ impl Agent {
         let (sender, events) = events::channel(self.event_capacity);
         let audit = audit.with_events(sender);
         let steering = Steering::default();
-        let (agent, task, id, inbox) = (self.clone(), task.into(), run_id.clone(), steering.clone());
+        let (agent, task, id, inbox) =
+            (self.clone(), task.into(), run_id.clone(), steering.clone());
         let handle = tokio::spawn(async move {
             let mut harness = agent.harness(audit).steered_by(inbox);
             harness.run(&id, &task, &Quiet).await
@@ -175,7 +176,14 @@ impl Agent {
         for (name, model) in &self.worker_models {
             team = team.with_model(name.clone(), Arc::clone(model));
         }
-        let harness = Harness::new(&self.host, self.model.as_ref(), self.confirmer.as_ref(), self.config.clone(), audit).with_team(team);
+        let harness = Harness::new(
+            &self.host,
+            self.model.as_ref(),
+            self.confirmer.as_ref(),
+            self.config.clone(),
+            audit,
+        )
+        .with_team(team);
         match &self.memory {
             Some((store, settings)) => harness.with_memory(Arc::clone(store), settings.clone()),
             None => harness,
@@ -192,7 +200,12 @@ impl Agent {
             match AuditLog::open(&self.audit, &run_id, secrets.clone()) {
                 Ok(log) => return Ok((run_id, log)),
                 // Two runs started in the same second drew the same suffix.
-                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && tries + 1 < RUN_ID_TRIES => tries += 1,
+                Err(err)
+                    if err.kind() == std::io::ErrorKind::AlreadyExists
+                        && tries + 1 < RUN_ID_TRIES =>
+                {
+                    tries += 1
+                }
                 Err(source) => {
                     let dir = match &self.audit {
                         AuditSink::Dir(dir) => dir.clone(),
@@ -208,7 +221,8 @@ impl Agent {
 /// A run id that sorts by time: `20261201T031500Z-1a2b3c`, as `reach run`
 /// names its runs.
 fn new_run_id() -> String {
-    let stamp: String = now_rfc3339().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
+    let stamp: String =
+        now_rfc3339().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
     format!("{stamp}Z-{:06x}", fastrand::u32(..0x100_0000))
 }
 
@@ -280,7 +294,10 @@ impl AgentBuilder {
     /// log holds every call's arguments and results).
     pub fn build(self) -> Result<Agent, HostError> {
         if let AuditSink::Dir(dir) = &self.agent.audit {
-            self.agent.host.policy.check_protected(&[ProtectedPath::private("the audit logs", dir)])?;
+            self.agent
+                .host
+                .policy
+                .check_protected(&[ProtectedPath::private("the audit logs", dir)])?;
         }
         Ok(self.agent)
     }

@@ -46,7 +46,10 @@ pub struct Team {
 
 impl std::fmt::Debug for Team {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Team").field("profiles", &self.profiles.len()).field("limits", &self.limits).finish_non_exhaustive()
+        f.debug_struct("Team")
+            .field("profiles", &self.profiles.len())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
     }
 }
 
@@ -97,7 +100,11 @@ impl Team {
 
     /// Names of the models profiles ask for that no model was given for.
     pub fn missing_models(&self) -> Vec<&str> {
-        self.profiles.iter().filter_map(|p| p.model.as_deref()).filter(|m| !self.models.contains_key(*m)).collect()
+        self.profiles
+            .iter()
+            .filter_map(|p| p.model.as_deref())
+            .filter(|m| !self.models.contains_key(*m))
+            .collect()
     }
 
     /// Count the run's token budget (the root's `token_budget`) across the tree.
@@ -122,7 +129,11 @@ impl Team {
 
     /// Counts a new delegation; `false` once `max_delegations` have started.
     pub(crate) fn start_one(&self) -> bool {
-        self.started.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < self.limits.max_delegations).then_some(n + 1)).is_ok()
+        self.started
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.limits.max_delegations).then_some(n + 1)
+            })
+            .is_ok()
     }
 
     /// Delegations started so far.
@@ -138,7 +149,17 @@ impl Team {
 }
 
 /// Words that say something will be done later, not that it was done.
-const FUTURE: [&str; 9] = ["i will", "i'll", "let me", "going to", "i am about to", "i'm about to", "will now", "i shall", "next, i"];
+const FUTURE: [&str; 9] = [
+    "i will",
+    "i'll",
+    "let me",
+    "going to",
+    "i am about to",
+    "i'm about to",
+    "will now",
+    "i shall",
+    "next, i",
+];
 
 /// True when `answer` says the model will hand work to a worker (a
 /// supervisor that announces a delegation and then stops): a future-tense
@@ -154,7 +175,10 @@ pub fn promises_delegation(answer: &str, agents: &[&str]) -> bool {
         return true;
     }
     let names_worker = text.contains("agent") || text.contains("worker");
-    names_worker && agents.iter().any(|a| text.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_').any(|w| w == *a))
+    names_worker
+        && agents.iter().any(|a| {
+            text.split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_').any(|w| w == *a)
+        })
 }
 
 /// What the supervisor is told when it announced a delegation but made none.
@@ -193,7 +217,10 @@ mod tests {
 
     #[test]
     fn delegations_stop_at_the_limit_and_slots_are_shared() {
-        let team = Team::new(Vec::new(), DelegationSettings { max_delegations: 2, ..DelegationSettings::default() });
+        let team = Team::new(
+            Vec::new(),
+            DelegationSettings { max_delegations: 2, ..DelegationSettings::default() },
+        );
         assert!(team.start_one() && team.start_one());
         assert!(!team.start_one(), "the third is over max_delegations");
         assert_eq!(team.started(), 2);

@@ -68,21 +68,41 @@ impl ErrorCode {
     pub fn suggestion(self) -> &'static str {
         match self {
             ErrorCode::NoSuchTool => "Call one of the tools that are listed.",
-            ErrorCode::InvalidArgs => "Fix the arguments so they match the tool's schema, then call again.",
+            ErrorCode::InvalidArgs => {
+                "Fix the arguments so they match the tool's schema, then call again."
+            }
             ErrorCode::Denied => {
                 "Nothing was done. Do not retry: the permission table does not allow this. Tell the user it is not allowed, \
                  or use a granted folder or host if that still does the task."
             }
             ErrorCode::NotFound => "Check the name or path; list what exists first.",
-            ErrorCode::Timeout => "Ask for less work per call (smaller input, narrower search), or ask the operator to raise timeout_ms.",
-            ErrorCode::OutOfMemory => "Ask for less data per call, or ask the operator to raise memory_mb.",
-            ErrorCode::OutputTooLarge => "Ask for a smaller result (offset/limit, a narrower pattern), or ask the operator to raise max_output_kb.",
-            ErrorCode::Trap => "The skill crashed; retrying with the same arguments will crash again. Try different arguments or another tool.",
-            ErrorCode::Failed => "Read the error, adjust the arguments, and try again if it makes sense.",
-            ErrorCode::WorkerFailed => "Give the worker a smaller, clearer task, use what it reported, or do this part yourself.",
-            ErrorCode::InvalidOutput => "Ask for a simpler return_format, or use the worker's text in `error` as it is.",
-            ErrorCode::Budget => "Stop delegating: answer with what you have, and say what is left undone.",
-            ErrorCode::Limit => "Do not start more workers for this: use the results you have, or do it yourself with your own tools.",
+            ErrorCode::Timeout => {
+                "Ask for less work per call (smaller input, narrower search), or ask the operator to raise timeout_ms."
+            }
+            ErrorCode::OutOfMemory => {
+                "Ask for less data per call, or ask the operator to raise memory_mb."
+            }
+            ErrorCode::OutputTooLarge => {
+                "Ask for a smaller result (offset/limit, a narrower pattern), or ask the operator to raise max_output_kb."
+            }
+            ErrorCode::Trap => {
+                "The skill crashed; retrying with the same arguments will crash again. Try different arguments or another tool."
+            }
+            ErrorCode::Failed => {
+                "Read the error, adjust the arguments, and try again if it makes sense."
+            }
+            ErrorCode::WorkerFailed => {
+                "Give the worker a smaller, clearer task, use what it reported, or do this part yourself."
+            }
+            ErrorCode::InvalidOutput => {
+                "Ask for a simpler return_format, or use the worker's text in `error` as it is."
+            }
+            ErrorCode::Budget => {
+                "Stop delegating: answer with what you have, and say what is left undone."
+            }
+            ErrorCode::Limit => {
+                "Do not start more workers for this: use the results you have, or do it yourself with your own tools."
+            }
             ErrorCode::Unavailable => {
                 "Nothing was done. No tool can run until the operator fixes what the error names; do not retry. Tell the user \
                  what the error says."

@@ -41,11 +41,18 @@ impl EvalProgress for Quiet {}
 /// Run every case `repeat` times, `jobs` runs at a time, and gather the
 /// results (figures filled in; no gates yet). Cases stay in the order given,
 /// runs in repeat order, whatever order they finish in.
-pub async fn evaluate(setting: &Setting<'_>, cases: &[LoadedCase], repeat: usize, jobs: usize, progress: &dyn EvalProgress) -> EvalReport {
+pub async fn evaluate(
+    setting: &Setting<'_>,
+    cases: &[LoadedCase],
+    repeat: usize,
+    jobs: usize,
+    progress: &dyn EvalProgress,
+) -> EvalReport {
     let started_at = crate::harness::audit::now_rfc3339();
     let started = std::time::Instant::now();
     let repeat = repeat.max(1);
-    let work: Vec<(usize, usize)> = (1..=repeat).flat_map(|r| (0..cases.len()).map(move |c| (c, r))).collect();
+    let work: Vec<(usize, usize)> =
+        (1..=repeat).flat_map(|r| (0..cases.len()).map(move |c| (c, r))).collect();
     let total = work.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<Vec<RunResult>> = vec![Vec::new(); cases.len()];

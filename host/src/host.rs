@@ -67,7 +67,8 @@ pub enum HostError {
 pub trait Confirmer: Send + Sync {
     /// Whether a person allows `skill.tool` with these (already validated)
     /// arguments. `Err(reason)` refuses and says why (e.g. no terminal).
-    fn confirm(&self, skill: &str, tool: &str, arguments: &serde_json::Value) -> Result<(), String>;
+    fn confirm(&self, skill: &str, tool: &str, arguments: &serde_json::Value)
+    -> Result<(), String>;
 
     /// True when a person answers (a terminal, an embedder's dialog). The
     /// harness stops a run when a person declines; a refusal with no one
@@ -87,7 +88,11 @@ const CONFIRM_VALUE_CHARS: usize = 200;
 /// values are shown as compact JSON, escaped the same way.
 pub fn confirmation_prompt(skill: &str, tool: &str, arguments: &serde_json::Value) -> String {
     use crate::text::shown_value;
-    let mut out = format!("{}.{} needs your confirmation. Arguments:", shown_value(skill, 64), shown_value(tool, 64));
+    let mut out = format!(
+        "{}.{} needs your confirmation. Arguments:",
+        shown_value(skill, 64),
+        shown_value(tool, 64)
+    );
     match arguments.as_object() {
         Some(map) if !map.is_empty() => {
             for (key, value) in map {
@@ -95,11 +100,16 @@ pub fn confirmation_prompt(skill: &str, tool: &str, arguments: &serde_json::Valu
                     serde_json::Value::String(s) => s.clone(),
                     other => other.to_string(),
                 };
-                out.push_str(&format!("\n  {}: {}", shown_value(key, 64), shown_value(&text, CONFIRM_VALUE_CHARS)));
+                out.push_str(&format!(
+                    "\n  {}: {}",
+                    shown_value(key, 64),
+                    shown_value(&text, CONFIRM_VALUE_CHARS)
+                ));
             }
         }
         Some(_) => out.push_str("\n  (none)"),
-        None => out.push_str(&format!("\n  {}", shown_value(&arguments.to_string(), CONFIRM_VALUE_CHARS))),
+        None => out
+            .push_str(&format!("\n  {}", shown_value(&arguments.to_string(), CONFIRM_VALUE_CHARS))),
     }
     out
 }
@@ -136,7 +146,11 @@ pub struct Host {
 impl Host {
     /// Start a runtime and load every skill in `skills_dir`, holding each
     /// to the pins in `policy`.
-    pub async fn load(config: RuntimeConfig, policy: Policy, skills_dir: &Path) -> Result<Host, HostError> {
+    pub async fn load(
+        config: RuntimeConfig,
+        policy: Policy,
+        skills_dir: &Path,
+    ) -> Result<Host, HostError> {
         let runtime = Runtime::new(config)?;
         let registry = Registry::scan(&runtime, skills_dir, &policy).await?;
         Host::new(runtime, policy, registry, &[])
@@ -173,7 +187,13 @@ impl Host {
     /// the tool exists, the arguments are JSON and match its schema, the
     /// policy level allows it (asking `confirmer` for `confirm`); then run it
     /// in its sandbox. Every refusal is a [`ToolFailure`] and is logged.
-    pub async fn invoke(&self, skill: &str, tool: &str, arguments: &str, confirmer: &dyn Confirmer) -> Result<String, ToolFailure> {
+    pub async fn invoke(
+        &self,
+        skill: &str,
+        tool: &str,
+        arguments: &str,
+        confirmer: &dyn Confirmer,
+    ) -> Result<String, ToolFailure> {
         self.invoke_within(skill, tool, arguments, confirmer, Reach::Granted).await
     }
 
@@ -189,10 +209,18 @@ impl Host {
     /// serialised again, never `arguments` itself, so text the parser reads
     /// one way (a key given twice) cannot show a person one value and run
     /// the skill with another.
-    pub fn check(&self, skill: &str, tool: &str, arguments: &str) -> Result<CheckedCall, ToolFailure> {
+    pub fn check(
+        &self,
+        skill: &str,
+        tool: &str,
+        arguments: &str,
+    ) -> Result<CheckedCall, ToolFailure> {
         let (_, spec) = self.registry.tool(skill, tool)?;
         let value: serde_json::Value = serde_json::from_str(arguments).map_err(|err| {
-            ToolFailure::new(ErrorCode::InvalidArgs, format!("{skill}.{tool}: the arguments are not valid JSON: {err}"))
+            ToolFailure::new(
+                ErrorCode::InvalidArgs,
+                format!("{skill}.{tool}: the arguments are not valid JSON: {err}"),
+            )
         })?;
         spec.validate(skill, &value)?;
         // Only the level: the grants are resolved once, when the call runs.
@@ -201,7 +229,14 @@ impl Host {
             return Err(self.denied(skill, tool));
         }
         let arguments = value.to_string();
-        Ok(CheckedCall { skill: skill.to_owned(), tool: tool.to_owned(), arguments, value, level, confirmed: false })
+        Ok(CheckedCall {
+            skill: skill.to_owned(),
+            tool: tool.to_owned(),
+            arguments,
+            value,
+            level,
+            confirmed: false,
+        })
     }
 
     /// The refusal of a `deny`-level tool, logged.
@@ -209,7 +244,10 @@ impl Host {
         tracing::warn!(skill, tool, "denied: level = deny");
         ToolFailure::new(
             ErrorCode::Denied,
-            format!("{skill}.{tool} is forbidden by the permission table {} (level = deny)", self.policy.origin().display()),
+            format!(
+                "{skill}.{tool} is forbidden by the permission table {} (level = deny)",
+                self.policy.origin().display()
+            ),
         )
     }
 
@@ -321,7 +359,10 @@ impl CheckedCall {
     pub fn refused(&self, why: &str) -> ToolFailure {
         let (skill, tool) = (&self.skill, &self.tool);
         tracing::warn!(skill, tool, reason = %why, "denied: not confirmed");
-        ToolFailure::new(ErrorCode::Denied, format!("{skill}.{tool} needs a person's confirmation (level = confirm): {why}"))
+        ToolFailure::new(
+            ErrorCode::Denied,
+            format!("{skill}.{tool} needs a person's confirmation (level = confirm): {why}"),
+        )
     }
 
     /// Record, and log, that a person allowed the call after being shown
@@ -340,7 +381,8 @@ fn check_overrides(policy: &Policy, registry: &Registry) -> Result<(), HostError
         let Some(active) = registry.active(skill) else { continue };
         for (tool, line) in policy.tool_overrides(skill) {
             if active.manifest.tool(tool).is_none() {
-                let tools: Vec<&str> = active.manifest.tools.iter().map(|t| t.name.as_str()).collect();
+                let tools: Vec<&str> =
+                    active.manifest.tools.iter().map(|t| t.name.as_str()).collect();
                 return Err(HostError::UnknownTool {
                     file: policy.origin().display().to_string(),
                     line,

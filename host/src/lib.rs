@@ -96,24 +96,27 @@
 //! the whole tree. [`AgentBuilder::review`] adds a reviewer with read-only
 //! skills that checks the answer against criteria.
 
+mod agent;
 pub mod agents;
 pub mod error;
 pub mod eval;
 pub mod harness;
-mod agent;
 mod host;
 pub mod mcp;
 pub mod memory;
 pub mod model;
 pub mod policy;
+pub(crate) mod private_fs;
 pub mod registry;
 pub mod reload;
-pub(crate) mod private_fs;
 pub mod runtime;
 pub mod text;
 
-pub use error::{ErrorCode, ToolFailure};
 pub use agent::{Agent, AgentBuilder, DEFAULT_EVENT_CAPACITY, Run, RunError};
+pub use error::{ErrorCode, ToolFailure};
 pub use harness::audit::AuditSink;
 pub use harness::events::Event;
-pub use host::{AlwaysConfirm, CheckedCall, Confirmer, Host, HostBuilder, HostError, NeverConfirm, Reach, confirmation_prompt};
+pub use host::{
+    AlwaysConfirm, CheckedCall, Confirmer, Host, HostBuilder, HostError, NeverConfirm, Reach,
+    confirmation_prompt,
+};

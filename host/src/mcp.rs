@@ -34,18 +34,19 @@ mod tools;
 
 use crate::Host;
 use crate::error::{ErrorCode, ToolFailure};
+use crate::harness::{self, audit::AuditLog};
 use crate::policy::Level;
+use crate::reload::{Closed, LiveHost};
+use crate::runtime::redact::Redactor;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, PromptMessage, Role,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig,
     SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
-use crate::harness::{self, audit::AuditLog};
-use crate::reload::{Closed, LiveHost};
-use crate::runtime::redact::Redactor;
 use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -179,10 +180,14 @@ impl McpServer {
         };
         // Closed: the table on disk does not load, and the one before may
         // grant what the operator just removed.
-        let host = serving.map_err(|closed| refused(&params.name, ToolFailure::new(ErrorCode::Unavailable, closed.to_string())))?;
-        let (skill, tool) = tools::resolve(&host, &params.name).map_err(|f| refused(&params.name, f))?;
+        let host = serving.map_err(|closed| {
+            refused(&params.name, ToolFailure::new(ErrorCode::Unavailable, closed.to_string()))
+        })?;
+        let (skill, tool) =
+            tools::resolve(&host, &params.name).map_err(|f| refused(&params.name, f))?;
         let label = format!("{skill}.{tool}");
-        let mut call = host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
+        let mut call =
+            host.check(&skill, &tool, &arguments.to_string()).map_err(|f| refused(&label, f))?;
         if call.level() == Level::Confirm {
             match confirm::ask(&call, params, context, &self.approvals).await {
                 confirm::Answer::Confirmed => call.confirmed(),
@@ -191,11 +196,18 @@ impl McpServer {
             }
         }
         let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let (version, hash) = host.registry.active(&skill).map(|a| (a.manifest.version.to_string(), a.loaded().wasm_hash().to_owned())).unzip();
+        let (version, hash) = host
+            .registry
+            .active(&skill)
+            .map(|a| (a.manifest.version.to_string(), a.loaded().wasm_hash().to_owned()))
+            .unzip();
         let fields = json!({"call": number, "tool": label, "skill": skill, "version": version, "wasm_hash": hash,
                             "arguments": call.value(), "level": call.level().to_string(), "client": client});
         if let Some(audit) = &self.audit {
-            let written = audit.lock().unwrap_or_else(|e| e.into_inner()).record_before("tool_call_started", fields.clone());
+            let written = audit
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .record_before("tool_call_started", fields.clone());
             written.map_err(|why| ToolFailure::new(ErrorCode::Failed, why))?;
         }
         let started = Instant::now();
@@ -211,8 +223,12 @@ impl McpServer {
             Err(failure) => ("error", Some(failure.code.as_str()), 0),
         };
         if let serde_json::Value::Object(map) = &mut done {
-            map.extend([("outcome".to_owned(), json!(outcome)), ("error_code".to_owned(), json!(code)),
-                        ("result_bytes".to_owned(), json!(bytes)), ("duration_ms".to_owned(), json!(started.elapsed().as_millis() as u64))]);
+            map.extend([
+                ("outcome".to_owned(), json!(outcome)),
+                ("error_code".to_owned(), json!(code)),
+                ("result_bytes".to_owned(), json!(bytes)),
+                ("duration_ms".to_owned(), json!(started.elapsed().as_millis() as u64)),
+            ]);
         }
         self.record("tool_call", done);
         Ok(CallToolResponse::Complete(tools::success(mask.text(&result?).into_owned())))
@@ -254,12 +270,22 @@ impl ServerHandler for McpServer {
             )
     }
 
-    async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
         // Closed: nothing is listed, since nothing can be called.
-        Ok(ListToolsResult::with_all_items(self.host().map(|host| tools::list(&host)).unwrap_or_default()))
+        Ok(ListToolsResult::with_all_items(
+            self.host().map(|host| tools::list(&host)).unwrap_or_default(),
+        ))
     }
 
-    async fn call_tool(&self, params: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+    async fn call_tool(
+        &self,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
         let started = Instant::now();
         let serving = self.host();
         // What goes back is masked as a run masks what reaches its model.
@@ -282,27 +308,60 @@ impl ServerHandler for McpServer {
         })
     }
 
-    async fn list_prompts(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(self.host().map(|host| tools::prompts(&host)).unwrap_or_default()))
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(
+            self.host().map(|host| tools::prompts(&host)).unwrap_or_default(),
+        ))
     }
 
-    async fn get_prompt(&self, params: GetPromptRequestParams, _: RequestContext<RoleServer>) -> Result<GetPromptResponse, McpError> {
-        let host = self.host().map_err(|closed| McpError::invalid_params(closed.to_string(), None))?;
-        let text = tools::instructions(&host, &params.name)
-            .ok_or_else(|| McpError::invalid_params(format!("no prompt `{}`: prompts are named after skills with instructions", params.name), None))?;
+    async fn get_prompt(
+        &self,
+        params: GetPromptRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let host =
+            self.host().map_err(|closed| McpError::invalid_params(closed.to_string(), None))?;
+        let text = tools::instructions(&host, &params.name).ok_or_else(|| {
+            McpError::invalid_params(
+                format!(
+                    "no prompt `{}`: prompts are named after skills with instructions",
+                    params.name
+                ),
+                None,
+            )
+        })?;
         let message = PromptMessage::new_text(Role::User, text);
-        Ok(GetPromptResult::new(vec![message]).with_description(format!("Instructions of the {} skill", params.name)).into())
+        Ok(GetPromptResult::new(vec![message])
+            .with_description(format!("Instructions of the {} skill", params.name))
+            .into())
     }
 
-    async fn list_resources(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
-        Ok(ListResourcesResult::with_all_items(self.host().map(|host| tools::resources(&host)).unwrap_or_default()))
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Ok(ListResourcesResult::with_all_items(
+            self.host().map(|host| tools::resources(&host)).unwrap_or_default(),
+        ))
     }
 
-    async fn read_resource(&self, params: ReadResourceRequestParams, _: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
-        let host = self.host().map_err(|closed| McpError::resource_not_found(closed.to_string(), None))?;
+    async fn read_resource(
+        &self,
+        params: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let host =
+            self.host().map_err(|closed| McpError::resource_not_found(closed.to_string(), None))?;
         let text = tools::skill_of_uri(&params.uri)
             .and_then(|skill| tools::instructions(&host, skill))
-            .ok_or_else(|| McpError::resource_not_found(format!("no resource `{}`", params.uri), None))?;
+            .ok_or_else(|| {
+                McpError::resource_not_found(format!("no resource `{}`", params.uri), None)
+            })?;
         Ok(ReadResourceResult::new(vec![ResourceContents::text(text, params.uri.clone())]).into())
     }
 
@@ -336,7 +395,10 @@ impl ServerHandler for McpServer {
         });
     }
 
-    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.tools_list_changed = requested.tools_list_changed;
         accepted.prompts_list_changed = requested.prompts_list_changed;

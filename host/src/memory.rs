@@ -108,9 +108,7 @@ impl Kind {
 
     /// The kind named `name` (as [`Kind::name`] writes it).
     pub fn from_name(name: &str) -> Option<Kind> {
-        [Kind::Fact, Kind::Preference, Kind::Procedure]
-            .into_iter()
-            .find(|k| k.name() == name)
+        [Kind::Fact, Kind::Preference, Kind::Procedure].into_iter().find(|k| k.name() == name)
     }
 }
 
@@ -164,14 +162,12 @@ impl Provenance {
     /// start a prompt line of its own.
     pub fn describe(&self) -> String {
         let text = match self {
-            Provenance::User {
-                run_id: Some(run),
-                step: Some(step),
-            } => format!("stated by the user in run {run}, step {step}"),
-            Provenance::User {
-                run_id: Some(run),
-                step: None,
-            } => format!("stated by the user in run {run}"),
+            Provenance::User { run_id: Some(run), step: Some(step) } => {
+                format!("stated by the user in run {run}, step {step}")
+            }
+            Provenance::User { run_id: Some(run), step: None } => {
+                format!("stated by the user in run {run}")
+            }
             Provenance::User { .. } => "stated by the user".to_owned(),
             Provenance::Tool { run_id, step, tool } => {
                 let by = tool
@@ -202,10 +198,7 @@ impl Provenance {
             Provenance::Imported { claimed, .. } => claimed.clone(),
             other => Box::new(other.clone()),
         };
-        Provenance::Imported {
-            file: file.to_owned(),
-            claimed,
-        }
+        Provenance::Imported { file: file.to_owned(), claimed }
     }
 }
 
@@ -368,11 +361,7 @@ pub trait MemoryStore: Send + Sync {
 /// The subject as supersession compares it: lower case, whitespace runs
 /// made one space, trimmed.
 pub fn subject_key(subject: &str) -> String {
-    subject
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
+    subject.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
 /// The checked, trimmed form of `entry`: empty or overlong fields and
@@ -381,13 +370,7 @@ pub(crate) fn checked(mut entry: NewEntry) -> Result<NewEntry, MemoryError> {
     entry.subject = entry.subject.trim().to_owned();
     entry.text = entry.text.trim().to_owned();
     check_field("subject", &entry.subject, MAX_SUBJECT_CHARS, false, "")?;
-    check_field(
-        "text",
-        &entry.text,
-        MAX_TEXT_CHARS,
-        true,
-        " or split it into several entries",
-    )?;
+    check_field("text", &entry.text, MAX_TEXT_CHARS, true, " or split it into several entries")?;
     entry.task_type = match entry.task_type.as_deref().map(str::trim) {
         None | Some("") => None,
         Some(t) => {
@@ -448,25 +431,15 @@ fn check_field(
     hint: &'static str,
 ) -> Result<(), MemoryError> {
     if value.is_empty() {
-        return Err(MemoryError::Invalid {
-            field,
-            reason: "is empty; write a few words".into(),
-        });
+        return Err(MemoryError::Invalid { field, reason: "is empty; write a few words".into() });
     }
     let len = value.chars().count();
     if len > limit {
-        return Err(MemoryError::TooLong {
-            field,
-            len,
-            limit,
-            hint,
-        });
+        return Err(MemoryError::TooLong { field, len, limit, hint });
     }
     // A note goes into prompts and onto terminals: no escape sequences,
     // no text that hides itself.
-    if let Some(c) = value
-        .chars()
-        .find(|&c| c.is_control() && !(lines && (c == '\n' || c == '\t')))
+    if let Some(c) = value.chars().find(|&c| c.is_control() && !(lines && (c == '\n' || c == '\t')))
     {
         return Err(MemoryError::Invalid {
             field,

@@ -15,7 +15,9 @@ mod retry;
 mod tokens;
 mod transport;
 
-pub use anthropic::{ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig};
+pub use anthropic::{
+    ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig,
+};
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
 pub use retry::{RetryPolicy, parse_retry_after, retryable_status};
 pub use tokens::{CHARS_PER_TOKEN, estimate_tokens, estimate_usage};
@@ -65,12 +67,22 @@ pub struct Message {
 impl Message {
     /// A system message.
     pub fn system(content: impl Into<String>) -> Message {
-        Message { role: Role::System, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        Message {
+            role: Role::System,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
     }
 
     /// A user message.
     pub fn user(content: impl Into<String>) -> Message {
-        Message { role: Role::User, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+        Message {
+            role: Role::User,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
     }
 
     /// An assistant message with text and the calls it made.
@@ -80,7 +92,12 @@ impl Message {
 
     /// The result of tool call `id`.
     pub fn tool(id: impl Into<String>, content: impl Into<String>) -> Message {
-        Message { role: Role::Tool, content: content.into(), tool_calls: Vec::new(), tool_call_id: Some(id.into()) }
+        Message {
+            role: Role::Tool,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(id.into()),
+        }
     }
 }
 
@@ -204,7 +221,8 @@ pub enum ModelError {
 }
 
 /// The future a [`Model`] returns.
-pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatResponse, ModelError>> + Send + 'a>>;
+pub type ChatFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ChatResponse, ModelError>> + Send + 'a>>;
 
 /// The future [`Model::context_tokens`] returns.
 pub type ContextFuture<'a> = Pin<Box<dyn Future<Output = Option<u64>> + Send + 'a>>;

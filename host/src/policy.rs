@@ -91,6 +91,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use address::is_internal_address;
+pub use agents::{AgentProfile, DELEGATE_SKILL, DelegationSettings};
 pub use credentials::{Credential, Injection, Secret, SecretSource};
 pub use error::PolicyError;
 pub use folders::{FolderGrant, ProtectedPath};
@@ -98,7 +99,6 @@ pub use hosts::{HostPattern, NetAllowlist};
 pub use level::{Level, LevelParseError};
 pub use memory::{DEFAULT_MEMORY_PATH, MemorySettings};
 pub use model::ModelSettings;
-pub use agents::{AgentProfile, DELEGATE_SKILL, DelegationSettings};
 
 use error::Source;
 use raw::{ListedSkill, RawPolicy};
@@ -138,10 +138,7 @@ impl Policy {
     /// Load and resolve a policy file; relative folders in it are relative to
     /// the file's directory. Errors name the file, line, column and key.
     pub fn load(path: &Path) -> Result<Policy, PolicyError> {
-        let io = |source| PolicyError::Io {
-            path: path.to_owned(),
-            source,
-        };
+        let io = |source| PolicyError::Io { path: path.to_owned(), source };
         let text = std::fs::read_to_string(path).map_err(io)?;
         let dir = match path.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -164,7 +161,8 @@ impl Policy {
     /// host adds the skills folder, the compile cache and the audit folder
     /// it was started with (see [`Host::load`](crate::Host::load)).
     pub fn check_protected(&self, protected: &[ProtectedPath]) -> Result<(), PolicyError> {
-        let resolved: Vec<(&ProtectedPath, PathBuf)> = protected.iter().map(|p| (p, p.resolved())).collect();
+        let resolved: Vec<(&ProtectedPath, PathBuf)> =
+            protected.iter().map(|p| (p, p.resolved())).collect();
         for skill in &self.skills {
             for at in &skill.folders_at {
                 // Both where the grant is and where it points. A read grant
@@ -172,7 +170,9 @@ impl Policy {
                 // skill's code reveals nothing, reading the audit logs or the
                 // memory reveals every run.
                 let hit = resolved.iter().find(|(what, path)| {
-                    (at.writable || what.private) && (folders::touches(&at.grant.path, path) || folders::touches(&at.grant.lexical, path))
+                    (at.writable || what.private)
+                        && (folders::touches(&at.grant.path, path)
+                            || folders::touches(&at.grant.lexical, path))
                 });
                 let Some((what, path)) = hit else { continue };
                 let message = if at.writable {
@@ -205,10 +205,8 @@ impl Policy {
     /// relative folders (itself taken relative to the working directory if
     /// it is not absolute).
     pub fn parse(text: &str, origin: &Path, base_dir: &Path) -> Result<Policy, PolicyError> {
-        let base_dir = std::path::absolute(base_dir).map_err(|source| PolicyError::Io {
-            path: base_dir.to_owned(),
-            source,
-        })?;
+        let base_dir = std::path::absolute(base_dir)
+            .map_err(|source| PolicyError::Io { path: base_dir.to_owned(), source })?;
         let src = Source { text, origin };
         let resolved = RawPolicy::parse(&src)?.resolve(&src, &base_dir)?;
         tracing::debug!(
@@ -341,10 +339,7 @@ impl Policy {
 
     /// Names of the skills the table mentions, in file order.
     pub fn listed_skills(&self) -> Vec<&str> {
-        self.skills
-            .iter()
-            .map(|s| s.grants.skill.as_str())
-            .collect()
+        self.skills.iter().map(|s| s.grants.skill.as_str()).collect()
     }
 
     /// Tools of `skill` with a per-tool override, with the line of each, in
@@ -352,12 +347,7 @@ impl Policy {
     /// skill does not have. Empty for unlisted skills.
     pub fn tool_overrides(&self, skill: &str) -> Vec<(&str, usize)> {
         self.listed(skill)
-            .map(|s| {
-                s.tool_lines
-                    .iter()
-                    .map(|(tool, line)| (tool.as_str(), *line))
-                    .collect()
-            })
+            .map(|s| s.tool_lines.iter().map(|(tool, line)| (tool.as_str(), *line)).collect())
             .unwrap_or_default()
     }
 
@@ -377,11 +367,16 @@ impl Policy {
     /// for a person before writes land there, and the `auto` skill would
     /// skip the question. One sentence each, for `reach policy check`.
     pub fn auto_writes_where_confirm_asks(&self) -> Vec<String> {
-        let auto = |g: &SkillGrants| g.level == Level::Auto || g.tool_levels.values().any(|l| *l == Level::Auto);
-        let asks = |g: &SkillGrants| g.level == Level::Confirm || g.tool_levels.values().any(|l| *l == Level::Confirm);
+        let auto = |g: &SkillGrants| {
+            g.level == Level::Auto || g.tool_levels.values().any(|l| *l == Level::Auto)
+        };
+        let asks = |g: &SkillGrants| {
+            g.level == Level::Confirm || g.tool_levels.values().any(|l| *l == Level::Confirm)
+        };
         let mut found = Vec::new();
         for a in self.skills.iter().map(|s| &s.grants).filter(|g| auto(g)) {
-            for b in self.skills.iter().map(|s| &s.grants).filter(|g| g.skill != a.skill && asks(g)) {
+            for b in self.skills.iter().map(|s| &s.grants).filter(|g| g.skill != a.skill && asks(g))
+            {
                 for wa in &a.write {
                     for wb in b.write.iter().filter(|wb| folders::touches(&wa.path, &wb.path)) {
                         found.push(format!(

@@ -121,7 +121,8 @@ mod tests {
         let runs = reach.join("runs");
         std::fs::create_dir_all(&runs).expect("mkdir");
         for folder in [&reach, &runs] {
-            std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755))
+                .expect("chmod");
         }
         let db = reach.join("memory.db");
         std::fs::write(&db, b"").expect("write");

@@ -38,7 +38,9 @@ use std::path::{Path, PathBuf};
 #[non_exhaustive]
 pub enum RegistryError {
     /// The folder could not be read.
-    #[error("skills folder {path}: {source} (create it, or point --skills / REACH_SKILLS at the folder with your .wasm files)")]
+    #[error(
+        "skills folder {path}: {source} (create it, or point --skills / REACH_SKILLS at the folder with your .wasm files)"
+    )]
     Folder {
         /// The folder.
         path: PathBuf,
@@ -91,7 +93,9 @@ impl SkillEntry {
 
     fn as_active(&self) -> Option<ActiveSkill<'_>> {
         match (&self.status, &self.manifest, &self.loaded) {
-            (Status::Active, Some(manifest), Some(loaded)) => Some(ActiveSkill { manifest, loaded }),
+            (Status::Active, Some(manifest), Some(loaded)) => {
+                Some(ActiveSkill { manifest, loaded })
+            }
             _ => None,
         }
     }
@@ -123,7 +127,11 @@ impl Registry {
     /// supplies the pins (`[skills.NAME] sha256`). Pass
     /// [`Policy::builtin`] when there is no table: names are still bound
     /// to file names.
-    pub async fn scan(runtime: &Runtime, dir: &Path, policy: &Policy) -> Result<Registry, RegistryError> {
+    pub async fn scan(
+        runtime: &Runtime,
+        dir: &Path,
+        policy: &Policy,
+    ) -> Result<Registry, RegistryError> {
         Self::scan_with_progress(runtime, dir, policy, |_| {}).await
     }
 
@@ -157,7 +165,9 @@ impl Registry {
 
     /// The entry last loaded from `path`, if it loaded (active or superseded).
     fn loaded_from(&self, path: &Path) -> Option<&SkillEntry> {
-        self.entries.iter().find(|e| e.path == path && e.status != Status::Broken && e.loaded.is_some())
+        self.entries
+            .iter()
+            .find(|e| e.path == path && e.status != Status::Broken && e.loaded.is_some())
     }
 
     /// The folder that was scanned.
@@ -177,19 +187,26 @@ impl Registry {
 
     /// Every active skill, sorted by name.
     pub fn active_skills(&self) -> Vec<ActiveSkill<'_>> {
-        let mut all: Vec<ActiveSkill<'_>> = self.entries.iter().filter_map(SkillEntry::as_active).collect();
+        let mut all: Vec<ActiveSkill<'_>> =
+            self.entries.iter().filter_map(SkillEntry::as_active).collect();
         all.sort_by(|a, b| a.manifest.name.cmp(&b.manifest.name));
         all
     }
 
     /// Find `skill.tool`; the error lists what exists (and why a broken
     /// skill of that name is unavailable).
-    pub fn tool(&self, skill: &str, tool: &str) -> Result<(ActiveSkill<'_>, &ToolSpec), ToolFailure> {
+    pub fn tool(
+        &self,
+        skill: &str,
+        tool: &str,
+    ) -> Result<(ActiveSkill<'_>, &ToolSpec), ToolFailure> {
         let Some(active) = self.active(skill) else {
             let broken = self.entries.iter().find(|e| {
                 e.status == Status::Broken
                     && (e.manifest.as_ref().is_some_and(|m| m.name == skill)
-                        || e.path.file_stem().is_some_and(|s| identity::stem_claims(&s.to_string_lossy(), skill)))
+                        || e.path
+                            .file_stem()
+                            .is_some_and(|s| identity::stem_claims(&s.to_string_lossy(), skill)))
             });
             let message = match broken {
                 Some(e) => format!(
@@ -198,7 +215,8 @@ impl Registry {
                     e.reason.as_deref().unwrap_or("unknown reason")
                 ),
                 None => {
-                    let names: Vec<String> = self.active_skills().iter().map(|s| s.manifest.name.clone()).collect();
+                    let names: Vec<String> =
+                        self.active_skills().iter().map(|s| s.manifest.name.clone()).collect();
                     format!(
                         "no skill named `{skill}` in {}; available: {}",
                         self.dir.display(),
@@ -211,10 +229,14 @@ impl Registry {
         match active.manifest.tool(tool) {
             Some(spec) => Ok((active, spec)),
             None => {
-                let names: Vec<&str> = active.manifest.tools.iter().map(|t| t.name.as_str()).collect();
+                let names: Vec<&str> =
+                    active.manifest.tools.iter().map(|t| t.name.as_str()).collect();
                 Err(ToolFailure::new(
                     ErrorCode::NoSuchTool,
-                    format!("skill `{skill}` has no tool `{tool}`; its tools: {}", names.join(", ")),
+                    format!(
+                        "skill `{skill}` has no tool `{tool}`; its tools: {}",
+                        names.join(", ")
+                    ),
                 ))
             }
         }
@@ -241,7 +263,12 @@ async fn scan_folder(
     for path in paths {
         let before = previous.and_then(|p| p.loaded_from(&path));
         match before {
-            Some(old) if same_bytes(&path, old) => entries.push(SkillEntry { status: Status::Active, reason: None, stale: None, ..old.clone() }),
+            Some(old) if same_bytes(&path, old) => entries.push(SkillEntry {
+                status: Status::Active,
+                reason: None,
+                stale: None,
+                ..old.clone()
+            }),
             _ => entries.push(load_one(runtime, &path, &mut on_compile).await),
         }
     }
@@ -254,15 +281,23 @@ async fn scan_folder(
     pick_versions(&mut entries);
     for e in &entries {
         match (&e.status, &e.manifest) {
-            (Status::Broken, _) => tracing::warn!(path = %e.path.display(), reason = e.reason.as_deref().unwrap_or(""), "skill is broken"),
-            (status, Some(m)) => tracing::debug!(skill = %m.name, version = %m.version, ?status, path = %e.path.display(), "skill loaded"),
+            (Status::Broken, _) => {
+                tracing::warn!(path = %e.path.display(), reason = e.reason.as_deref().unwrap_or(""), "skill is broken")
+            }
+            (status, Some(m)) => {
+                tracing::debug!(skill = %m.name, version = %m.version, ?status, path = %e.path.display(), "skill loaded")
+            }
             _ => {}
         }
     }
     Ok(Registry { dir: dir.to_owned(), entries })
 }
 
-async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&Path)) -> SkillEntry {
+async fn load_one(
+    runtime: &Runtime,
+    path: &Path,
+    on_compile: &mut impl FnMut(&Path),
+) -> SkillEntry {
     let broken = |reason: String, sha256: Option<String>| SkillEntry {
         path: path.to_owned(),
         status: Status::Broken,
@@ -277,12 +312,15 @@ async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&P
         Ok(l) => l,
         Err(err) => {
             let text = err.to_string();
-            let reason = text.strip_prefix(&format!("{}: ", path.display())).unwrap_or(&text).to_owned();
+            let reason =
+                text.strip_prefix(&format!("{}: ", path.display())).unwrap_or(&text).to_owned();
             // Only shown, never checked: this file is refused anyway.
             // Not for a file refused for its size: that read is what the
             // size limit is there to avoid.
-            let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= crate::runtime::MAX_COMPONENT_BYTES);
-            let sha256 = small.then(|| std::fs::read(path).ok().map(|bytes| sha256_hex(&bytes))).flatten();
+            let small = std::fs::metadata(path)
+                .is_ok_and(|m| m.len() <= crate::runtime::MAX_COMPONENT_BYTES);
+            let sha256 =
+                small.then(|| std::fs::read(path).ok().map(|bytes| sha256_hex(&bytes))).flatten();
             return broken(reason, sha256);
         }
     };
@@ -314,7 +352,8 @@ async fn load_one(runtime: &Runtime, path: &Path, on_compile: &mut impl FnMut(&P
 /// Whether `path` still holds the bytes `old` was compiled from. A file
 /// over the size limit is not read: loading refuses it anyway.
 fn same_bytes(path: &Path, old: &SkillEntry) -> bool {
-    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= crate::runtime::MAX_COMPONENT_BYTES);
+    let small =
+        std::fs::metadata(path).is_ok_and(|m| m.len() <= crate::runtime::MAX_COMPONENT_BYTES);
     let Some(loaded) = &old.loaded else { return false };
     small && std::fs::read(path).is_ok_and(|bytes| sha256_hex(&bytes) == loaded.sha256())
 }
@@ -328,11 +367,14 @@ fn keep_previous(entries: &mut [SkillEntry], previous: &Registry, policy: &Polic
     for entry in entries.iter_mut().filter(|e| e.status == Status::Broken) {
         let Some(old) = previous.loaded_from(&entry.path) else { continue };
         let (Some(manifest), Some(loaded)) = (&old.manifest, &old.loaded) else { continue };
-        if policy.pin(&manifest.name).is_some_and(|pin| identity::pin_mismatch(&manifest.name, loaded.sha256(), pin, policy.origin()).is_some()) {
+        if policy.pin(&manifest.name).is_some_and(|pin| {
+            identity::pin_mismatch(&manifest.name, loaded.sha256(), pin, policy.origin()).is_some()
+        }) {
             continue;
         }
         let why = entry.reason.clone().unwrap_or_else(|| "unknown reason".to_owned());
-        *entry = SkillEntry { status: Status::Active, reason: None, stale: Some(why), ..old.clone() };
+        *entry =
+            SkillEntry { status: Status::Active, reason: None, stale: Some(why), ..old.clone() };
     }
 }
 
@@ -347,7 +389,9 @@ fn apply_pins(entries: &mut [SkillEntry], policy: &Policy) {
                 entry.status = Status::Broken;
                 entry.reason = Some(reason);
             }
-            None => tracing::debug!(skill = %manifest.name, sha256 = %pin.sha256, path = %entry.path.display(), "file matches its pin"),
+            None => {
+                tracing::debug!(skill = %manifest.name, sha256 = %pin.sha256, path = %entry.path.display(), "file matches its pin")
+            }
         }
     }
 }
@@ -370,7 +414,10 @@ fn pick_versions(entries: &mut [SkillEntry]) {
                 if other.as_ref() == Some(&m.version) {
                     let first = entries[j].path.display().to_string();
                     entries[i].status = Status::Broken;
-                    entries[i].reason = Some(format!("{} {} is already provided by {first}; remove one of the two files", m.name, m.version));
+                    entries[i].reason = Some(format!(
+                        "{} {} is already provided by {first}; remove one of the two files",
+                        m.name, m.version
+                    ));
                     continue;
                 }
                 if other.is_some_and(|v| m.version > v) {
@@ -386,9 +433,17 @@ fn pick_versions(entries: &mut [SkillEntry]) {
         let Some(m) = &entries[i].manifest else { continue };
         let winner = best[&m.name];
         if winner != i {
-            let newer = entries[winner].manifest.as_ref().map(|w| w.version.to_string()).unwrap_or_default();
+            let newer = entries[winner]
+                .manifest
+                .as_ref()
+                .map(|w| w.version.to_string())
+                .unwrap_or_default();
             entries[i].status = Status::Superseded;
-            entries[i].reason = Some(format!("superseded by {} {newer} ({})", m.name, entries[winner].path.display()));
+            entries[i].reason = Some(format!(
+                "superseded by {} {newer} ({})",
+                m.name,
+                entries[winner].path.display()
+            ));
         }
     }
 }

@@ -91,7 +91,9 @@ struct State {
 /// table, or the skills folder, did not load). It reopens when a reload
 /// loads.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("nothing is served: {what} {path} did not load: {reason}. Fix it; the server reopens as soon as it loads")]
+#[error(
+    "nothing is served: {what} {path} did not load: {reason}. Fix it; the server reopens as soon as it loads"
+)]
 #[non_exhaustive]
 pub struct Closed {
     /// What did not load: `the permission table` or `the skills folder`.
@@ -167,7 +169,9 @@ impl ReloadSummary {
     /// the table, or a closed host opened again. Only then is the
     /// generation bumped.
     pub fn changed_offer(&self) -> bool {
-        !(self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()) || self.table_changed || self.reopened
+        !(self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty())
+            || self.table_changed
+            || self.reopened
     }
 }
 
@@ -179,7 +183,9 @@ impl fmt::Display for ReloadSummary {
         if self.reopened {
             parts.push("reopened".to_owned());
         }
-        for (what, list) in [("added", &self.added), ("removed", &self.removed), ("changed", &self.changed)] {
+        for (what, list) in
+            [("added", &self.added), ("removed", &self.removed), ("changed", &self.changed)]
+        {
             if !list.is_empty() {
                 parts.push(format!("{what} {}", list.join(", ")));
             }
@@ -193,7 +199,11 @@ impl fmt::Display for ReloadSummary {
         if !self.broken.is_empty() {
             parts.push(format!("{} broken file(s)", self.broken.len()));
         }
-        if parts.is_empty() { f.write_str("nothing changed") } else { f.write_str(&parts.join("; ")) }
+        if parts.is_empty() {
+            f.write_str("nothing changed")
+        } else {
+            f.write_str(&parts.join("; "))
+        }
     }
 }
 
@@ -202,7 +212,11 @@ impl LiveHost {
     pub fn new(host: Host) -> Arc<LiveHost> {
         let (generation, _) = channel::channel(0);
         let state = State { host: Arc::new(host), closed: None };
-        Arc::new(LiveHost { state: ArcSwap::from_pointee(state), generation, reloading: Mutex::new(()) })
+        Arc::new(LiveHost {
+            state: ArcSwap::from_pointee(state),
+            generation,
+            reloading: Mutex::new(()),
+        })
     }
 
     /// The host to use for one call, or why there is none: the last reload
@@ -289,20 +303,27 @@ async fn build(old: &Host, source: &ReloadSource) -> Result<Host, HostError> {
         Some(dir) => policy.with_working_dir(dir),
         None => policy,
     };
-    let on_compile = |path: &std::path::Path| tracing::info!(path = %path.display(), "compiling skill");
-    let registry = Registry::rescan(&old.runtime, &source.skills, &policy, &old.registry, on_compile).await?;
+    let on_compile =
+        |path: &std::path::Path| tracing::info!(path = %path.display(), "compiling skill");
+    let registry =
+        Registry::rescan(&old.runtime, &source.skills, &policy, &old.registry, on_compile).await?;
     Host::new(old.runtime.clone(), policy, registry, &source.protected)
 }
 
 /// What `new` offers differently from `old`.
 fn compare(old: &Host, new: &Host) -> ReloadSummary {
     let (before, after) = (offered(&old.registry), offered(&new.registry));
-    let mut summary = ReloadSummary { table_changed: old.policy != new.policy, ..ReloadSummary::default() };
+    let mut summary =
+        ReloadSummary { table_changed: old.policy != new.policy, ..ReloadSummary::default() };
     for (name, (version, sha256)) in &after {
         match before.get(name) {
             None => summary.added.push(format!("{name} {version}")),
-            Some((was, _)) if was != version => summary.changed.push(format!("{name} {was} → {version}")),
-            Some((_, was)) if was != sha256 => summary.changed.push(format!("{name} {version} (rebuilt)")),
+            Some((was, _)) if was != version => {
+                summary.changed.push(format!("{name} {was} → {version}"))
+            }
+            Some((_, was)) if was != sha256 => {
+                summary.changed.push(format!("{name} {version} (rebuilt)"))
+            }
             Some(_) => {}
         }
     }
@@ -327,6 +348,8 @@ fn offered(registry: &Registry) -> BTreeMap<String, (semver::Version, String)> {
     registry
         .active_skills()
         .into_iter()
-        .map(|s| (s.manifest.name.clone(), (s.manifest.version.clone(), s.loaded().sha256().to_owned())))
+        .map(|s| {
+            (s.manifest.name.clone(), (s.manifest.version.clone(), s.loaded().sha256().to_owned()))
+        })
         .collect()
 }

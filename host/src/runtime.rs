@@ -10,8 +10,8 @@ pub(crate) mod redact;
 mod sandbox;
 mod state;
 
-pub use cache::LoadSource;
 pub(crate) use bindings::Manifest as RawManifest;
+pub use cache::LoadSource;
 
 use crate::error::{ErrorCode, ToolFailure};
 use crate::policy::SkillGrants;
@@ -136,11 +136,19 @@ impl Runtime {
         let (engine, pooled) = engine::build(config.pooling).map_err(RuntimeError::Engine)?;
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(RuntimeError::Engine)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
+            .map_err(RuntimeError::Engine)?;
         folders::add_to_linker(&mut linker).map_err(RuntimeError::Engine)?;
         let cache = cache::CompileCache::new(&engine, config.cache_dir);
         let ticker = engine::EpochTicker::start(&engine);
-        Ok(Runtime { engine, linker, cache, folders: folders::FolderCache::default(), pooled, _ticker: ticker })
+        Ok(Runtime {
+            engine,
+            linker,
+            cache,
+            folders: folders::FolderCache::default(),
+            pooled,
+            _ticker: ticker,
+        })
     }
 
     /// The compile cache folder, if caching is on.
@@ -161,14 +169,22 @@ impl Runtime {
 
     /// Load a `.wasm` component: from the compile cache when possible,
     /// otherwise compile it (calling `on_compile` first, for progress output).
-    pub fn load(&self, path: &Path, on_compile: impl FnOnce()) -> Result<LoadedSkill, RuntimeError> {
+    pub fn load(
+        &self,
+        path: &Path,
+        on_compile: impl FnOnce(),
+    ) -> Result<LoadedSkill, RuntimeError> {
         let invalid = |reason: String| RuntimeError::Invalid { path: path.to_owned(), reason };
         let read_err = |source| RuntimeError::Read { path: path.to_owned(), source };
         // A dropped multi-gigabyte file must not stall every start: compiling
         // is roughly linear in size, and no real skill comes near this.
         let size = std::fs::metadata(path).map_err(read_err)?.len();
         if size > MAX_COMPONENT_BYTES {
-            return Err(invalid(format!("is {} MiB; components over {} MiB are not loaded", size >> 20, MAX_COMPONENT_BYTES >> 20)));
+            return Err(invalid(format!(
+                "is {} MiB; components over {} MiB are not loaded",
+                size >> 20,
+                MAX_COMPONENT_BYTES >> 20
+            )));
         }
         let wasm = std::fs::read(path).map_err(read_err)?;
         if wasm.get(..4) != Some(b"\0asm") {
@@ -191,16 +207,24 @@ impl Runtime {
             .linker
             .instantiate_pre(&component)
             .map_err(|e| invalid(format!("imports something this host does not provide: {e:#}")))?;
-        let pre = SkillPre::new(pre).map_err(|e| invalid(format!("does not match the agent-reach:skill contract: {e:#}")))?;
+        let pre = SkillPre::new(pre).map_err(|e| {
+            invalid(format!("does not match the agent-reach:skill contract: {e:#}"))
+        })?;
         Ok(LoadedSkill { pre, path: path.to_owned(), contract, source, digest, sha256 })
     }
 
     /// Call `describe` in a sandbox with nothing granted.
-    pub(crate) async fn describe(&self, skill: &LoadedSkill, name_hint: &str) -> Result<bindings::Manifest, ToolFailure> {
+    pub(crate) async fn describe(
+        &self,
+        skill: &LoadedSkill,
+        name_hint: &str,
+    ) -> Result<bindings::Manifest, ToolFailure> {
         let mut grants = SkillGrants::none(name_hint);
         grants.limits.timeout = DESCRIBE_TIMEOUT;
         self.run(skill, &grants, |store, instance| {
-            Box::pin(async move { instance.agent_reach_skill_guest().call_describe(store).await.map(Ok) })
+            Box::pin(async move {
+                instance.agent_reach_skill_guest().call_describe(store).await.map(Ok)
+            })
         })
         .await
     }
@@ -211,13 +235,21 @@ impl Runtime {
     /// tool's schema first (the registry does). Every failure — a tool error,
     /// a trap, a timeout, running out of memory, too much output — comes back
     /// as a [`ToolFailure`]; this never panics because of the guest.
-    pub async fn call(&self, skill: &LoadedSkill, grants: &SkillGrants, tool: &str, arguments: &str) -> Result<String, ToolFailure> {
+    pub async fn call(
+        &self,
+        skill: &LoadedSkill,
+        grants: &SkillGrants,
+        tool: &str,
+        arguments: &str,
+    ) -> Result<String, ToolFailure> {
         let started = Instant::now();
         let tool_owned = tool.to_owned();
         let args = arguments.to_owned();
         let result = self
             .run(skill, grants, move |store, instance| {
-                Box::pin(async move { instance.agent_reach_skill_guest().call_call(store, &tool_owned, &args).await })
+                Box::pin(async move {
+                    instance.agent_reach_skill_guest().call_call(store, &tool_owned, &args).await
+                })
             })
             .await;
         // A server may have echoed a credential in a way the response
@@ -248,18 +280,29 @@ impl Runtime {
             Err(f) => Err(bound_message(f, max)),
         };
         match &result {
-            Ok(out) => tracing::info!(skill = %grants.skill, tool, bytes = out.len(), elapsed_us = started.elapsed().as_micros() as u64, "call succeeded"),
-            Err(f) => tracing::info!(skill = %grants.skill, tool, code = %f.code, error = %f.message, elapsed_us = started.elapsed().as_micros() as u64, "call failed"),
+            Ok(out) => {
+                tracing::info!(skill = %grants.skill, tool, bytes = out.len(), elapsed_us = started.elapsed().as_micros() as u64, "call succeeded")
+            }
+            Err(f) => {
+                tracing::info!(skill = %grants.skill, tool, code = %f.code, error = %f.message, elapsed_us = started.elapsed().as_micros() as u64, "call failed")
+            }
         }
         result
     }
 
-    async fn run<T, F>(&self, skill: &LoadedSkill, grants: &SkillGrants, body: F) -> Result<T, ToolFailure>
+    async fn run<T, F>(
+        &self,
+        skill: &LoadedSkill,
+        grants: &SkillGrants,
+        body: F,
+    ) -> Result<T, ToolFailure>
     where
         F: for<'a> FnOnce(
             &'a mut Store<StoreState>,
             bindings::Skill,
-        ) -> std::pin::Pin<Box<dyn Future<Output = wasmtime::Result<Result<T, ToolError>>> + Send + 'a>>,
+        ) -> std::pin::Pin<
+            Box<dyn Future<Output = wasmtime::Result<Result<T, ToolError>>> + Send + 'a>,
+        >,
     {
         let name = grants.skill.as_str();
         let sandbox = sandbox::build(grants, &self.folders);
@@ -300,13 +343,24 @@ impl Runtime {
             )),
             Ok(Ok(Ok(value))) => Ok(value),
             Ok(Ok(Err(err))) => Err(tool_error(name, err, &denials)),
-            Ok(Err(trap)) => Err(classify_trap(name, &trap, store.data().memory.hit, grants, limit_ms, &stderr_text)),
+            Ok(Err(trap)) => Err(classify_trap(
+                name,
+                &trap,
+                store.data().memory.hit,
+                grants,
+                limit_ms,
+                &stderr_text,
+            )),
         }
     }
 }
 
 /// Map a skill's own error, adding what the host refused during the call.
-fn tool_error(skill: &str, err: ToolError, denials: &std::sync::Mutex<net::Denials>) -> ToolFailure {
+fn tool_error(
+    skill: &str,
+    err: ToolError,
+    denials: &std::sync::Mutex<net::Denials>,
+) -> ToolFailure {
     use bindings::ErrorCode as E;
     let code = match err.code {
         E::InvalidArguments => ErrorCode::InvalidArgs,
@@ -332,16 +386,30 @@ fn bound_message(failure: ToolFailure, max_bytes: usize) -> ToolFailure {
     if failure.message.len() <= max_bytes {
         return failure;
     }
-    let note = format!(" [cut: the message is {} bytes; max_output_kb = {}]", failure.message.len(), max_bytes / 1024);
+    let note = format!(
+        " [cut: the message is {} bytes; max_output_kb = {}]",
+        failure.message.len(),
+        max_bytes / 1024
+    );
     // `shorten_bytes` adds "…" (3 bytes) where it cuts.
     let keep = max_bytes.saturating_sub(note.len() + '…'.len_utf8());
     ToolFailure::new(failure.code, format!("{}{note}", shorten_bytes(&failure.message, keep)))
 }
 
-fn classify_trap(skill: &str, err: &wasmtime::Error, memory_hit: bool, grants: &SkillGrants, limit_ms: u128, stderr: &str) -> ToolFailure {
+fn classify_trap(
+    skill: &str,
+    err: &wasmtime::Error,
+    memory_hit: bool,
+    grants: &SkillGrants,
+    limit_ms: u128,
+    stderr: &str,
+) -> ToolFailure {
     let trap = err.downcast_ref::<Trap>();
     if trap == Some(&Trap::Interrupt) {
-        return ToolFailure::new(ErrorCode::Timeout, format!("{skill}: stopped after the time limit of {limit_ms} ms (timeout_ms)"));
+        return ToolFailure::new(
+            ErrorCode::Timeout,
+            format!("{skill}: stopped after the time limit of {limit_ms} ms (timeout_ms)"),
+        );
     }
     if memory_hit {
         return ToolFailure::new(
@@ -369,13 +437,15 @@ fn classify_trap(skill: &str, err: &wasmtime::Error, memory_hit: bool, grants: &
 fn contract_version(engine: &Engine, component: &Component) -> Result<semver::Version, String> {
     let ty = component.component_type();
     let names: Vec<String> = ty.exports(engine).map(|(name, _)| name.to_owned()).collect();
-    let Some(version) = names.iter().find_map(|n| n.strip_prefix("agent-reach:skill/guest@")) else {
+    let Some(version) = names.iter().find_map(|n| n.strip_prefix("agent-reach:skill/guest@"))
+    else {
         return Err(format!(
             "not an Agent Reach skill: it does not export `agent-reach:skill/guest` (it exports: {}); build it with agent-reach-sdk",
             if names.is_empty() { "nothing".to_owned() } else { names.join(", ") }
         ));
     };
-    let version = semver::Version::parse(version).map_err(|e| format!("export `{version}` has an invalid version: {e}"))?;
+    let version = semver::Version::parse(version)
+        .map_err(|e| format!("export `{version}` has an invalid version: {e}"))?;
     if version.major != CONTRACT.major || version.minor != CONTRACT.minor {
         return Err(format!(
             "built against contract agent-reach:skill@{version}; this host runs {}.{}.x — rebuild the skill with a matching agent-reach-sdk",

@@ -41,7 +41,9 @@ fn escape(text: &str, keep_lines: bool) -> String {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if c.is_control() || is_invisible_format(c) => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c if c.is_control() || is_invisible_format(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", u32::from(c)))
+            }
             c => out.push(c),
         }
     }
@@ -144,8 +146,16 @@ mod tests {
     fn long_values_are_cut_with_their_full_length() {
         assert_eq!(shown_value("short", 10), "short");
         let long = format!("{}PAYLOAD", " ".repeat(5_000));
-        assert_eq!(shown_value(&long, 8), "       … [5007 characters in full] … AD", "the end shows too");
-        assert_eq!(shown_value("a\nbcdefgh", 4), "a\\n … [9 characters in full] … h", "cut after escaping: no raw control character survives");
+        assert_eq!(
+            shown_value(&long, 8),
+            "       … [5007 characters in full] … AD",
+            "the end shows too"
+        );
+        assert_eq!(
+            shown_value("a\nbcdefgh", 4),
+            "a\\n … [9 characters in full] … h",
+            "cut after escaping: no raw control character survives"
+        );
         assert_eq!(escape_keeping_lines("one\n\ttwo\u{1b}[2K"), "one\n\ttwo\\u{1b}[2K");
     }
 }

@@ -101,9 +101,15 @@ fn agents_list_json_is_one_stable_object() {
     let json: Value = serde_json::from_str(&stdout(&out)).expect("one JSON object");
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let at = |sub: &str| root.join(sub).display().to_string();
-    assert_eq!(json["delegation"], json!({"max_workers": 2, "max_depth": 2, "max_delegations": 16, "worker_max_steps": 6, "supervisor_skills": false}));
+    assert_eq!(
+        json["delegation"],
+        json!({"max_workers": 2, "max_depth": 2, "max_delegations": 16, "worker_max_steps": 6, "supervisor_skills": false})
+    );
     let agents = json["agents"].as_array().unwrap();
-    assert_eq!(agents.iter().map(|a| a["name"].as_str().unwrap()).collect::<Vec<_>>(), ["reader", "web"]);
+    assert_eq!(
+        agents.iter().map(|a| a["name"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["reader", "web"]
+    );
     assert_eq!(
         agents[1],
         json!({
@@ -131,7 +137,12 @@ fn agents_list_without_profiles_says_how_to_add_one() {
     let dir = folder("[skills.files]\nread = [\"./docs\"]\n");
     let out = reach(dir.path(), &["agents", "list"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(stdout(&out).starts_with("no agent profiles in ./reach.toml; add an [agents.NAME] table with description"), "{out:?}");
+    assert!(
+        stdout(&out).starts_with(
+            "no agent profiles in ./reach.toml; add an [agents.NAME] table with description"
+        ),
+        "{out:?}"
+    );
     let out = reach(dir.path(), &["agents", "list", "--json"]);
     let json: Value = serde_json::from_str(&stdout(&out)).expect("one JSON object");
     assert_eq!(json["agents"], json!([]));
@@ -140,7 +151,9 @@ fn agents_list_without_profiles_says_how_to_add_one() {
 
 #[test]
 fn a_bad_profile_exits_2_naming_the_file_line_and_key() {
-    let dir = folder("[skills.files]\nread = [\"./docs\"]\n\n[agents.reader]\ndescription = \"Reads.\"\nskills = [\"fils\"]\n");
+    let dir = folder(
+        "[skills.files]\nread = [\"./docs\"]\n\n[agents.reader]\ndescription = \"Reads.\"\nskills = [\"fils\"]\n",
+    );
     let out = reach(dir.path(), &["agents", "list"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");

@@ -30,7 +30,15 @@ impl Env {
         let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
         let mut command = Command::new(env!("CARGO_BIN_EXE_reach"));
         command.args(args).current_dir(self.dir.path()).env("REACH_CACHE_DIR", cache);
-        for name in ["REACH_POLICY", "REACH_SKILLS", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "REACH_MODEL", "REACH_PROVIDER"] {
+        for name in [
+            "REACH_POLICY",
+            "REACH_SKILLS",
+            "OPENAI_BASE_URL",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "REACH_MODEL",
+            "REACH_PROVIDER",
+        ] {
             command.env_remove(name);
         }
         command.stdin(std::process::Stdio::null()).output().expect("run reach")
@@ -42,7 +50,8 @@ impl Env {
         let mut all = vec!["run", task, "--json", "--base-url", &base, "--model", "scripted"];
         all.extend_from_slice(args);
         let out = self.reach(&all);
-        let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is one JSON report ({e}): {out:?}"));
+        let report = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("stdout is one JSON report ({e}): {out:?}"));
         (out, report)
     }
 }
@@ -50,12 +59,18 @@ impl Env {
 /// The model asks for `tool` with `arguments`.
 fn call(tool: &str, arguments: Value) -> Reply {
     let call = json!({"id": "call_1", "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}});
-    ok(completion(json!({"role": "assistant", "content": null, "tool_calls": [call]}), Some(json!({"prompt_tokens": 900, "completion_tokens": 20}))))
+    ok(completion(
+        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+        Some(json!({"prompt_tokens": 900, "completion_tokens": 20})),
+    ))
 }
 
 /// The model answers in text.
 fn answer(text: &str) -> Reply {
-    ok(completion(json!({"role": "assistant", "content": text}), Some(json!({"prompt_tokens": 950, "completion_tokens": 10}))))
+    ok(completion(
+        json!({"role": "assistant", "content": text}),
+        Some(json!({"prompt_tokens": 950, "completion_tokens": 10})),
+    ))
 }
 
 const POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
@@ -78,7 +93,8 @@ fn a_tool_error_is_one_json_object_and_exit_1() {
     let env = Env::new(POLICY);
     let out = env.reach(&["call", "files.read", r#"{"path": "/etc/passwd"}"#]);
     assert_eq!(out.status.code(), Some(1));
-    let json: serde_json::Value = serde_json::from_str(stdout(&out).trim()).expect("one JSON object");
+    let json: serde_json::Value =
+        serde_json::from_str(stdout(&out).trim()).expect("one JSON object");
     assert_eq!(json["status"], "error");
     assert_eq!(json["error_code"], "DENIED");
     assert!(json["error"].as_str().unwrap().contains("/etc/passwd"));
@@ -142,12 +158,23 @@ fn a_bad_policy_exits_2_naming_the_file_and_line() {
 
 #[test]
 fn an_override_for_a_tool_that_does_not_exist_stops_every_command() {
-    let env = Env::new("[skills.files]\nlevel = \"auto\"\n[skills.files.tools.delete]\nlevel = \"deny\"\n");
-    for args in [&["policy", "check"][..], &["call", "files.read", "{\"path\": \"docs/a.txt\"}"], &["skills", "list"]] {
+    let env = Env::new(
+        "[skills.files]\nlevel = \"auto\"\n[skills.files.tools.delete]\nlevel = \"deny\"\n",
+    );
+    for args in [
+        &["policy", "check"][..],
+        &["call", "files.read", "{\"path\": \"docs/a.txt\"}"],
+        &["skills", "list"],
+    ] {
         let out = env.reach(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("reach.toml:3: [skills.files.tools.delete]: skill files has no tool `delete`"), "{args:?}: {err}");
+        assert!(
+            err.contains(
+                "reach.toml:3: [skills.files.tools.delete]: skill files has no tool `delete`"
+            ),
+            "{args:?}: {err}"
+        );
     }
     let env = Env::new(POLICY);
     let out = env.reach(&["policy", "check"]);
@@ -179,7 +206,10 @@ fn echo_once() -> (std::net::SocketAddr, std::thread::JoinHandle<String>) {
             head.push_str(&line);
         }
         let body = serde_json::json!({ "head": head }).to_string();
-        let response = format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
         stream.write_all(response.as_bytes()).unwrap();
         head
     });
@@ -223,14 +253,20 @@ fn run_without_a_model_says_how_to_configure_one() {
     let out = env.reach(&["run", "list the docs"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no model endpoint is configured") && err.contains("just local-model"), "{err}");
+    assert!(
+        err.contains("no model endpoint is configured") && err.contains("just local-model"),
+        "{err}"
+    );
 }
 
 #[test]
 fn run_answers_with_a_json_report_exit_0_and_the_run_can_be_listed_and_shown() {
     let env = Env::new(POLICY);
     let file = env.dir.path().join("docs/a.txt");
-    let server = Server::start(vec![call("files__read", json!({"path": file})), answer("It says alpha and beta.")]);
+    let server = Server::start(vec![
+        call("files__read", json!({"path": file})),
+        answer("It says alpha and beta."),
+    ]);
     let (out, report) = env.run(&server, "What does docs/a.txt say?", &[]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(report["stop"]["reason"], "answered");
@@ -249,13 +285,20 @@ fn run_answers_with_a_json_report_exit_0_and_the_run_can_be_listed_and_shown() {
 
     let run_id = report["run_id"].as_str().unwrap();
     let log = Path::new(report["audit_log"].as_str().unwrap());
-    assert!(log.starts_with(env.dir.path().join(".reach/runs")) || log.starts_with(".reach/runs"), "{log:?}");
-    let listed: Value = serde_json::from_slice(&env.reach(&["runs", "list", "--json"]).stdout).unwrap();
+    assert!(
+        log.starts_with(env.dir.path().join(".reach/runs")) || log.starts_with(".reach/runs"),
+        "{log:?}"
+    );
+    let listed: Value =
+        serde_json::from_slice(&env.reach(&["runs", "list", "--json"]).stdout).unwrap();
     assert_eq!(listed["runs"][0]["run_id"], run_id);
     assert_eq!(listed["runs"][0]["stop"], "answered");
     assert_eq!(listed["runs"][0]["tool_calls"], 1);
     let shown = stdout(&env.reach(&["runs", "show", &run_id[..18]]));
-    assert!(shown.contains("files__read") && shown.contains("answer: It says alpha and beta."), "{shown}");
+    assert!(
+        shown.contains("files__read") && shown.contains("answer: It says alpha and beta."),
+        "{shown}"
+    );
 }
 
 #[test]
@@ -268,7 +311,8 @@ fn a_limit_exits_3_and_a_failing_model_exits_1() {
     assert_eq!(report["stop"]["reason"], "max_steps");
     assert_eq!(report["actions"][0]["outcome"], "ok", "the call of the last step still ran");
 
-    let server = Server::start(vec![status(404, r#"{"error": {"message": "model 'scripted' not found"}}"#)]);
+    let server =
+        Server::start(vec![status(404, r#"{"error": {"message": "model 'scripted' not found"}}"#)]);
     let (out, report) = env.run(&server, "List the docs", &[]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert_eq!(report["stop"]["reason"], "model_error");
@@ -281,7 +325,11 @@ fn a_confirm_call_without_a_terminal_is_refused_unless_yes() {
     let note = env.dir.path().join("notes/n.md");
     let write = || call("files__write", json!({"path": note, "content": "# N\n"}));
     // The answer right after the refusal is asked about once.
-    let server = Server::start(vec![write(), answer("I could not write it."), answer("I could not write it.")]);
+    let server = Server::start(vec![
+        write(),
+        answer("I could not write it."),
+        answer("I could not write it."),
+    ]);
     let (out, report) = env.run(&server, "Write a note", &[]);
     assert_eq!(out.status.code(), Some(0), "the model was told and answered: {out:?}");
     assert_eq!(report["actions"][0]["decision"], "declined");
@@ -302,7 +350,8 @@ fn echo_as(name: &str, version: &str) -> Vec<u8> {
     let mut bytes = std::fs::read(wasm("test_skill_echo")).unwrap();
     let stamp = b"@@name=echo____________@@version=1.0.0   @@";
     let at = bytes.windows(stamp.len()).position(|w| w == stamp).expect("stamp in echo.wasm");
-    bytes[at..at + stamp.len()].copy_from_slice(format!("@@name={name:_<16}@@version={version:<8}@@").as_bytes());
+    bytes[at..at + stamp.len()]
+        .copy_from_slice(format!("@@name={name:_<16}@@version={version:<8}@@").as_bytes());
     bytes
 }
 
@@ -319,7 +368,10 @@ fn listed(env: &Env) -> Value {
 
 fn skill<'a>(list: &'a Value, file: &str) -> &'a Value {
     let skills = list["skills"].as_array().unwrap();
-    skills.iter().find(|s| s["path"].as_str().unwrap().ends_with(file)).unwrap_or_else(|| panic!("{file} in {list}"))
+    skills
+        .iter()
+        .find(|s| s["path"].as_str().unwrap().ends_with(file))
+        .unwrap_or_else(|| panic!("{file} in {list}"))
 }
 
 #[test]
@@ -329,7 +381,10 @@ fn skills_list_shows_each_files_sha256_even_when_broken() {
     let digest = sha256_of(&env.dir.path().join("skills/files.wasm"));
     let out = env.reach(&["skills", "list"]);
     let text = stdout(&out);
-    assert!(text.starts_with("NAME             VERSION    STATUS      DIGEST        TOOLS / REASON\n"), "{text}");
+    assert!(
+        text.starts_with("NAME             VERSION    STATUS      DIGEST        TOOLS / REASON\n"),
+        "{text}"
+    );
     let row = text.lines().find(|l| l.starts_with("files ")).unwrap();
     assert!(row.contains(&format!(" active      {}  list, read", &digest[..12])), "{row}");
 
@@ -346,35 +401,56 @@ fn skills_pin_prints_the_lines_to_add_and_the_pin_holds() {
     let digest = sha256_of(&env.dir.path().join("skills/files.wasm"));
     let out = env.reach(&["skills", "pin", "files"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(stdout(&out), format!("[skills.files]\nsha256 = \"{digest}\"\n"), "exactly the lines to add");
+    assert_eq!(
+        stdout(&out),
+        format!("[skills.files]\nsha256 = \"{digest}\"\n"),
+        "exactly the lines to add"
+    );
 
     // Into a table that already lists the skill: only the key.
     std::fs::write(env.dir.path().join("reach.toml"), POLICY).unwrap();
     let out = env.reach(&["skills", "pin", "files"]);
     assert_eq!(stdout(&out), format!("sha256 = \"{digest}\"\n"));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("add this line to [skills.files] (./reach.toml line 1)"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("add this line to [skills.files] (./reach.toml line 1)"),
+        "{out:?}"
+    );
 
-    let pinned = POLICY.replacen("level = \"auto\"\n", &format!("level = \"auto\"\n{}", stdout(&out)), 1);
+    let pinned =
+        POLICY.replacen("level = \"auto\"\n", &format!("level = \"auto\"\n{}", stdout(&out)), 1);
     std::fs::write(env.dir.path().join("reach.toml"), &pinned).unwrap();
     assert_eq!(skill(&listed(&env), "files.wasm")["pinned"], true);
     assert_eq!(skill(&listed(&env), "files.wasm")["status"], "active");
     let out = env.reach(&["skills", "pin", "files"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("line 3 already pins `files` to this file"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("line 3 already pins `files` to this file"),
+        "{out:?}"
+    );
 
     // A newer, correctly named file is refused while the pin stands; `pin`
     // names it and says which line to replace to accept it.
-    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9")).unwrap();
+    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9"))
+        .unwrap();
     let newer = sha256_of(&env.dir.path().join("skills/files-9.9.9.wasm"));
     let list = listed(&env);
     assert_eq!(skill(&list, "files.wasm")["status"], "active");
     let refused = skill(&list, "files-9.9.9.wasm");
     assert_eq!(refused["status"], "broken");
     let reason = refused["reason"].as_str().unwrap();
-    assert!(reason.contains(&digest) && reason.contains(&newer) && reason.contains("reach.toml line 3"), "{reason}");
+    assert!(
+        reason.contains(&digest) && reason.contains(&newer) && reason.contains("reach.toml line 3"),
+        "{reason}"
+    );
     let out = env.reach(&["skills", "pin", "files"]);
     assert_eq!(stdout(&out), format!("sha256 = \"{newer}\"\n"));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&format!("line 3 pins `files` to another file (sha256 {digest}); replace that line")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "line 3 pins `files` to another file (sha256 {digest}); replace that line"
+        )),
+        "{err}"
+    );
 
     let out = env.reach(&["skills", "pin", "nope"]);
     assert_eq!(out.status.code(), Some(2));
@@ -386,14 +462,21 @@ fn skills_list_reports_an_upgrade_once_and_inspect_keeps_it() {
     // No per-tool override: the upgrade drops every tool the table could name.
     let env = Env::new("[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\n");
     let before = listed(&env);
-    assert_eq!(skill(&before, "files.wasm")["previous"], Value::Null, "first sight is not an upgrade");
+    assert_eq!(
+        skill(&before, "files.wasm")["previous"],
+        Value::Null,
+        "first sight is not an upgrade"
+    );
     let old_version = skill(&before, "files.wasm")["version"].as_str().unwrap().to_owned();
     assert!(env.dir.path().join(".reach/skills-seen.json").is_file());
 
     // A newer `files` that asks for other tools takes over the name's grants.
-    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9")).unwrap();
+    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9"))
+        .unwrap();
     let out = env.reach(&["skills", "list"]);
-    let notice = format!("upgraded from {old_version} (new tools: echo, wait; removed: list, read, write, search) — review: reach skills inspect files");
+    let notice = format!(
+        "upgraded from {old_version} (new tools: echo, wait; removed: list, read, write, search) — review: reach skills inspect files"
+    );
     assert!(stdout(&out).contains(&notice), "{out:?}");
     assert!(!stdout(&env.reach(&["skills", "list"])).contains("upgraded"), "told once");
 
@@ -401,7 +484,10 @@ fn skills_list_reports_an_upgrade_once_and_inspect_keeps_it() {
     let text = stdout(&out);
     let digest = sha256_of(&env.dir.path().join("skills/files-9.9.9.wasm"));
     assert!(text.contains(&format!("sha256: {digest} (not pinned;")), "{text}");
-    assert!(text.contains(&format!("upgraded from {old_version} (new tools: echo, wait;")), "{text}");
+    assert!(
+        text.contains(&format!("upgraded from {old_version} (new tools: echo, wait;")),
+        "{text}"
+    );
     let out = env.reach(&["skills", "inspect", "files", "--json"]);
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["sha256"], digest.as_str());
@@ -422,7 +508,10 @@ fn reach_call_writes_its_audit_log_before_and_after_the_call() {
     let env = Env::new(POLICY);
     let out = env.reach(&["call", "files.read", "{\"path\": \"docs/a.txt\"}"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let runs: Vec<PathBuf> = std::fs::read_dir(env.dir.path().join(".reach/runs")).expect("runs dir").map(|e| e.unwrap().path()).collect();
+    let runs: Vec<PathBuf> = std::fs::read_dir(env.dir.path().join(".reach/runs"))
+        .expect("runs dir")
+        .map(|e| e.unwrap().path())
+        .collect();
     assert_eq!(runs.len(), 1, "{runs:?}");
     let log = std::fs::read_to_string(&runs[0]).unwrap();
     let events: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
@@ -439,7 +528,11 @@ fn reach_call_writes_its_audit_log_before_and_after_the_call() {
     std::fs::write(&runs[0], cut).unwrap();
     let id = runs[0].file_stem().unwrap().to_str().unwrap().to_owned();
     let show = env.reach(&["runs", "show", &id]);
-    assert!(stdout(&show).contains("files.read path=docs/a.txt … started, no outcome recorded"), "{}", stdout(&show));
+    assert!(
+        stdout(&show).contains("files.read path=docs/a.txt … started, no outcome recorded"),
+        "{}",
+        stdout(&show)
+    );
 }
 
 #[test]
@@ -477,14 +570,22 @@ fn a_review_that_does_not_pass_exits_4_and_one_that_passes_exits_0() {
     let revise = || answer(r#"{"verdict": "revise", "issues": ["notes/summary.md is missing"]}"#);
     // Executor, reviewer, executor's extra round, reviewer again.
     let server = Server::start(vec![answer("Done."), revise(), answer("Done, really."), revise()]);
-    let (out, report) = env.run(&server, "Summarise the docs", &["--review", "notes/summary.md exists"]);
+    let (out, report) =
+        env.run(&server, "Summarise the docs", &["--review", "notes/summary.md exists"]);
     assert_eq!(out.status.code(), Some(4), "{out:?}");
-    let verdicts: Vec<&str> = report["reviews"].as_array().unwrap().iter().map(|r| r["verdict"].as_str().unwrap()).collect();
+    let verdicts: Vec<&str> = report["reviews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["verdict"].as_str().unwrap())
+        .collect();
     assert_eq!(verdicts, ["revise", "revise"]);
     assert_eq!(report["answer"], "Done, really.");
 
-    let server = Server::start(vec![answer("Done."), answer(r#"{"verdict": "pass", "issues": []}"#)]);
-    let (out, report) = env.run(&server, "Summarise the docs", &["--review", "notes/summary.md exists"]);
+    let server =
+        Server::start(vec![answer("Done."), answer(r#"{"verdict": "pass", "issues": []}"#)]);
+    let (out, report) =
+        env.run(&server, "Summarise the docs", &["--review", "notes/summary.md exists"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert_eq!(report["reviews"][0]["verdict"], "pass");
 }

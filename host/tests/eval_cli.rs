@@ -28,11 +28,17 @@ fn case_line(id: &str) -> String {
 
 fn read_todo() -> Reply {
     let call = json!({"id": "call_1", "type": "function", "function": {"name": "files__read", "arguments": "{\"path\": \"notes/todo.md\"}"}});
-    ok(completion(json!({"role": "assistant", "content": null, "tool_calls": [call]}), Some(json!({"prompt_tokens": 900, "completion_tokens": 20}))))
+    ok(completion(
+        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+        Some(json!({"prompt_tokens": 900, "completion_tokens": 20})),
+    ))
 }
 
 fn answer(text: &str) -> Reply {
-    ok(completion(json!({"role": "assistant", "content": text}), Some(json!({"prompt_tokens": 950, "completion_tokens": 10}))))
+    ok(completion(
+        json!({"role": "assistant", "content": text}),
+        Some(json!({"prompt_tokens": 950, "completion_tokens": 10})),
+    ))
 }
 
 /// The model reads the list and answers from it.
@@ -79,8 +85,21 @@ impl Env {
     fn reach_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
         let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
         let mut command = Command::new(env!("CARGO_BIN_EXE_reach"));
-        command.arg("eval").arg("cases.jsonl").args(args).current_dir(self.dir.path()).env("REACH_CACHE_DIR", cache);
-        for name in ["REACH_POLICY", "REACH_SKILLS", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "REACH_MODEL", "REACH_PROVIDER"] {
+        command
+            .arg("eval")
+            .arg("cases.jsonl")
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("REACH_CACHE_DIR", cache);
+        for name in [
+            "REACH_POLICY",
+            "REACH_SKILLS",
+            "OPENAI_BASE_URL",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "REACH_MODEL",
+            "REACH_PROVIDER",
+        ] {
             command.env_remove(name);
         }
         command.envs(vars.iter().copied());
@@ -122,17 +141,31 @@ fn a_passing_run_prints_the_table_and_exits_0() {
     // Every figure but the seconds: 1 case, 1 run, all passed, 2 steps, 1880 tokens.
     let row = "     1     1  100.0%  100.0%  100.0%  100.0%  100.0%   100.0%    2.0      1880 ";
     for name in ["files           ", "overall         "] {
-        assert!(lines.iter().any(|l| l.starts_with(&format!("{name}{row}"))), "no {name} row in\n{text}");
+        assert!(
+            lines.iter().any(|l| l.starts_with(&format!("{name}{row}"))),
+            "no {name} row in\n{text}"
+        );
     }
     assert!(text.contains("per run: 1850 input + 30 output tokens"), "{text}");
-    assert!(text.contains("0 answer(s) cite something no tool returned, 0 run(s) used an input nothing showed"), "{text}");
+    assert!(
+        text.contains(
+            "0 answer(s) cite something no tool returned, 0 run(s) used an input nothing showed"
+        ),
+        "{text}"
+    );
     assert!(!text.contains("failed:") && !text.contains("gate "), "{text}");
     let out_dir = env.path("out").canonicalize().unwrap();
     assert!(text.ends_with(&format!("report: {}/report.json\n", out_dir.display())), "{text}");
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap()).unwrap();
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("report.json")).unwrap())
+            .unwrap();
     assert_eq!(saved["cases"][0]["passes"], 1);
     assert!(out_dir.join(format!("runs/{CASE_ID}-1.jsonl")).is_file(), "the run's audit log");
-    assert!(stderr(&out).contains(&format!("[1/1] pass {CASE_ID} #1 (2 step(s), ")), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("[1/1] pass {CASE_ID} #1 (2 step(s), ")),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(server.requests().len(), 2);
 }
 
@@ -141,7 +174,8 @@ fn json_output_has_the_documented_layout() {
     let env = Env::new(&(case_line(CASE_ID) + "\n"));
     let out = env.eval(&passing(), &["--json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is one JSON object ({e}): {out:?}"));
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is one JSON object ({e}): {out:?}"));
     assert_eq!(report["schema"], 1);
     assert_eq!(report["model"], "scripted");
     assert_eq!(report["repeat"], 1);
@@ -168,9 +202,23 @@ fn json_output_has_the_documented_layout() {
     assert_eq!(run["passed"], true);
     assert_eq!(run["stop"], "answered");
     assert_eq!(run["calls"][0]["tool"], "files.read");
-    let checks: Vec<(&str, bool)> =
-        run["checks"].as_array().unwrap().iter().map(|c| (c["expectation"].as_str().unwrap(), c["passed"].as_bool().unwrap())).collect();
-    assert_eq!(checks, [("answered", true), ("tools", true), ("args", true), ("answer", true), ("must_not_tools", true), ("max_steps", true)]);
+    let checks: Vec<(&str, bool)> = run["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["expectation"].as_str().unwrap(), c["passed"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        checks,
+        [
+            ("answered", true),
+            ("tools", true),
+            ("args", true),
+            ("answer", true),
+            ("must_not_tools", true),
+            ("max_steps", true)
+        ]
+    );
 }
 
 #[test]
@@ -179,16 +227,33 @@ fn min_completion_fails_the_run_when_a_case_fails() {
     let out = env.eval(&failing(), &["--min-completion", "100"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = stdout(&out);
-    assert!(text.contains("gate min_completion: FAILED — completion 0.0% (at least 100% required)"), "{text}");
-    assert!(text.contains(&format!("failed:\n  {CASE_ID} #1: answer: the answer does not contain [\"passport\"]")), "{text}");
-    assert!(text.contains(&format!("runs/{CASE_ID}-1.jsonl")), "the failed run's audit log is named: {text}");
+    assert!(
+        text.contains("gate min_completion: FAILED — completion 0.0% (at least 100% required)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "failed:\n  {CASE_ID} #1: answer: the answer does not contain [\"passport\"]"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("runs/{CASE_ID}-1.jsonl")),
+        "the failed run's audit log is named: {text}"
+    );
     assert!(stderr(&out).contains(&format!("[1/1] FAIL {CASE_ID} #1")), "{}", stderr(&out));
 
     let out = env.eval_into("out2", &failing(), &["--min-completion", "0"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = stdout(&out);
-    assert!(text.contains("gate min_completion: holds — completion 0.0% (at least 0% required)"), "{text}");
-    assert!(text.contains(&format!("  {CASE_ID} #1: answer: the answer does not contain")), "failed on its answer: {text}");
+    assert!(
+        text.contains("gate min_completion: holds — completion 0.0% (at least 0% required)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("  {CASE_ID} #1: answer: the answer does not contain")),
+        "failed on its answer: {text}"
+    );
 }
 
 #[test]
@@ -210,7 +275,11 @@ fn only_that_matches_nothing_exits_2() {
     let server = passing();
     let out = env.eval(&server, &["--only", "nope"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
-    assert!(stderr(&out).contains("--only nope: no case has this id or domain (domains: files)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--only nope: no case has this id or domain (domains: files)"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(server.requests().len(), 0);
 }
 
@@ -219,23 +288,33 @@ fn a_case_that_passed_in_the_baseline_and_fails_now_is_a_regression() {
     let env = Env::new(&(case_line(CASE_ID) + "\n"));
     let out = env.eval(&passing(), &["--save-baseline", "b.json"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let saved: Value = serde_json::from_str(&std::fs::read_to_string(env.path("b.json")).unwrap()).unwrap();
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.path("b.json")).unwrap()).unwrap();
     assert_eq!(saved["schema"], 1);
     assert_eq!(saved["cases"], json!({CASE_ID: {"passes": 1, "runs": 1}}));
 
     let out = env.eval_into("out2", &failing(), &["--baseline", "b.json"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let text = stdout(&out);
-    assert!(text.contains(&format!("  {CASE_ID} #1: answer: the answer does not contain")), "failed on its answer: {text}");
+    assert!(
+        text.contains(&format!("  {CASE_ID} #1: answer: the answer does not contain")),
+        "failed on its answer: {text}"
+    );
     assert!(text.contains("against b.json: completion 100.0% → 0.0%"), "{text}");
     assert!(text.contains(&format!("  regression  {CASE_ID}: 1/1 → 0/1")), "{text}");
-    assert!(text.contains("gate baseline: FAILED — 1 regression(s), 0 improvement(s) against b.json"), "{text}");
+    assert!(
+        text.contains("gate baseline: FAILED — 1 regression(s), 0 improvement(s) against b.json"),
+        "{text}"
+    );
 
     let out = env.eval_into("out3", &passing(), &["--baseline", "b.json"]);
     assert_eq!(out.status.code(), Some(0), "the same result again is no regression: {out:?}");
     let text = stdout(&out);
     assert!(text.contains("against b.json: completion 100.0% → 100.0%"), "{text}");
-    assert!(text.contains("gate baseline: holds — 0 regression(s), 0 improvement(s) against b.json"), "{text}");
+    assert!(
+        text.contains("gate baseline: holds — 0 regression(s), 0 improvement(s) against b.json"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -249,7 +328,11 @@ fn an_out_folder_with_an_earlier_evaluation_is_refused_not_failed_run_by_run() {
     let out = env.eval(&server, &[]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = stderr(&out);
-    assert!(err.contains("--out out: ") && err.contains("already holds an evaluation's audit logs; give a new or empty folder"), "{err}");
+    assert!(
+        err.contains("--out out: ")
+            && err.contains("already holds an evaluation's audit logs; give a new or empty folder"),
+        "{err}"
+    );
     assert_eq!(server.requests().len(), 0, "nothing ran");
     let out = env.eval_into("out", &passing(), &["--list"]);
     assert_eq!(out.status.code(), Some(0), "listing needs no output folder: {out:?}");
@@ -262,13 +345,17 @@ fn html_writes_one_page_with_the_case() {
     assert_eq!(out.status.code(), Some(0), "no gate was asked for: {out:?}");
     let page = std::fs::read_to_string(env.path("r.html")).expect("r.html written");
     assert!(page.starts_with("<!doctype html>"), "{}", &page[..page.len().min(200)]);
-    assert!(page.contains(CASE_ID) && page.contains("does not contain"), "the case and why it failed");
+    assert!(
+        page.contains(CASE_ID) && page.contains("does not contain"),
+        "the case and why it failed"
+    );
     assert!(stderr(&out).contains("HTML report: r.html"), "{}", stderr(&out));
 }
 
 #[test]
 fn list_shows_the_cases_without_asking_a_model() {
-    let env = Env::new(&format!("{}\n// a comment\n{}\n", case_line(CASE_ID), case_line("todo-second")));
+    let env =
+        Env::new(&format!("{}\n// a comment\n{}\n", case_line(CASE_ID), case_line("todo-second")));
     let server = passing();
     for args in [vec![], vec!["--base-url", "http://127.0.0.1:9/v1"]] {
         let mut all = args.clone();
@@ -277,12 +364,19 @@ fn list_shows_the_cases_without_asking_a_model() {
         assert_eq!(out.status.code(), Some(0), "{out:?}");
         let text = stdout(&out);
         assert!(text.starts_with("ID"), "{text}");
-        assert!(text.contains(&format!("{CASE_ID:<28} files           What is the first item")), "{text}");
+        assert!(
+            text.contains(&format!("{CASE_ID:<28} files           What is the first item")),
+            "{text}"
+        );
         assert!(text.contains("todo-second") && text.ends_with("2 case(s)\n"), "{text}");
     }
     let out = env.eval(&server, &["--list", "--only", "todo-second"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(!stdout(&out).contains(CASE_ID) && stdout(&out).ends_with("1 case(s)\n"), "{}", stdout(&out));
+    assert!(
+        !stdout(&out).contains(CASE_ID) && stdout(&out).ends_with("1 case(s)\n"),
+        "{}",
+        stdout(&out)
+    );
     assert_eq!(server.requests().len(), 0, "listing runs nothing");
     assert!(!env.path("out").exists(), "listing writes nothing");
 }
@@ -290,7 +384,10 @@ fn list_shows_the_cases_without_asking_a_model() {
 /// A scripted model's reply that calls `tool` with `arguments`.
 fn call(tool: &str, arguments: Value) -> Reply {
     let call = json!({"id": "call_1", "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}});
-    ok(completion(json!({"role": "assistant", "content": null, "tool_calls": [call]}), Some(json!({"prompt_tokens": 900, "completion_tokens": 20}))))
+    ok(completion(
+        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+        Some(json!({"prompt_tokens": 900, "completion_tokens": 20})),
+    ))
 }
 
 /// A case with `policy` whose model lists `/etc`.
@@ -302,7 +399,10 @@ fn granting(id: &str, policy: &str) -> String {
 fn a_case_granting_more_than_its_working_folder_and_fixture_server_is_refused_unless_trusted() {
     let cases = [
         granting("reads-etc", "[skills.files]\nlevel = \"auto\"\nread = [\"/etc\"]\n"),
-        granting("reaches-out", "[skills.files]\nlevel = \"auto\"\nread = [\"./notes\"]\nnet = [\"127.0.0.1:{port}\", \"example.com\"]\n"),
+        granting(
+            "reaches-out",
+            "[skills.files]\nlevel = \"auto\"\nread = [\"./notes\"]\nnet = [\"127.0.0.1:{port}\", \"example.com\"]\n",
+        ),
         granting("takes-home", "[skills.files]\nlevel = \"auto\"\nenv = [\"HOME\"]\n"),
         case_line(CASE_ID),
     ];
@@ -326,18 +426,28 @@ cases.jsonl:1: reads-etc: the case's permission table grants more than a case ma
     }
     assert_eq!(server.requests().len(), 0, "nothing runs from a case set with a refused case");
 
-    let server = Server::start(vec![call("files__list", json!({"path": "/etc"})), answer("It holds the system's configuration.")]);
+    let server = Server::start(vec![
+        call("files__list", json!({"path": "/etc"})),
+        answer("It holds the system's configuration."),
+    ]);
     let out = env.eval(&server, &["--only", "reads-etc", "--trust-cases"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(stderr(&out).contains("warning: --trust-cases: every case's permission table is granted as written, without a person"), "{}", stderr(&out));
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(env.path("out/report.json")).unwrap()).unwrap();
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(env.path("out/report.json")).unwrap())
+            .unwrap();
     let call = &report["cases"][0]["runs"][0]["calls"][0];
-    assert_eq!((call["tool"].as_str(), call["outcome"].as_str()), (Some("files.list"), Some("ok")), "trusted, /etc is granted: {call}");
+    assert_eq!(
+        (call["tool"].as_str(), call["outcome"].as_str()),
+        (Some("files.list"), Some("ok")),
+        "trusted, /etc is granted: {call}"
+    );
     assert_eq!(server.requests().len(), 2);
 }
 
 #[test]
-fn an_environment_value_a_trusted_case_grants_never_appears_in_what_the_eval_writes_or_the_model_sees() {
+fn an_environment_value_a_trusted_case_grants_never_appears_in_what_the_eval_writes_or_the_model_sees()
+ {
     const NAME: &str = "REACH_EVAL_DEPLOY_TOKEN";
     const VALUE: &str = "tok-9f3a7c21e5-never-shown";
     let case = json!({
@@ -348,9 +458,22 @@ fn an_environment_value_a_trusted_case_grants_never_appears_in_what_the_eval_wri
     });
     let env = Env::new(&format!("{case}\n")).with_probe();
     // The model is given the value only if it is left unmasked; it repeats what it got.
-    let server = Server::start(vec![call("probe__env", json!({"name": NAME})), answer(&format!("Your deploy token is {VALUE}."))]);
+    let server = Server::start(vec![
+        call("probe__env", json!({"name": NAME})),
+        answer(&format!("Your deploy token is {VALUE}.")),
+    ]);
     let base = format!("{}/v1", server.base);
-    let args = ["--base-url", base.as_str(), "--model", "scripted", "--out", "out", "--trust-cases", "--html", "r.html"];
+    let args = [
+        "--base-url",
+        base.as_str(),
+        "--model",
+        "scripted",
+        "--out",
+        "out",
+        "--trust-cases",
+        "--html",
+        "r.html",
+    ];
     let out = env.reach_with_env(&args, &[(NAME, VALUE)]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
 
@@ -358,16 +481,24 @@ fn an_environment_value_a_trusted_case_grants_never_appears_in_what_the_eval_wri
     let report: Value = serde_json::from_str(&report_text).unwrap();
     let run = &report["cases"][0]["runs"][0];
     assert_eq!(run["calls"][0]["outcome"], "ok", "{run}");
-    assert!(run["calls"][0]["result"].as_str().unwrap().contains("[REDACTED]"), "the skill read the variable: {run}");
+    assert!(
+        run["calls"][0]["result"].as_str().unwrap().contains("[REDACTED]"),
+        "the skill read the variable: {run}"
+    );
     assert!(run["answer"].as_str().unwrap().contains("[REDACTED]"), "{run}");
     let mut written = vec![
         ("stdout", stdout(&out)),
         ("stderr", stderr(&out)),
         ("report.json", report_text.clone()),
         ("r.html", std::fs::read_to_string(env.path("r.html")).unwrap()),
-        ("the audit log", std::fs::read_to_string(env.path("out/runs/deploy-token-1.jsonl")).unwrap()),
+        (
+            "the audit log",
+            std::fs::read_to_string(env.path("out/runs/deploy-token-1.jsonl")).unwrap(),
+        ),
     ];
-    written.extend(server.requests().iter().enumerate().map(|(i, r)| (if i == 0 { "model request 1" } else { "model request 2" }, r.body.clone())));
+    written.extend(server.requests().iter().enumerate().map(|(i, r)| {
+        (if i == 0 { "model request 1" } else { "model request 2" }, r.body.clone())
+    }));
     assert_eq!(written.len(), 7, "two model requests");
     for (what, text) in written {
         assert!(!text.contains(VALUE), "{what} holds the granted value:\n{text}");

@@ -48,14 +48,25 @@ impl Revision {
 }
 
 /// The skills every scenario but `a_new_skill_is_announced` starts with.
-const SKILLS: &[(&str, &str)] = &[("skill_files", "files"), ("test_skill_echo", "echo"), ("skill_web", "web")];
+const SKILLS: &[(&str, &str)] =
+    &[("skill_files", "files"), ("test_skill_echo", "echo"), ("skill_web", "web")];
 
 /// Runs tests/mcp/client.py `scenario` against `reach mcp` in `ws` and
 /// returns what it saw, after checking it spoke `revision`.
-fn client(ws: &Workspace, scenario: &str, transport: Transport, revision: Revision, extra: &[&str]) -> Value {
+fn client(
+    ws: &Workspace,
+    scenario: &str,
+    transport: Transport,
+    revision: Revision,
+    extra: &[&str],
+) -> Value {
     let clients = clients();
     let mut command = ws.command(&clients.python);
-    command.arg(root().join("tests/mcp/client.py")).arg(scenario).args(["--mode", revision.mode()]).args(extra);
+    command
+        .arg(root().join("tests/mcp/client.py"))
+        .arg(scenario)
+        .args(["--mode", revision.mode()])
+        .args(extra);
     let server = match transport {
         Transport::Stdio => {
             command.args(["--stdio", "--", env!("CARGO_BIN_EXE_reach"), "mcp"]);
@@ -68,23 +79,43 @@ fn client(ws: &Workspace, scenario: &str, transport: Transport, revision: Revisi
         }
         Transport::HttpWithToken => {
             let server = ws.serve_http(&[], &[("REACH_MCP_TOKEN", TOKEN)]);
-            command.args(["--url", &server.url, "--header", &format!("Authorization: Bearer {TOKEN}")]);
+            command.args([
+                "--url",
+                &server.url,
+                "--header",
+                &format!("Authorization: Bearer {TOKEN}"),
+            ]);
             Some(server)
         }
     };
     let out = output_within(command, Duration::from_secs(120));
     let server_log = server.as_ref().map(|s| s.stderr()).unwrap_or_default();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "client.py {scenario} over {transport:?} failed ({}):\n{stderr}\nHTTP server's stderr:\n{server_log}", out.status);
-    let seen: Value =
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("client.py printed no JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout)));
-    assert_eq!(seen["protocol_version"], revision.version(), "negotiated revision over {transport:?}; stderr:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "client.py {scenario} over {transport:?} failed ({}):\n{stderr}\nHTTP server's stderr:\n{server_log}",
+        out.status
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("client.py printed no JSON ({e}):\n{}", String::from_utf8_lossy(&out.stdout))
+    });
+    assert_eq!(
+        seen["protocol_version"],
+        revision.version(),
+        "negotiated revision over {transport:?}; stderr:\n{stderr}"
+    );
     seen
 }
 
 fn tool<'a>(listed: &'a Value, name: &str) -> &'a Value {
-    let tools = listed["result"]["tools"].as_array().or_else(|| listed["tools"].as_array()).expect("a tools array");
-    tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("no tool {name} in {}", names(listed).join(", ")))
+    let tools = listed["result"]["tools"]
+        .as_array()
+        .or_else(|| listed["tools"].as_array())
+        .expect("a tools array");
+    tools
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no tool {name} in {}", names(listed).join(", ")))
 }
 
 fn names(listed: &Value) -> Vec<String> {
@@ -97,8 +128,11 @@ fn success(call: &Value) -> &Value {
     let result = &call["result"];
     assert!(result.is_object(), "the call failed at the protocol level: {call}");
     assert_ne!(result["isError"], true, "the call failed: {result}");
-    let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text content: {result}"));
-    let parsed: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("text content is the skill's JSON ({e}): {text}"));
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {result}"));
+    let parsed: Value = serde_json::from_str(text)
+        .unwrap_or_else(|e| panic!("text content is the skill's JSON ({e}): {text}"));
     assert_eq!(parsed, result["structuredContent"], "text and structured content differ");
     &result["structuredContent"]
 }
@@ -111,7 +145,9 @@ fn failure<'a>(call: &'a Value, code: &str) -> &'a Value {
     assert_eq!(error["status"], "error", "{result}");
     assert_eq!(error["error_code"], code, "{result}");
     assert!(error["error"].as_str().is_some_and(|e| !e.is_empty()), "no error message: {result}");
-    let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no text content: {result}"));
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {result}"));
     assert!(text.contains(code), "the text content does not say {code}: {text}");
     error
 }
@@ -119,7 +155,11 @@ fn failure<'a>(call: &'a Value, code: &str) -> &'a Value {
 fn tools_are_listed_and_called(transport: Transport, revision: Revision) {
     let ws = Workspace::new(POLICY, SKILLS);
     let seen = client(&ws, "tools", transport, revision, &[]);
-    assert!(seen["capabilities"]["tools"].is_object(), "no tools capability: {}", seen["capabilities"]);
+    assert!(
+        seen["capabilities"]["tools"].is_object(),
+        "no tools capability: {}",
+        seen["capabilities"]
+    );
     let listed = &seen["list"];
     let all = names(listed);
     for name in ["files__read", "files__write", "files__list", "echo__echo", "web__fetch"] {
@@ -152,16 +192,25 @@ fn tools_are_listed_and_called(transport: Transport, revision: Revision) {
     assert_eq!(success(&seen["echo"]), &json!({"greeting": "hello", "n": 3}));
 
     let invalid = failure(&seen["invalid_args"], "INVALID_ARGS");
-    assert!(invalid["error"].as_str().unwrap().contains("path"), "names the bad argument: {invalid}");
+    assert!(
+        invalid["error"].as_str().unwrap().contains("path"),
+        "names the bad argument: {invalid}"
+    );
     let denied = failure(&seen["outside_grants"], "DENIED");
     assert!(denied["error"].as_str().unwrap().contains("/etc/passwd"), "names the path: {denied}");
-    assert!(denied["suggestion"].as_str().is_some_and(|s| !s.is_empty()), "says what to do: {denied}");
+    assert!(
+        denied["suggestion"].as_str().is_some_and(|s| !s.is_empty()),
+        "says what to do: {denied}"
+    );
 
     // An unknown tool: a tool error (NO_SUCH_TOOL, as `reach call` says) or
     // a protocol error, either way naming it.
     let unknown = &seen["unknown_tool"];
     if unknown["protocol_error"].is_object() {
-        assert!(unknown["protocol_error"]["message"].as_str().unwrap().contains("files__nope"), "{unknown}");
+        assert!(
+            unknown["protocol_error"]["message"].as_str().unwrap().contains("files__nope"),
+            "{unknown}"
+        );
     } else {
         let error = failure(unknown, "NO_SUCH_TOOL");
         assert!(error["error"].as_str().unwrap().contains("files__nope"), "{error}");
@@ -175,23 +224,36 @@ fn a_confirm_tool_asks_the_person(transport: Transport, revision: Revision) {
 
     let accepted = &calls["accept"];
     success(accepted);
-    assert_eq!(std::fs::read_to_string(ws.path("notes/accept.md")).unwrap(), "accepted", "the confirmed write happened");
+    assert_eq!(
+        std::fs::read_to_string(ws.path("notes/accept.md")).unwrap(),
+        "accepted",
+        "the confirmed write happened"
+    );
     let asked = accepted["elicitations"].as_array().unwrap();
     assert_eq!(asked.len(), 1, "asked once: {accepted}");
     let question = &asked[0];
     assert_eq!(question["mode"], "form", "{question}");
     let message = question["message"].as_str().unwrap();
-    assert!(message.contains("files") && message.contains("write"), "the question names the call: {message}");
+    assert!(
+        message.contains("files") && message.contains("write"),
+        "the question names the call: {message}"
+    );
     assert!(message.contains("notes/accept.md"), "the question shows the arguments: {message}");
     let schema = &question["requestedSchema"];
-    assert!(schema["properties"].as_object().is_none_or(|p| p.is_empty()), "nothing to fill in, only yes or no: {schema}");
+    assert!(
+        schema["properties"].as_object().is_none_or(|p| p.is_empty()),
+        "nothing to fill in, only yes or no: {schema}"
+    );
 
     for (action, said) in [("decline", "declined"), ("cancel", "cancelled")] {
         let call = &calls[action];
         assert_eq!(call["elicitations"].as_array().map(Vec::len), Some(1), "asked once: {call}");
         let error = failure(call, "DENIED");
         assert!(error["error"].as_str().unwrap().contains(said), "{action}: {error}");
-        assert!(!ws.path(&format!("notes/{action}.md")).exists(), "{action}: the write happened anyway");
+        assert!(
+            !ws.path(&format!("notes/{action}.md")).exists(),
+            "{action}: the write happened anyway"
+        );
     }
 }
 
@@ -199,38 +261,63 @@ fn a_client_that_cannot_ask_is_refused(transport: Transport, revision: Revision)
     let ws = Workspace::new(POLICY, SKILLS);
     let seen = client(&ws, "no-elicit", transport, revision, &[]);
     let error = failure(&seen["write"], "DENIED");
-    assert!(error["error"].as_str().unwrap().contains("elicitation"), "says the client cannot ask: {error}");
+    assert!(
+        error["error"].as_str().unwrap().contains("elicitation"),
+        "says the client cannot ask: {error}"
+    );
     assert!(!ws.path("notes/unasked.md").exists(), "the write happened without a person");
 }
 
 fn instructions_are_prompts_and_resources(transport: Transport, revision: Revision) {
     let ws = Workspace::new(POLICY, SKILLS);
     let seen = client(&ws, "prompts", transport, revision, &[]);
-    let prompts = seen["prompts"]["result"]["prompts"].as_array().unwrap_or_else(|| panic!("{}", seen["prompts"]));
+    let prompts = seen["prompts"]["result"]["prompts"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", seen["prompts"]));
     let prompt_names: Vec<&str> = prompts.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert!(prompt_names.contains(&"files"), "{prompt_names:?}");
     assert!(!prompt_names.contains(&"echo"), "echo has no instructions: {prompt_names:?}");
-    let text = seen["prompt"]["result"]["messages"][0]["content"]["text"].as_str().unwrap_or_else(|| panic!("{}", seen["prompt"]));
+    let text = seen["prompt"]["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", seen["prompt"]));
     assert!(text.len() > 40, "the instructions: {text}");
 
-    let resources = seen["resources"]["result"]["resources"].as_array().unwrap_or_else(|| panic!("{}", seen["resources"]));
+    let resources = seen["resources"]["result"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", seen["resources"]));
     let uris: Vec<&str> = resources.iter().map(|r| r["uri"].as_str().unwrap()).collect();
     assert!(uris.contains(&"reach://skills/files/instructions"), "{uris:?}");
     let contents = &seen["resource"]["result"]["contents"][0];
     assert_eq!(contents["text"], text, "the resource and the prompt are the same instructions");
     assert_eq!(contents["uri"], "reach://skills/files/instructions");
-    assert!(seen["missing_prompt"]["protocol_error"].is_object(), "an unknown prompt is an error: {}", seen["missing_prompt"]);
+    assert!(
+        seen["missing_prompt"]["protocol_error"].is_object(),
+        "an unknown prompt is an error: {}",
+        seen["missing_prompt"]
+    );
 }
 
 fn a_new_skill_is_announced(transport: Transport, revision: Revision) {
     let ws = Workspace::new(POLICY, &[("skill_files", "files")]);
     let source = support::wasm("test_skill_echo");
     let dest = ws.path("skills/echo.wasm");
-    let seen = client(&ws, "list-changed", transport, revision, &["--copy", source.to_str().unwrap(), dest.to_str().unwrap()]);
-    let before: Vec<&str> = seen["before"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    let seen = client(
+        &ws,
+        "list-changed",
+        transport,
+        revision,
+        &["--copy", source.to_str().unwrap(), dest.to_str().unwrap()],
+    );
+    let before: Vec<&str> =
+        seen["before"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(!before.contains(&"echo__echo"), "{before:?}");
-    assert_eq!(seen["notified"], true, "no tools/list_changed within 20 s of the copy; the client saw: {}", seen["seen"]);
-    let after: Vec<&str> = seen["after"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
+    assert_eq!(
+        seen["notified"], true,
+        "no tools/list_changed within 20 s of the copy; the client saw: {}",
+        seen["seen"]
+    );
+    let after: Vec<&str> =
+        seen["after"].as_array().unwrap().iter().map(|n| n.as_str().unwrap()).collect();
     assert!(after.contains(&"echo__echo") && after.contains(&"files__read"), "{after:?}");
 }
 
@@ -288,18 +375,37 @@ fn the_inspector_cli_lists_tools_and_reads_a_file() {
     let ws = Workspace::new(POLICY, SKILLS);
     let inspector = |args: &[&str]| -> Value {
         let mut command = ws.command("node");
-        command.arg(&clients.inspector).args(["--cli", env!("CARGO_BIN_EXE_reach"), "mcp"]).args(args);
+        command
+            .arg(&clients.inspector)
+            .args(["--cli", env!("CARGO_BIN_EXE_reach"), "mcp"])
+            .args(args);
         let out = output_within(command, Duration::from_secs(120));
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "inspector {args:?} failed ({}):\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("the inspector printed no JSON ({e}): {stdout}"))
+        assert!(
+            out.status.success(),
+            "inspector {args:?} failed ({}):\n{stdout}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("the inspector printed no JSON ({e}): {stdout}"))
     };
     let listed = inspector(&["--method", "tools/list"]);
     let all = names(&listed);
-    assert!(all.contains(&"files__read".to_owned()) && all.contains(&"echo__echo".to_owned()), "{all:?}");
+    assert!(
+        all.contains(&"files__read".to_owned()) && all.contains(&"echo__echo".to_owned()),
+        "{all:?}"
+    );
     assert_eq!(tool(&listed, "files__read")["annotations"]["destructiveHint"], true);
 
-    let read = inspector(&["--method", "tools/call", "--tool-name", "files__read", "--tool-arg", "path=docs/a.txt"]);
+    let read = inspector(&[
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "files__read",
+        "--tool-arg",
+        "path=docs/a.txt",
+    ]);
     assert_ne!(read["isError"], true, "{read}");
     assert_eq!(read["structuredContent"]["content"], "alpha\nbeta\n", "{read}");
 }

@@ -20,5 +20,9 @@ fn the_conformance_suite_passes_but_for_the_listed_scenarios() {
     let out = mcp::output_within(command, Duration::from_secs(300));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "the conformance suite failed ({}); target/mcp-conformance has each scenario's checks.json\n{stdout}\n{stderr}", out.status);
+    assert!(
+        out.status.success(),
+        "the conformance suite failed ({}); target/mcp-conformance has each scenario's checks.json\n{stdout}\n{stderr}",
+        out.status
+    );
 }

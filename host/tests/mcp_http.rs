@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 
 /// files may write ./notes without a person, so a request that gets
 /// through leaves a file behind.
-const AUTO_WRITE: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n";
+const AUTO_WRITE: &str =
+    "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n";
 
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}"#;
 
@@ -31,11 +32,18 @@ fn write_call(path: &str) -> String {
 fn open_session(server: &HttpServer, extra: &[(&str, &str)]) -> String {
     let opened = server.post(extra, INITIALIZE);
     assert_eq!(opened.status, 200, "initialize: {opened:?}");
-    let id = opened.header("mcp-session-id").unwrap_or_else(|| panic!("no Mcp-Session-Id: {opened:?}")).to_owned();
+    let id = opened
+        .header("mcp-session-id")
+        .unwrap_or_else(|| panic!("no Mcp-Session-Id: {opened:?}"))
+        .to_owned();
     let mut headers = extra.to_vec();
     headers.extend([("Mcp-Session-Id", id.as_str()), ("MCP-Protocol-Version", "2025-11-25")]);
-    let initialized = server.post(&headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    assert!(initialized.status == 202 || initialized.status == 200, "notifications/initialized: {initialized:?}");
+    let initialized =
+        server.post(&headers, r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    assert!(
+        initialized.status == 202 || initialized.status == 200,
+        "notifications/initialized: {initialized:?}"
+    );
     id
 }
 
@@ -58,7 +66,12 @@ fn a_foreign_host_header_is_refused_before_any_tool_runs() {
     // DNS rebinding: a page on evil.example whose name now resolves to
     // 127.0.0.1 reaches the server with its own name as Host. (With the
     // token, so that the Host is the reason.)
-    for host in ["evil.example".to_owned(), format!("evil.example:{port}"), format!("localhost.evil.example:{port}"), "127.0.0.1.nip.io".to_owned()] {
+    for host in [
+        "evil.example".to_owned(),
+        format!("evil.example:{port}"),
+        format!("localhost.evil.example:{port}"),
+        "127.0.0.1.nip.io".to_owned(),
+    ] {
         let response = server.post(&[("Host", host.as_str())], INITIALIZE);
         assert!(refused(&response), "Host: {host} was served: {response:?}");
     }
@@ -68,20 +81,26 @@ fn a_foreign_host_header_is_refused_before_any_tool_runs() {
     }
 
     let session = open_session(&server, &[]);
-    let rebound = on_session(&server, &session, &[("Host", "evil.example")], &write_call("notes/rebound.md"));
+    let rebound =
+        on_session(&server, &session, &[("Host", "evil.example")], &write_call("notes/rebound.md"));
     assert!(refused(&rebound), "a call with a foreign Host was served: {rebound:?}");
     assert!(!ws.path("notes/rebound.md").exists(), "the tool ran for a foreign Host");
     // The same call with the server's own name runs: the Host was the reason.
     let direct = on_session(&server, &session, &[], &write_call("notes/direct.md"));
     assert_eq!(direct.status, 200, "{direct:?}");
-    assert!(ws.path("notes/direct.md").exists(), "the call did not run: {direct:?}\n{}", server.stderr());
+    assert!(
+        ws.path("notes/direct.md").exists(),
+        "the call did not run: {direct:?}\n{}",
+        server.stderr()
+    );
 }
 
 #[test]
 fn a_foreign_origin_is_refused_and_an_allowed_one_passes() {
     let ws = workspace();
     let server = ws.serve_http(&["--allow-origin", "http://localhost:5173"], &[]);
-    for origin in ["http://evil.example", "http://localhost:5174", "https://localhost:5173", "null"] {
+    for origin in ["http://evil.example", "http://localhost:5174", "https://localhost:5173", "null"]
+    {
         let response = server.post(&[("Origin", origin)], INITIALIZE);
         assert_eq!(response.status, 403, "Origin: {origin} was served: {response:?}");
     }
@@ -89,12 +108,25 @@ fn a_foreign_origin_is_refused_and_an_allowed_one_passes() {
     assert_eq!(allowed.status, 200, "{allowed:?}");
 
     let session = open_session(&server, &[]);
-    let foreign = on_session(&server, &session, &[("Origin", "http://evil.example")], &write_call("notes/from-a-page.md"));
+    let foreign = on_session(
+        &server,
+        &session,
+        &[("Origin", "http://evil.example")],
+        &write_call("notes/from-a-page.md"),
+    );
     assert_eq!(foreign.status, 403, "{foreign:?}");
     assert!(!ws.path("notes/from-a-page.md").exists(), "the tool ran for a foreign Origin");
-    let page = on_session(&server, &session, &[("Origin", "http://localhost:5173")], &write_call("notes/allowed-page.md"));
+    let page = on_session(
+        &server,
+        &session,
+        &[("Origin", "http://localhost:5173")],
+        &write_call("notes/allowed-page.md"),
+    );
     assert_eq!(page.status, 200, "{page:?}");
-    assert!(ws.path("notes/allowed-page.md").exists(), "the allowed origin's call did not run: {page:?}");
+    assert!(
+        ws.path("notes/allowed-page.md").exists(),
+        "the allowed origin's call did not run: {page:?}"
+    );
 }
 
 #[test]
@@ -102,9 +134,16 @@ fn only_the_servers_own_origin_passes_when_none_is_allowed() {
     let ws = workspace();
     let server = ws.serve_http(&[], &[]);
     let own = server.post(&[("Origin", &format!("http://{}", server.addr))], INITIALIZE);
-    assert_eq!(own.status, 200, "the server's own origin (no page can carry it) is served: {own:?}");
+    assert_eq!(
+        own.status, 200,
+        "the server's own origin (no page can carry it) is served: {own:?}"
+    );
     // A page of another local web app (another port), or of any site, is not.
-    for origin in ["http://localhost:5173", &format!("http://127.0.0.1:{}", server.addr.port() ^ 1), "http://evil.example"] {
+    for origin in [
+        "http://localhost:5173",
+        &format!("http://127.0.0.1:{}", server.addr.port() ^ 1),
+        "http://evil.example",
+    ] {
         let response = server.post(&[("Origin", origin)], INITIALIZE);
         assert_eq!(response.status, 403, "{origin}: {response:?}");
     }
@@ -117,16 +156,31 @@ fn a_token_is_required_when_reach_mcp_token_is_set() {
     let server = ws.serve_http(&[], &[("REACH_MCP_TOKEN", token)]);
     let addr = server.addr;
     let good = format!("Bearer {token}");
-    for authorization in [None, Some("Bearer wrong"), Some(&format!("Bearer {token}x")[..]), Some(&format!("Basic {token}")[..]), Some("Bearer ")] {
-        let headers: Vec<(&str, &str)> = authorization.map(|a| ("Authorization", a)).into_iter().collect();
+    for authorization in [
+        None,
+        Some("Bearer wrong"),
+        Some(&format!("Bearer {token}x")[..]),
+        Some(&format!("Basic {token}")[..]),
+        Some("Bearer "),
+    ] {
+        let headers: Vec<(&str, &str)> =
+            authorization.map(|a| ("Authorization", a)).into_iter().collect();
         let response = post(addr, &headers, INITIALIZE);
-        assert_eq!(response.status, 401, "Authorization: {authorization:?} was served: {response:?}");
+        assert_eq!(
+            response.status, 401,
+            "Authorization: {authorization:?} was served: {response:?}"
+        );
     }
     let session = open_session(&server, &[("Authorization", &good)]);
-    let without = post(addr, &[("Mcp-Session-Id", &session), ("MCP-Protocol-Version", "2025-11-25")], &write_call("notes/no-token.md"));
+    let without = post(
+        addr,
+        &[("Mcp-Session-Id", &session), ("MCP-Protocol-Version", "2025-11-25")],
+        &write_call("notes/no-token.md"),
+    );
     assert_eq!(without.status, 401, "a session id is not a token: {without:?}");
     assert!(!ws.path("notes/no-token.md").exists(), "the tool ran without the token");
-    let with = on_session(&server, &session, &[("Authorization", &good)], &write_call("notes/token.md"));
+    let with =
+        on_session(&server, &session, &[("Authorization", &good)], &write_call("notes/token.md"));
     assert_eq!(with.status, 200, "{with:?}");
     assert!(ws.path("notes/token.md").exists(), "the call with the token did not run: {with:?}");
 }
@@ -142,12 +196,21 @@ fn a_non_loopback_address_without_a_token_is_refused() {
 
 /// A `tools/call` of protocol 2026-07-28 (stateless: no session, every
 /// request says who it is), as a load balancer would pass it to any instance.
-fn stateless_write(server: &HttpServer, path: &str, answer: Option<(&str, &str)>) -> serde_json::Value {
+fn stateless_write(
+    server: &HttpServer,
+    path: &str,
+    answer: Option<(&str, &str)>,
+) -> serde_json::Value {
     stateless_write_as(server, "balanced", path, answer)
 }
 
 /// [`stateless_write`] from the client that declares itself `client`.
-fn stateless_write_as(server: &HttpServer, client: &str, path: &str, answer: Option<(&str, &str)>) -> serde_json::Value {
+fn stateless_write_as(
+    server: &HttpServer,
+    client: &str,
+    path: &str,
+    answer: Option<(&str, &str)>,
+) -> serde_json::Value {
     let mut params = serde_json::json!({
         "name": "files__write",
         "arguments": {"path": path, "content": "written after the person said yes"},
@@ -158,15 +221,24 @@ fn stateless_write_as(server: &HttpServer, client: &str, path: &str, answer: Opt
         }
     });
     if let Some((action, state)) = answer {
-        params["inputResponses"] = serde_json::json!({"confirm": {"action": action, "content": {}}});
+        params["inputResponses"] =
+            serde_json::json!({"confirm": {"action": action, "content": {}}});
         params["requestState"] = serde_json::json!(state);
     }
-    let body = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}).to_string();
-    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "files__write")];
+    let body =
+        serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
+            .to_string();
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "files__write"),
+    ];
     let response = server.post(&headers, &body);
     assert_eq!(response.status, 200, "{response:?}");
-    let data = response.body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&response.body);
-    let message: serde_json::Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {response:?}"));
+    let data =
+        response.body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&response.body);
+    let message: serde_json::Value =
+        serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {response:?}"));
     message["result"].clone()
 }
 
@@ -175,9 +247,18 @@ fn a_confirmation_asked_by_one_instance_is_answered_at_another_without_sticky_se
     let policy = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
     let ws = Workspace::new(policy, &[("skill_files", "files")]);
     let record = ws.path("approvals.db");
-    let shared = [("REACH_MCP_STATE_KEY", "the balancer's shared secret"), ("REACH_MCP_APPROVALS", record.to_str().unwrap())];
+    let shared = [
+        ("REACH_MCP_STATE_KEY", "the balancer's shared secret"),
+        ("REACH_MCP_APPROVALS", record.to_str().unwrap()),
+    ];
     let (a, b) = (ws.serve_http(&[], &shared), ws.serve_http(&[], &shared));
-    let stranger = ws.serve_http(&[], &[("REACH_MCP_STATE_KEY", "another secret"), ("REACH_MCP_APPROVALS", ws.path("other.db").to_str().unwrap())]);
+    let stranger = ws.serve_http(
+        &[],
+        &[
+            ("REACH_MCP_STATE_KEY", "another secret"),
+            ("REACH_MCP_APPROVALS", ws.path("other.db").to_str().unwrap()),
+        ],
+    );
 
     let asked = stateless_write(&a, "notes/lb.md", None);
     assert_eq!(asked["resultType"], "input_required", "{asked}");
@@ -200,7 +281,14 @@ fn a_confirmation_asked_by_one_instance_is_answered_at_another_without_sticky_se
     assert_eq!(foreign["resultType"], "input_required", "{foreign}");
     assert!(!ws.path("notes/elsewhere.md").exists());
 
-    let declined = stateless_write(&a, "notes/no.md", Some(("decline", stateless_write(&a, "notes/no.md", None)["requestState"].as_str().unwrap())));
+    let declined = stateless_write(
+        &a,
+        "notes/no.md",
+        Some((
+            "decline",
+            stateless_write(&a, "notes/no.md", None)["requestState"].as_str().unwrap(),
+        )),
+    );
     assert_eq!(declined["structuredContent"]["error_code"], "DENIED", "{declined}");
     assert!(!ws.path("notes/no.md").exists());
 }
@@ -213,14 +301,23 @@ fn audit_records(ws: &Workspace, event: &str) -> Vec<serde_json::Value> {
     let mut records = Vec::new();
     for entry in std::fs::read_dir(ws.path(".reach/runs")).unwrap() {
         let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        records.extend(text.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).filter(|r| r["event"] == event));
+        records.extend(
+            text.lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|r| r["event"] == event),
+        );
     }
     records
 }
 
 /// Writes of `path` that ran, as the audit logs record them.
 fn writes_run(ws: &Workspace, path: &str) -> usize {
-    audit_records(ws, "tool_call").iter().filter(|r| r["tool"] == "files.write" && r["outcome"] == "ok" && r["arguments"]["path"] == path).count()
+    audit_records(ws, "tool_call")
+        .iter()
+        .filter(|r| {
+            r["tool"] == "files.write" && r["outcome"] == "ok" && r["arguments"]["path"] == path
+        })
+        .count()
 }
 
 #[test]
@@ -230,14 +327,24 @@ fn a_request_without_the_token_on_loopback_is_refused_and_nothing_runs() {
     let ws = workspace();
     let server = ws.serve_http(&[], &[]);
     let file = ws.path(".reach/mcp-token");
-    let token = server.token.clone().unwrap_or_else(|| panic!("no token in {}; stderr:\n{}", file.display(), server.stderr()));
+    let token = server
+        .token
+        .clone()
+        .unwrap_or_else(|| panic!("no token in {}; stderr:\n{}", file.display(), server.stderr()));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600, "the token is for this user only");
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600,
+            "the token is for this user only"
+        );
     }
     let stderr = server.stderr();
-    assert!(stderr.contains("Authorization: Bearer") && stderr.contains(".reach/mcp-token"), "says how to configure a client: {stderr}");
+    assert!(
+        stderr.contains("Authorization: Bearer") && stderr.contains(".reach/mcp-token"),
+        "says how to configure a client: {stderr}"
+    );
     assert!(!stderr.contains(&token), "the token itself is not printed: {stderr}");
 
     assert_eq!(post(server.addr, &[], INITIALIZE).status, 401);
@@ -245,7 +352,11 @@ fn a_request_without_the_token_on_loopback_is_refused_and_nothing_runs() {
         "name": "files__write", "arguments": {"path": "notes/no-token.md", "content": "x"},
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
                   "io.modelcontextprotocol/clientInfo": {"name": "a-local-process", "version": "1"}}}});
-    let headers = [("MCP-Protocol-Version", "2026-07-28"), ("Mcp-Method", "tools/call"), ("Mcp-Name", "files__write")];
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "files__write"),
+    ];
     let refused = post(server.addr, &headers, &stateless.to_string());
     assert_eq!(refused.status, 401, "{refused:?}");
     assert!(!ws.path("notes/no-token.md").exists(), "the tool ran without the token");
@@ -264,13 +375,23 @@ fn serving_without_a_token_is_an_explicit_choice_for_loopback_only() {
     let ws = workspace();
     let server = ws.serve_http(&["--no-auth"], &[]);
     assert!(server.token.is_none() && !ws.path(".reach/mcp-token").exists(), "no token is made");
-    assert!(server.stderr().contains("without a bearer token"), "warns at start: {}", server.stderr());
+    assert!(
+        server.stderr().contains("without a bearer token"),
+        "warns at start: {}",
+        server.stderr()
+    );
     assert_eq!(post(server.addr, &[], INITIALIZE).status, 200);
 
-    let out = output_within(ws.reach(&["mcp", "--http", "0.0.0.0:0", "--no-auth"]), Duration::from_secs(60));
+    let out = output_within(
+        ws.reach(&["mcp", "--http", "0.0.0.0:0", "--no-auth"]),
+        Duration::from_secs(60),
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("REACH_MCP_TOKEN"), "off loopback a token is needed whatever was chosen: {stderr}");
+    assert!(
+        stderr.contains("REACH_MCP_TOKEN"),
+        "off loopback a token is needed whatever was chosen: {stderr}"
+    );
 }
 
 #[test]
@@ -281,7 +402,11 @@ fn a_token_file_that_others_can_read_is_refused() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(ws.path(".reach/mcp-token"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(
+            ws.path(".reach/mcp-token"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
     }
     let out = output_within(ws.reach(&["mcp", "--http", "127.0.0.1:0"]), Duration::from_secs(60));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -304,26 +429,40 @@ fn a_replayed_confirmation_runs_nothing_the_second_time() {
     // without limit.
     let replayed = stateless_write(&server, "notes/once.md", Some(("accept", &state)));
     assert_eq!(replayed["structuredContent"]["error_code"], "DENIED", "{replayed}");
-    assert!(replayed["structuredContent"]["error"].as_str().unwrap().contains("already used"), "{replayed}");
+    assert!(
+        replayed["structuredContent"]["error"].as_str().unwrap().contains("already used"),
+        "{replayed}"
+    );
     assert!(!ws.path("notes/once.md").exists(), "the replay wrote the file again");
     assert_eq!(writes_run(&ws, "notes/once.md"), 1, "the audit log shows one write");
-    assert!(audit_records(&ws, "tool_call").iter().any(|r| r["outcome"] == "refused" && r["error"].as_str().unwrap_or("").contains("already used")), "the refusal is recorded");
+    assert!(
+        audit_records(&ws, "tool_call").iter().any(|r| r["outcome"] == "refused"
+            && r["error"].as_str().unwrap_or("").contains("already used")),
+        "the refusal is recorded"
+    );
 }
 
 #[test]
 fn a_confirmation_used_at_one_instance_is_refused_at_another() {
     let ws = Workspace::new(CONFIRM_WRITE, &[("skill_files", "files")]);
     let record = ws.path("shared/approvals.db");
-    let shared = [("REACH_MCP_STATE_KEY", "the balancer's shared secret"), ("REACH_MCP_APPROVALS", record.to_str().unwrap())];
+    let shared = [
+        ("REACH_MCP_STATE_KEY", "the balancer's shared secret"),
+        ("REACH_MCP_APPROVALS", record.to_str().unwrap()),
+    ];
     let (a, b) = (ws.serve_http(&[], &shared), ws.serve_http(&[], &shared));
-    let state = stateless_write(&a, "notes/lb-once.md", None)["requestState"].as_str().unwrap().to_owned();
+    let state =
+        stateless_write(&a, "notes/lb-once.md", None)["requestState"].as_str().unwrap().to_owned();
     assert_eq!(stateless_write(&b, "notes/lb-once.md", Some(("accept", &state)))["isError"], false);
     std::fs::remove_file(ws.path("notes/lb-once.md")).unwrap();
     for instance in [&a, &b] {
         let replayed = stateless_write(instance, "notes/lb-once.md", Some(("accept", &state)));
         assert_eq!(replayed["structuredContent"]["error_code"], "DENIED", "{replayed}");
     }
-    assert!(!ws.path("notes/lb-once.md").exists(), "a replay at another instance wrote the file again");
+    assert!(
+        !ws.path("notes/lb-once.md").exists(),
+        "a replay at another instance wrote the file again"
+    );
     assert_eq!(writes_run(&ws, "notes/lb-once.md"), 1);
 }
 
@@ -342,15 +481,25 @@ fn a_shared_state_key_without_a_shared_record_is_refused_at_start() {
 fn a_confirmation_given_to_one_client_is_refused_for_another() {
     let ws = Workspace::new(CONFIRM_WRITE, &[("skill_files", "files")]);
     let server = ws.serve_http(&[], &[]);
-    let state = stateless_write_as(&server, "the-editor", "notes/theirs.md", None)["requestState"].as_str().unwrap().to_owned();
+    let state = stateless_write_as(&server, "the-editor", "notes/theirs.md", None)["requestState"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     // Regression: the state named no client, so another one could use an
     // answer it was never asked for.
-    let other = stateless_write_as(&server, "another-client", "notes/theirs.md", Some(("accept", &state)));
+    let other =
+        stateless_write_as(&server, "another-client", "notes/theirs.md", Some(("accept", &state)));
     assert_eq!(other["structuredContent"]["error_code"], "DENIED", "{other}");
-    assert!(other["structuredContent"]["error"].as_str().unwrap().contains("another client"), "{other}");
+    assert!(
+        other["structuredContent"]["error"].as_str().unwrap().contains("another client"),
+        "{other}"
+    );
     assert!(!ws.path("notes/theirs.md").exists(), "the write ran for a client that was not asked");
     // The client that was asked can still use it.
-    assert_eq!(stateless_write_as(&server, "the-editor", "notes/theirs.md", Some(("accept", &state)))["isError"], false);
+    assert_eq!(
+        stateless_write_as(&server, "the-editor", "notes/theirs.md", Some(("accept", &state)))["isError"],
+        false
+    );
     assert!(ws.path("notes/theirs.md").exists());
 }
 
@@ -365,7 +514,14 @@ fn until_closed(stream: &mut TcpStream, limit: Duration) -> Option<String> {
     let mut bytes = Vec::new();
     match stream.read_to_end(&mut bytes) {
         Ok(_) => Some(String::from_utf8_lossy(&bytes).into_owned()),
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => None,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            None
+        }
         Err(_) => Some(String::from_utf8_lossy(&bytes).into_owned()),
     }
 }
@@ -375,12 +531,22 @@ fn a_slow_loris_header_is_cut_off() {
     let ws = workspace();
     let server = ws.serve_http(&[], &[]);
     let mut stream = TcpStream::connect(server.addr).unwrap();
-    stream.write_all(format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nX-Slow: ", server.addr).as_bytes()).unwrap();
+    stream
+        .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {}\r\nX-Slow: ", server.addr).as_bytes())
+        .unwrap();
     let started = Instant::now();
     // Regression: a connection that never finished its headers was held forever.
     let closed = until_closed(&mut stream, Duration::from_secs(25));
-    assert!(closed.is_some(), "a connection whose headers never end is still open after {:?}", started.elapsed());
-    assert!(started.elapsed() >= Duration::from_secs(9), "cut off after {:?}, before the 10 s allowed", started.elapsed());
+    assert!(
+        closed.is_some(),
+        "a connection whose headers never end is still open after {:?}",
+        started.elapsed()
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(9),
+        "cut off after {:?}, before the 10 s allowed",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -395,7 +561,9 @@ fn a_slow_body_is_cut_off() {
     );
     stream.write_all(head.as_bytes()).unwrap();
     let started = Instant::now();
-    let answer = until_closed(&mut stream, Duration::from_secs(50)).unwrap_or_else(|| panic!("a body that never arrives held the connection for {:?}", started.elapsed()));
+    let answer = until_closed(&mut stream, Duration::from_secs(50)).unwrap_or_else(|| {
+        panic!("a body that never arrives held the connection for {:?}", started.elapsed())
+    });
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("did not arrive within 30 s"), "{answer}");
 }
@@ -428,7 +596,8 @@ fn the_session_past_the_cap_is_refused() {
     assert_eq!(refused.status, 503, "{refused:?}");
     assert!(refused.body.contains("256 MCP sessions are open"), "{refused:?}");
     // Open sessions still work, and closing one makes room.
-    let listed = on_session(&server, &sessions[0], &[], r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    let listed =
+        on_session(&server, &sessions[0], &[], r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
     assert_eq!(listed.status, 200, "{listed:?}");
     let mut delete = TcpStream::connect(server.addr).unwrap();
     let request = format!(
@@ -457,14 +626,21 @@ fn the_mcp_audit_log_goes_on_in_a_new_file_past_its_size() {
         assert_eq!(response.status, 200, "{}", &response.body[..response.body.len().min(300)]);
     }
     let runs = ws.path(".reach/runs");
-    let mut files: Vec<String> = std::fs::read_dir(&runs).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut files: Vec<String> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     files.sort();
     // Regression: one file per server, growing without bound.
     assert_eq!(files.len(), 2, "{files:?}");
     let first = std::fs::read_to_string(runs.join(&files[0])).unwrap();
     let id = files[0].strip_suffix(".jsonl").unwrap();
     assert_eq!(files[1], format!("{id}.part2.jsonl"));
-    assert!(first.len() <= 64 * 1024 * 1024 + 4096, "the first part stops at 64 MiB: {}", first.len());
+    assert!(
+        first.len() <= 64 * 1024 * 1024 + 4096,
+        "the first part stops at 64 MiB: {}",
+        first.len()
+    );
     let last: serde_json::Value = serde_json::from_str(first.lines().last().unwrap()).unwrap();
     assert_eq!(last["event"], "log_rotated");
     assert_eq!(last["next"], files[1]);
@@ -472,7 +648,11 @@ fn the_mcp_audit_log_goes_on_in_a_new_file_past_its_size() {
     let opening: serde_json::Value = serde_json::from_str(second.lines().next().unwrap()).unwrap();
     assert_eq!(opening["event"], "log_continued");
     assert_eq!(opening["previous"], files[0]);
-    assert_eq!(opening["run_started"]["kind"], "mcp", "each part says what it is the log of: {}", opening["run_started"]);
+    assert_eq!(
+        opening["run_started"]["kind"], "mcp",
+        "each part says what it is the log of: {}",
+        opening["run_started"]
+    );
 
     // `reach runs` sees one server, shown across both files.
     let listed = output_within(ws.reach(&["runs", "list", "--json"]), Duration::from_secs(60));
@@ -484,5 +664,9 @@ fn the_mcp_audit_log_goes_on_in_a_new_file_past_its_size() {
     let shown = output_within(ws.reach(&["runs", "show", id]), Duration::from_secs(60));
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert_eq!(shown.matches("[refused]").count(), 20, "every call of both parts is shown");
-    assert!(shown.contains("goes on in") && shown.contains("continued from"), "{}", &shown[..shown.len().min(2000)]);
+    assert!(
+        shown.contains("goes on in") && shown.contains("continued from"),
+        "{}",
+        &shown[..shown.len().min(2000)]
+    );
 }

@@ -4,16 +4,16 @@
 //! closes the server, results are masked with the serving host's secrets,
 //! and only the skills the table names are served.
 
-mod support;
 #[path = "support/mcp.rs"]
 mod mcp;
+mod support;
 
+use mcp::Workspace;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-use mcp::Workspace;
 
 struct Server {
     child: Child,
@@ -76,7 +76,9 @@ impl Server {
     fn tools(&mut self, id: u64) -> Vec<String> {
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}));
         let listed = self.response(id);
-        let tools = listed["result"]["tools"].as_array().unwrap_or_else(|| panic!("no tools array: {listed}"));
+        let tools = listed["result"]["tools"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no tools array: {listed}"));
         tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
     }
 
@@ -88,7 +90,10 @@ impl Server {
 
     /// The next message, within a minute.
     fn next(&mut self, waiting_for: &str) -> Value {
-        let line = self.lines.recv_timeout(Duration::from_secs(60)).unwrap_or_else(|e| panic!("no {waiting_for} from reach mcp: {e}"));
+        let line = self
+            .lines
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("no {waiting_for} from reach mcp: {e}"));
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"))
     }
 
@@ -107,7 +112,8 @@ impl Server {
         let deadline = Instant::now() + within;
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             let Ok(line) = self.lines.recv_timeout(left) else { return false };
-            let message: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"));
+            let message: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"));
             if message["method"] == method {
                 return true;
             }
@@ -133,7 +139,13 @@ fn audit(ws: &Workspace, within: Duration, done: impl Fn(&[Value]) -> bool) -> V
             .flatten()
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().starts_with("mcp-"))
-            .flat_map(|e| std::fs::read_to_string(e.path()).unwrap_or_default().lines().map(|l| serde_json::from_str(l).unwrap()).collect::<Vec<Value>>())
+            .flat_map(|e| {
+                std::fs::read_to_string(e.path())
+                    .unwrap_or_default()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect::<Vec<Value>>()
+            })
             .collect();
         if done(&records) || Instant::now() > deadline {
             return records;
@@ -144,7 +156,10 @@ fn audit(ws: &Workspace, within: Duration, done: impl Fn(&[Value]) -> bool) -> V
 
 #[test]
 fn a_cancelled_call_stops_running_in_the_sandbox() {
-    let ws = Workspace::new("[skills.echo]\nlevel = \"auto\"\ntimeout_ms = 60000\n", &[("test_skill_echo", "echo")]);
+    let ws = Workspace::new(
+        "[skills.echo]\nlevel = \"auto\"\ntimeout_ms = 60000\n",
+        &[("test_skill_echo", "echo")],
+    );
     let mut server = Server::start(&ws);
     server.call(2, "echo__wait", json!({"ms": 30000}));
     std::thread::sleep(Duration::from_millis(700));
@@ -153,10 +168,14 @@ fn a_cancelled_call_stops_running_in_the_sandbox() {
     server.call(3, "echo__echo", json!({"still": "here"}));
     assert_eq!(server.response(3)["result"]["structuredContent"], json!({"still": "here"}));
     // The 30-second call ended long before its time, as a cancelled call.
-    let waited = |records: &[Value]| records.iter().any(|r| r["event"] == "tool_call" && r["tool"] == "echo.wait");
+    let waited = |records: &[Value]| {
+        records.iter().any(|r| r["event"] == "tool_call" && r["tool"] == "echo.wait")
+    };
     let records = audit(&ws, Duration::from_secs(10), waited);
     let wait = records.iter().find(|r| r["event"] == "tool_call" && r["tool"] == "echo.wait");
-    let wait = wait.unwrap_or_else(|| panic!("echo.wait still running 10 s after it was cancelled: {records:#?}"));
+    let wait = wait.unwrap_or_else(|| {
+        panic!("echo.wait still running 10 s after it was cancelled: {records:#?}")
+    });
     assert_eq!(wait["outcome"], "error", "{wait}");
     assert!(wait["duration_ms"].as_u64().unwrap() < 10_000, "{wait}");
 }
@@ -176,26 +195,46 @@ fn every_call_and_refusal_is_in_the_audit_log_with_the_client_named() {
     server.call(5, "files__nope", json!({}));
     assert_eq!(server.response(5)["result"]["structuredContent"]["error_code"], "NO_SUCH_TOOL");
 
-    let records = audit(&ws, Duration::from_secs(5), |r| r.iter().filter(|r| r["event"] == "tool_call").count() >= 4);
+    let records = audit(&ws, Duration::from_secs(5), |r| {
+        r.iter().filter(|r| r["event"] == "tool_call").count() >= 4
+    });
     assert_eq!(records[0]["event"], "run_started", "{records:#?}");
     assert_eq!(records[0]["kind"], "mcp");
-    let started: Vec<&Value> = records.iter().filter(|r| r["event"] == "tool_call_started").collect();
+    let started: Vec<&Value> =
+        records.iter().filter(|r| r["event"] == "tool_call_started").collect();
     assert_eq!(started.len(), 2, "only the two reads ran: {records:#?}");
-    assert!(started.iter().all(|r| r["client"] == "line-test" && r["skill"] == "files"), "{started:#?}");
+    assert!(
+        started.iter().all(|r| r["client"] == "line-test" && r["skill"] == "files"),
+        "{started:#?}"
+    );
     let calls: Vec<&Value> = records.iter().filter(|r| r["event"] == "tool_call").collect();
-    let outcomes: Vec<(&str, &str)> = calls.iter().map(|r| (r["tool"].as_str().unwrap(), r["outcome"].as_str().unwrap())).collect();
+    let outcomes: Vec<(&str, &str)> = calls
+        .iter()
+        .map(|r| (r["tool"].as_str().unwrap(), r["outcome"].as_str().unwrap()))
+        .collect();
     assert_eq!(
         outcomes,
-        [("files.read", "ok"), ("files.read", "error"), ("files.write", "refused"), ("files__nope", "refused")],
+        [
+            ("files.read", "ok"),
+            ("files.read", "error"),
+            ("files.write", "refused"),
+            ("files__nope", "refused")
+        ],
         "{calls:#?}"
     );
     assert!(calls[2]["error"].as_str().unwrap().contains("elicitation"), "{}", calls[2]);
 
     // The client hangs up: the log ends with the server's finish.
     assert!(server.hang_up().success());
-    let records = audit(&ws, Duration::from_secs(5), |r| r.last().is_some_and(|r| r["event"] == "run_finished"));
+    let records = audit(&ws, Duration::from_secs(5), |r| {
+        r.last().is_some_and(|r| r["event"] == "run_finished")
+    });
     let last = records.last().unwrap();
-    assert_eq!((&last["event"], &last["tool_calls"]), (&json!("run_finished"), &json!(2)), "{records:#?}");
+    assert_eq!(
+        (&last["event"], &last["tool_calls"]),
+        (&json!("run_finished"), &json!(2)),
+        "{records:#?}"
+    );
 }
 
 /// The structured error of a failed call.
@@ -220,25 +259,52 @@ fn a_table_that_stops_loading_closes_the_server_until_one_loads() {
     assert!(server.tools(2).contains(&"echo__wait".to_owned()));
 
     // `wait` meant to be denied, its name misspelt: the table is refused.
-    save(&ws.path("reach.toml"), "[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wiat]\nlevel = \"deny\"\n");
-    assert!(server.notified("notifications/tools/list_changed", Duration::from_secs(30)), "clients are told the server closed");
+    save(
+        &ws.path("reach.toml"),
+        "[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wiat]\nlevel = \"deny\"\n",
+    );
+    assert!(
+        server.notified("notifications/tools/list_changed", Duration::from_secs(30)),
+        "clients are told the server closed"
+    );
     assert_eq!(server.tools(3), Vec::<String>::new(), "nothing is listed while closed");
     let refused = server.called(4, "echo__wait", json!({"ms": 0}));
     let refused = error(&refused);
     assert_eq!(refused["error_code"], "UNAVAILABLE", "{refused}");
     let message = refused["error"].as_str().unwrap();
-    assert!(message.contains("reach.toml:3: [skills.echo.tools.wiat]: skill echo has no tool `wiat`"), "names the table's error: {message}");
+    assert!(
+        message.contains("reach.toml:3: [skills.echo.tools.wiat]: skill echo has no tool `wiat`"),
+        "names the table's error: {message}"
+    );
     assert!(message.contains("reopens as soon as it loads"), "says how to fix it: {message}");
 
-    save(&ws.path("reach.toml"), "[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wait]\nlevel = \"deny\"\n");
-    assert!(server.notified("notifications/tools/list_changed", Duration::from_secs(30)), "clients are told it opened again");
+    save(
+        &ws.path("reach.toml"),
+        "[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.wait]\nlevel = \"deny\"\n",
+    );
+    assert!(
+        server.notified("notifications/tools/list_changed", Duration::from_secs(30)),
+        "clients are told it opened again"
+    );
     let listed = server.tools(5);
-    assert!(listed.contains(&"echo__echo".to_owned()) && !listed.contains(&"echo__wait".to_owned()), "{listed:?}");
-    assert_eq!(server.called(6, "echo__echo", json!({"back": true}))["result"]["structuredContent"], json!({"back": true}));
+    assert!(
+        listed.contains(&"echo__echo".to_owned()) && !listed.contains(&"echo__wait".to_owned()),
+        "{listed:?}"
+    );
+    assert_eq!(
+        server.called(6, "echo__echo", json!({"back": true}))["result"]["structuredContent"],
+        json!({"back": true})
+    );
 
-    let records = audit(&ws, Duration::from_secs(5), |r| r.iter().filter(|r| r["event"] == "tool_call").count() >= 2);
-    let refusal = records.iter().find(|r| r["event"] == "tool_call" && r["error_code"] == "UNAVAILABLE");
-    assert!(refusal.is_some_and(|r| r["outcome"] == "refused"), "the refusal is on record: {records:#?}");
+    let records = audit(&ws, Duration::from_secs(5), |r| {
+        r.iter().filter(|r| r["event"] == "tool_call").count() >= 2
+    });
+    let refusal =
+        records.iter().find(|r| r["event"] == "tool_call" && r["error_code"] == "UNAVAILABLE");
+    assert!(
+        refusal.is_some_and(|r| r["outcome"] == "refused"),
+        "the refusal is on record: {records:#?}"
+    );
 }
 
 /// Regression: MCP answered with granted environment values in full (a
@@ -247,12 +313,26 @@ fn a_table_that_stops_loading_closes_the_server_until_one_loads() {
 fn results_errors_and_the_audit_log_are_masked_with_the_serving_hosts_secrets() {
     const FIRST: &str = "first-granted-value-7c1e";
     const LATER: &str = "granted-after-reload-93ab";
-    let table = |env: &str| format!("[skills.probe]\nlevel = \"auto\"\nenv = [{env}]\n[skills.echo]\nlevel = \"auto\"\n");
-    let ws = Workspace::new(&table("\"REACH_TEST_FIRST\""), &[("test_skill_probe", "probe"), ("test_skill_echo", "echo")]);
-    let mut server = Server::start_with(&ws, &["mcp"], &[("REACH_TEST_FIRST", FIRST), ("REACH_TEST_LATER", LATER)]);
+    let table = |env: &str| {
+        format!(
+            "[skills.probe]\nlevel = \"auto\"\nenv = [{env}]\n[skills.echo]\nlevel = \"auto\"\n"
+        )
+    };
+    let ws = Workspace::new(
+        &table("\"REACH_TEST_FIRST\""),
+        &[("test_skill_probe", "probe"), ("test_skill_echo", "echo")],
+    );
+    let mut server = Server::start_with(
+        &ws,
+        &["mcp"],
+        &[("REACH_TEST_FIRST", FIRST), ("REACH_TEST_LATER", LATER)],
+    );
 
     let read = server.called(2, "probe__env", json!({"name": "REACH_TEST_FIRST"}));
-    assert!(!read.to_string().contains(FIRST) && read.to_string().contains("[REDACTED]"), "the result: {read}");
+    assert!(
+        !read.to_string().contains(FIRST) && read.to_string().contains("[REDACTED]"),
+        "the result: {read}"
+    );
     // An error quoting the value (the schema's message shows what it got).
     let invalid = server.called(3, "echo__wait", json!({"ms": FIRST}));
     assert_eq!(error(&invalid)["error_code"], "INVALID_ARGS");
@@ -262,17 +342,31 @@ fn results_errors_and_the_audit_log_are_masked_with_the_serving_hosts_secrets() 
     assert!(other.to_string().contains(LATER), "{other}");
 
     save(&ws.path("reach.toml"), &table("\"REACH_TEST_FIRST\", \"REACH_TEST_LATER\""));
-    assert!(server.notified("notifications/tools/list_changed", Duration::from_secs(30)), "the new table loads");
+    assert!(
+        server.notified("notifications/tools/list_changed", Duration::from_secs(30)),
+        "the new table loads"
+    );
     let read = server.called(5, "probe__env", json!({"name": "REACH_TEST_LATER"}));
-    assert!(!read.to_string().contains(LATER) && read.to_string().contains("[REDACTED]"), "the result: {read}");
+    assert!(
+        !read.to_string().contains(LATER) && read.to_string().contains("[REDACTED]"),
+        "the result: {read}"
+    );
     let echoed = server.called(6, "echo__echo", json!({"v": LATER}));
     assert!(!echoed.to_string().contains(LATER), "the result: {echoed}");
 
     // The log masks the value granted at start, and the one granted since.
     // Calls 1 and 2 ran before the reload, 3 and 4 after it.
-    let records = audit(&ws, Duration::from_secs(5), |r| r.iter().any(|r| r["event"] == "tool_call" && r["call"] == 4));
-    let after_reload: Vec<&Value> = records.iter().filter(|r| r["call"].as_u64() >= Some(3)).collect();
-    assert!(after_reload.iter().any(|r| r["tool"] == "echo.echo" && r["arguments"]["v"] == "[REDACTED]"), "{after_reload:#?}");
+    let records = audit(&ws, Duration::from_secs(5), |r| {
+        r.iter().any(|r| r["event"] == "tool_call" && r["call"] == 4)
+    });
+    let after_reload: Vec<&Value> =
+        records.iter().filter(|r| r["call"].as_u64() >= Some(3)).collect();
+    assert!(
+        after_reload
+            .iter()
+            .any(|r| r["tool"] == "echo.echo" && r["arguments"]["v"] == "[REDACTED]"),
+        "{after_reload:#?}"
+    );
     let log = serde_json::to_string(&after_reload).unwrap();
     assert!(!log.contains(LATER), "{log}");
     let log = serde_json::to_string(&records).unwrap();
@@ -288,16 +382,25 @@ fn only_the_skills_the_table_names_are_served() {
     let mut server = Server::start(&ws);
     let listed = server.tools(2);
     assert!(listed.contains(&"echo__echo".to_owned()), "{listed:?}");
-    assert!(!listed.iter().any(|t| t.starts_with("probe__")), "a skill the table does not name is listed: {listed:?}");
+    assert!(
+        !listed.iter().any(|t| t.starts_with("probe__")),
+        "a skill the table does not name is listed: {listed:?}"
+    );
     let refused = server.called(3, "probe__env", json!({"name": "HOME"}));
     let refused = error(&refused);
     assert_eq!(refused["error_code"], "NO_SUCH_TOOL", "{refused}");
-    assert!(refused["error"].as_str().unwrap().contains("does not name skill `probe` ([skills.probe])"), "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().contains("does not name skill `probe` ([skills.probe])"),
+        "{refused}"
+    );
     drop(server);
 
     // No table at all: every skill, each asking a person first.
     std::fs::remove_file(ws.path("reach.toml")).unwrap();
     let mut server = Server::start(&ws);
     let listed = server.tools(2);
-    assert!(listed.contains(&"probe__env".to_owned()) && listed.contains(&"echo__echo".to_owned()), "{listed:?}");
+    assert!(
+        listed.contains(&"probe__env".to_owned()) && listed.contains(&"echo__echo".to_owned()),
+        "{listed:?}"
+    );
 }

@@ -5,8 +5,8 @@
 mod support;
 
 use agent_reach::model::{
-    AnthropicClient, AnthropicConfig, ChatRequest, Message, Model, ModelError, OpenAiClient, OpenAiConfig,
-    RetryPolicy, ToolCall, ToolSpec, Usage,
+    AnthropicClient, AnthropicConfig, ChatRequest, Message, Model, ModelError, OpenAiClient,
+    OpenAiConfig, RetryPolicy, ToolCall, ToolSpec, Usage,
 };
 use serde_json::{Value, json};
 use std::net::TcpListener;
@@ -73,7 +73,11 @@ async fn openai_tool_call_then_text() {
     let messages = [Message::user("What is in a.md?")];
 
     let first = client.chat(ChatRequest { messages: &messages, tools: &tools }).await.unwrap();
-    let call = ToolCall { id: "call_abc".into(), name: "files__read".into(), arguments: r#"{"path":"a.md"}"#.into() };
+    let call = ToolCall {
+        id: "call_abc".into(),
+        name: "files__read".into(),
+        arguments: r#"{"path":"a.md"}"#.into(),
+    };
     assert_eq!(first.message, Message::assistant("", vec![call]));
     assert_eq!(first.usage, Usage { input_tokens: 120, output_tokens: 15, estimated: false });
     assert_eq!(first.model, "served-model");
@@ -135,7 +139,8 @@ async fn openai_without_tools_or_key_sends_neither() {
 #[tokio::test]
 async fn openai_arguments_object_is_reserialised_and_missing_id_made_up() {
     let call = json!({"type": "function", "function": {"name": "files__read", "arguments": {"path": "b.md"}}});
-    let reply = completion(json!({"role": "assistant", "content": "Reading.", "tool_calls": [call]}), None);
+    let reply =
+        completion(json!({"role": "assistant", "content": "Reading.", "tool_calls": [call]}), None);
     let server = Server::start(vec![ok(reply)]);
     let answer = openai(&server, None)
         .chat(ChatRequest { messages: &[Message::user("b?")], tools: &[read_tool()] })
@@ -149,17 +154,26 @@ async fn openai_arguments_object_is_reserialised_and_missing_id_made_up() {
 
 #[tokio::test]
 async fn openai_usage_is_estimated_when_the_server_gives_none() {
-    let server = Server::start(vec![ok(completion(json!({"role": "assistant", "content": "x".repeat(40)}), None))]);
-    let answer =
-        openai(&server, None).chat(ChatRequest { messages: &[Message::user("hi")], tools: &[read_tool()] }).await.unwrap();
+    let server = Server::start(vec![ok(completion(
+        json!({"role": "assistant", "content": "x".repeat(40)}),
+        None,
+    ))]);
+    let answer = openai(&server, None)
+        .chat(ChatRequest { messages: &[Message::user("hi")], tools: &[read_tool()] })
+        .await
+        .unwrap();
 
     let sent = server.requests()[0].body.chars().count() as u64;
-    assert_eq!(answer.usage, Usage { input_tokens: sent.div_ceil(4), output_tokens: 10, estimated: true });
+    assert_eq!(
+        answer.usage,
+        Usage { input_tokens: sent.div_ceil(4), output_tokens: 10, estimated: true }
+    );
 }
 
 #[tokio::test]
 async fn rate_limit_429_waits_as_retry_after_says_then_succeeds() {
-    let limited = Reply::Http(429, vec![("Retry-After", "1".into())], r#"{"error":"slow down"}"#.into());
+    let limited =
+        Reply::Http(429, vec![("Retry-After", "1".into())], r#"{"error":"slow down"}"#.into());
     let server = Server::start(vec![limited, openai_text_reply()]);
     let mut config = OpenAiConfig::new(&server.base, "m");
     // Backoff alone would wait ~1 ms; the server's wait (1 s, capped here
@@ -168,7 +182,8 @@ async fn rate_limit_429_waits_as_retry_after_says_then_succeeds() {
     let client = OpenAiClient::new(config).unwrap();
 
     let started = Instant::now();
-    let answer = client.chat(ChatRequest { messages: &[Message::user("hi")], tools: &[] }).await.unwrap();
+    let answer =
+        client.chat(ChatRequest { messages: &[Message::user("hi")], tools: &[] }).await.unwrap();
     let waited = started.elapsed();
 
     assert_eq!(answer.message.content, "It says hello.");
@@ -185,7 +200,10 @@ async fn server_error_three_times_fails_with_status_body_and_attempts() {
     config.retry = fast_retry(2);
     let client = OpenAiClient::new(config).unwrap();
 
-    let err = client.chat(ChatRequest { messages: &[Message::user("hi")], tools: &[] }).await.unwrap_err();
+    let err = client
+        .chat(ChatRequest { messages: &[Message::user("hi")], tools: &[] })
+        .await
+        .unwrap_err();
     let text = err.to_string();
     match err {
         ModelError::Status { status, body, attempts, endpoint } => {
@@ -195,7 +213,12 @@ async fn server_error_three_times_fails_with_status_body_and_attempts() {
         }
         other => panic!("expected a status error, got {other:?}"),
     }
-    assert!(text.contains("HTTP 500") && text.contains("3 attempt") && text.contains("upstream exploded"), "{text}");
+    assert!(
+        text.contains("HTTP 500")
+            && text.contains("3 attempt")
+            && text.contains("upstream exploded"),
+        "{text}"
+    );
     assert_eq!(server.requests().len(), 3, "it must stop after the last retry");
 }
 
@@ -251,9 +274,14 @@ async fn silent_server_times_out_as_unreachable() {
 #[tokio::test]
 async fn a_200_that_is_not_a_completion_is_a_protocol_error() {
     let server = Server::start(vec![status(200, "<html>gateway login</html>")]);
-    let err =
-        openai(&server, None).chat(ChatRequest { messages: &[Message::user("hi")], tools: &[] }).await.unwrap_err();
-    assert!(matches!(&err, ModelError::Protocol { reason, .. } if reason.contains("gateway login")), "{err:?}");
+    let err = openai(&server, None)
+        .chat(ChatRequest { messages: &[Message::user("hi")], tools: &[] })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Protocol { reason, .. } if reason.contains("gateway login")),
+        "{err:?}"
+    );
 }
 
 fn anthropic(server: &Server) -> AnthropicClient {
@@ -276,10 +304,21 @@ fn anthropic_reply(content: Value, usage: Option<Value>) -> Reply {
 
 #[tokio::test]
 async fn anthropic_request_has_system_field_blocks_and_headers() {
-    let server = Server::start(vec![anthropic_reply(json!([{"type": "text", "text": "Both say hi."}]), None)]);
+    let server = Server::start(vec![anthropic_reply(
+        json!([{"type": "text", "text": "Both say hi."}]),
+        None,
+    )]);
     let calls = vec![
-        ToolCall { id: "toolu_1".into(), name: "files__read".into(), arguments: r#"{"path":"a.md"}"#.into() },
-        ToolCall { id: "toolu_2".into(), name: "files__read".into(), arguments: r#"{"path":"b.md"}"#.into() },
+        ToolCall {
+            id: "toolu_1".into(),
+            name: "files__read".into(),
+            arguments: r#"{"path":"a.md"}"#.into(),
+        },
+        ToolCall {
+            id: "toolu_2".into(),
+            name: "files__read".into(),
+            arguments: r#"{"path":"b.md"}"#.into(),
+        },
     ];
     let messages = [
         Message::system("You are careful."),
@@ -289,7 +328,10 @@ async fn anthropic_request_has_system_field_blocks_and_headers() {
         Message::tool("toolu_1", "hi from a"),
         Message::tool("toolu_2", "hi from b"),
     ];
-    anthropic(&server).chat(ChatRequest { messages: &messages, tools: &[read_tool()] }).await.unwrap();
+    anthropic(&server)
+        .chat(ChatRequest { messages: &messages, tools: &[read_tool()] })
+        .await
+        .unwrap();
 
     let requests = server.requests();
     let request = &requests[0];
@@ -330,12 +372,21 @@ async fn anthropic_response_text_tool_use_and_usage() {
         {"type": "text", "text": "Let me look."},
         {"type": "tool_use", "id": "toolu_9", "name": "files__read", "input": {"path": "c.md"}},
     ]);
-    let server =
-        Server::start(vec![anthropic_reply(content, Some(json!({"input_tokens": 321, "output_tokens": 45})))]);
+    let server = Server::start(vec![anthropic_reply(
+        content,
+        Some(json!({"input_tokens": 321, "output_tokens": 45})),
+    )]);
     let client = anthropic(&server);
-    let answer = client.chat(ChatRequest { messages: &[Message::user("c?")], tools: &[read_tool()] }).await.unwrap();
+    let answer = client
+        .chat(ChatRequest { messages: &[Message::user("c?")], tools: &[read_tool()] })
+        .await
+        .unwrap();
 
-    let call = ToolCall { id: "toolu_9".into(), name: "files__read".into(), arguments: r#"{"path":"c.md"}"#.into() };
+    let call = ToolCall {
+        id: "toolu_9".into(),
+        name: "files__read".into(),
+        arguments: r#"{"path":"c.md"}"#.into(),
+    };
     assert_eq!(answer.message, Message::assistant("Let me look.", vec![call]));
     assert_eq!(answer.usage, Usage { input_tokens: 321, output_tokens: 45, estimated: false });
     assert_eq!(answer.model, "claude-served");
@@ -345,8 +396,14 @@ async fn anthropic_response_text_tool_use_and_usage() {
 #[tokio::test]
 async fn anthropic_overloaded_529_is_retried() {
     let overloaded = status(529, r#"{"type":"error","error":{"type":"overloaded_error"}}"#);
-    let server = Server::start(vec![overloaded, anthropic_reply(json!([{"type": "text", "text": "ok"}]), None)]);
-    let answer = anthropic(&server).chat(ChatRequest { messages: &[Message::user("hi")], tools: &[] }).await.unwrap();
+    let server = Server::start(vec![
+        overloaded,
+        anthropic_reply(json!([{"type": "text", "text": "ok"}]), None),
+    ]);
+    let answer = anthropic(&server)
+        .chat(ChatRequest { messages: &[Message::user("hi")], tools: &[] })
+        .await
+        .unwrap();
     assert_eq!(answer.message.content, "ok");
     assert!(answer.usage.estimated);
     assert_eq!(server.requests().len(), 2);

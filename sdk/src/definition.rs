@@ -33,7 +33,8 @@ impl Reply for serde_json::Value {
     fn into_reply(self) -> Result<String, ToolError> {
         // `to_string` would go through `Display` and the formatter, which is
         // several times slower than writing the bytes directly.
-        serde_json::to_string(&self).map_err(|e| ToolError::failed(format!("could not encode the result: {e}")))
+        serde_json::to_string(&self)
+            .map_err(|e| ToolError::failed(format!("could not encode the result: {e}")))
     }
 }
 
@@ -109,7 +110,12 @@ impl Definition {
     ///
     /// # Panics
     /// When no tool has been added yet — a programming error in the skill.
-    pub fn example(mut self, description: &str, arguments: serde_json::Value, result: Option<&str>) -> Self {
+    pub fn example(
+        mut self,
+        description: &str,
+        arguments: serde_json::Value,
+        result: Option<&str>,
+    ) -> Self {
         let tool = self.tools.last_mut().expect("Definition::example called before any tool");
         tool.examples.push(wit::Example {
             description: description.to_owned(),

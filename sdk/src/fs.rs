@@ -156,7 +156,11 @@ fn not_found(path: &Path, grant: &Path) -> ToolError {
     // was expected fails like a missing folder, so both climb on.
     let nearest = path.ancestors().skip(1).take_while(|a| a.starts_with(grant)).find_map(|a| {
         match std::fs::read_dir(a) {
-            Err(err) if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) => None,
+            Err(err)
+                if matches!(err.kind(), io::ErrorKind::NotFound | io::ErrorKind::NotADirectory) =>
+            {
+                None
+            }
             listing => Some((a, listing)),
         }
     });
@@ -239,7 +243,9 @@ fn closest_entries(entries: std::fs::ReadDir, missing: &str) -> (Vec<String>, us
 /// `report.md`.
 fn similarity(a: &str, b: &str) -> f64 {
     let key = |s: &str| s.to_lowercase().replace(['-', ' '], "_");
-    let stem = |s: &str| Path::new(s).file_stem().map(|t| t.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = |s: &str| {
+        Path::new(s).file_stem().map(|t| t.to_string_lossy().into_owned()).unwrap_or_default()
+    };
     let (a, b) = (key(a), key(b));
     let whole = strsim::normalized_levenshtein(&a, &b);
     whole.max(strsim::normalized_levenshtein(&stem(&a), &stem(&b)))
@@ -301,7 +307,11 @@ mod tests {
 
     #[test]
     fn every_entry_of_a_small_folder_is_offered() {
-        let dir = tree(&["reports/weekly/2024-W18.md", "reports/weekly/2024-W19.md", "reports/weekly/2024-W20.md"]);
+        let dir = tree(&[
+            "reports/weekly/2024-W18.md",
+            "reports/weekly/2024-W19.md",
+            "reports/weekly/2024-W20.md",
+        ]);
         let got = message(dir.path(), "reports/weekly/2023-10-01.txt");
         assert!(got.contains("/reports/weekly/ has: "), "{got}");
         for name in ["2024-W18.md", "2024-W19.md", "2024-W20.md"] {
@@ -314,7 +324,10 @@ mod tests {
     fn a_file_in_place_of_a_folder_lists_the_folder_holding_it() {
         let dir = tree(&["notes.md", "other.txt"]);
         let got = message(dir.path(), "notes.md/today.md");
-        assert!(got.contains(&format!(". {}/ has: notes.md, other.txt", dir.path().display())), "{got}");
+        assert!(
+            got.contains(&format!(". {}/ has: notes.md, other.txt", dir.path().display())),
+            "{got}"
+        );
     }
 
     #[test]
@@ -331,7 +344,8 @@ mod tests {
 
     #[test]
     fn long_names_stay_within_the_message_bound() {
-        let names: Vec<String> = (0..100).map(|i| format!("{i:03}-{}.txt", "x".repeat(200))).collect();
+        let names: Vec<String> =
+            (0..100).map(|i| format!("{i:03}-{}.txt", "x".repeat(200))).collect();
         let dir = tree(&names.iter().map(String::as_str).collect::<Vec<_>>());
         let got = message(dir.path(), "000.txt");
         assert!(got.len() <= MAX_MESSAGE, "{} chars: {got}", got.len());
@@ -347,7 +361,10 @@ mod tests {
         let grant = dir.path().join("granted");
         let err = not_found(&grant.join("missing/deeper.md"), &grant);
         let shown = grant.display();
-        assert_eq!(err.message, format!("{shown}/missing/deeper.md: no such file or folder. {shown}/ is empty"));
+        assert_eq!(
+            err.message,
+            format!("{shown}/missing/deeper.md: no such file or folder. {shown}/ is empty")
+        );
 
         // With the granted folder itself gone there is nothing to list, and
         // the folder around it is not a fallback.

@@ -166,7 +166,11 @@ impl Request {
             match (response.status, location) {
                 (301 | 302 | 303 | 307 | 308, Some(location)) if self.max_redirects > 0 => {
                     let next = url.join(&location).map_err(|e| {
-                        HttpError::Failed(format!("{} redirected to an invalid location {:?}: {e}", shown(&url), redact_url(&location)))
+                        HttpError::Failed(format!(
+                            "{} redirected to an invalid location {:?}: {e}",
+                            shown(&url),
+                            redact_url(&location)
+                        ))
                     })?;
                     check_scheme(&next)?;
                     refuse_user_info(&method, &next, Some(&url))?;
@@ -181,7 +185,9 @@ impl Request {
                         )));
                     }
                     // 303, and 301/302 after POST, switch to GET as browsers do.
-                    if response.status == 303 || (matches!(response.status, 301 | 302) && method == "POST") {
+                    if response.status == 303
+                        || (matches!(response.status, 301 | 302) && method == "POST")
+                    {
                         method = "GET".to_owned();
                         body = None;
                     }
@@ -197,7 +203,12 @@ impl Request {
         )))
     }
 
-    fn send_once(&self, method: &str, url: &url::Url, body: Option<&[u8]>) -> Result<Response, HttpError> {
+    fn send_once(
+        &self,
+        method: &str,
+        url: &url::Url,
+        body: Option<&[u8]>,
+    ) -> Result<Response, HttpError> {
         let headers = Fields::new();
         for (name, value) in &self.headers {
             headers
@@ -228,9 +239,12 @@ impl Request {
         };
         let _ = request.set_path_with_query(Some(&path));
 
-        let outgoing = request.body().map_err(|()| HttpError::Failed("request body unavailable".into()))?;
+        let outgoing =
+            request.body().map_err(|()| HttpError::Failed("request body unavailable".into()))?;
         if let Some(bytes) = body {
-            let stream = outgoing.write().map_err(|()| HttpError::Failed("request body stream unavailable".into()))?;
+            let stream = outgoing
+                .write()
+                .map_err(|()| HttpError::Failed("request body stream unavailable".into()))?;
             for chunk in bytes.chunks(4096) {
                 stream
                     .blocking_write_and_flush(chunk)
@@ -245,13 +259,16 @@ impl Request {
 
         // From here on the URL goes into messages: it has no user info (refused
         // above), and `shown` would drop it if it had.
-        let pending = outgoing_handler::handle(request, Some(options)).map_err(|e| map_error(url, e))?;
+        let pending =
+            outgoing_handler::handle(request, Some(options)).map_err(|e| map_error(url, e))?;
         OutgoingBody::finish(outgoing, None).map_err(|e| map_error(url, e))?;
         pending.subscribe().block();
         let incoming = match pending.get() {
             Some(Ok(Ok(response))) => response,
             Some(Ok(Err(e))) => return Err(map_error(url, e)),
-            Some(Err(())) | None => return Err(HttpError::Failed(format!("{}: no response", shown(url)))),
+            Some(Err(())) | None => {
+                return Err(HttpError::Failed(format!("{}: no response", shown(url))));
+            }
         };
 
         let status = incoming.status();
@@ -261,8 +278,12 @@ impl Request {
             .into_iter()
             .map(|(k, v)| (k.to_ascii_lowercase(), String::from_utf8_lossy(&v).into_owned()))
             .collect();
-        let body_handle = incoming.consume().map_err(|()| HttpError::Failed("response body unavailable".into()))?;
-        let stream = body_handle.stream().map_err(|()| HttpError::Failed("response body stream unavailable".into()))?;
+        let body_handle = incoming
+            .consume()
+            .map_err(|()| HttpError::Failed("response body unavailable".into()))?;
+        let stream = body_handle
+            .stream()
+            .map_err(|()| HttpError::Failed("response body stream unavailable".into()))?;
         let mut body = Vec::new();
         let mut truncated = false;
         loop {
@@ -278,7 +299,11 @@ impl Request {
                 }
                 Err(StreamError::Closed) => break,
                 Err(StreamError::LastOperationFailed(e)) => {
-                    return Err(HttpError::Failed(format!("{}: reading the body: {}", shown(url), e.to_debug_string())));
+                    return Err(HttpError::Failed(format!(
+                        "{}: reading the body: {}",
+                        shown(url),
+                        e.to_debug_string()
+                    )));
                 }
             }
         }
@@ -291,7 +316,8 @@ impl Request {
 }
 
 fn parse(url: &str) -> Result<url::Url, HttpError> {
-    let parsed = url::Url::parse(url).map_err(|e| HttpError::InvalidUrl(format!("{:?}: {e}", redact_url(url))))?;
+    let parsed = url::Url::parse(url)
+        .map_err(|e| HttpError::InvalidUrl(format!("{:?}: {e}", redact_url(url))))?;
     check_scheme(&parsed)?;
     Ok(parsed)
 }
@@ -299,7 +325,10 @@ fn parse(url: &str) -> Result<url::Url, HttpError> {
 fn check_scheme(url: &url::Url) -> Result<(), HttpError> {
     match url.scheme() {
         "http" | "https" => Ok(()),
-        other => Err(HttpError::InvalidUrl(format!("{}: scheme {other:?} is not supported; use http or https", shown(url)))),
+        other => Err(HttpError::InvalidUrl(format!(
+            "{}: scheme {other:?} is not supported; use http or https",
+            shown(url)
+        ))),
     }
 }
 
@@ -321,12 +350,18 @@ fn authority(url: &url::Url) -> Option<String> {
 /// the host's own words (`net: GET https://host: the URL carries …`), so the
 /// model is told one thing whichever refused it. The message names the
 /// scheme and host only, never the user info.
-fn refuse_user_info(method: &str, url: &url::Url, redirected_from: Option<&url::Url>) -> Result<(), HttpError> {
+fn refuse_user_info(
+    method: &str,
+    url: &url::Url,
+    redirected_from: Option<&url::Url>,
+) -> Result<(), HttpError> {
     if url.username().is_empty() && url.password().is_none() {
         return Ok(());
     }
     let target = format!("{method} {}://{}", url.scheme(), authority(url).unwrap_or_default());
-    let via = redirected_from.map(|from| format!(" (a redirect from {})", shown(from))).unwrap_or_default();
+    let via = redirected_from
+        .map(|from| format!(" (a redirect from {})", shown(from)))
+        .unwrap_or_default();
     Err(HttpError::Denied(format!(
         "net: {target}{via}: the URL carries a user name or password (user:pass@host), which is refused; \
          credentials are added by the host from the permission table, never written in URLs"
@@ -387,9 +422,9 @@ fn map_error(url: &url::Url, code: ErrorCode) -> HttpError {
         ErrorCode::DestinationIpProhibited => HttpError::Denied(format!(
             "net: {url} resolves to an internal address, which the permission table does not name"
         )),
-        ErrorCode::ConnectionTimeout | ErrorCode::ConnectionReadTimeout | ErrorCode::HttpResponseTimeout => {
-            HttpError::Timeout(format!("{url}: timed out"))
-        }
+        ErrorCode::ConnectionTimeout
+        | ErrorCode::ConnectionReadTimeout
+        | ErrorCode::HttpResponseTimeout => HttpError::Timeout(format!("{url}: timed out")),
         ErrorCode::DnsError(_) | ErrorCode::DestinationNotFound => {
             HttpError::Failed(format!("{url}: the host name could not be resolved"))
         }
@@ -426,7 +461,11 @@ pub fn credential_configured(host: &str) -> bool {
 /// `host:port` → (host, Some(port)); IPv6 literals keep their brackets.
 fn split_port(text: &str) -> (&str, Option<&str>) {
     match text.rsplit_once(':') {
-        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && (!host.contains(':') || host.ends_with(']')) => {
+        Some((host, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && (!host.contains(':') || host.ends_with(']')) =>
+        {
             (host, Some(port))
         }
         _ => (text, None),
@@ -452,13 +491,19 @@ mod tests {
             ("http://me:hunter2@exa mple.com/", "http://[REDACTED]@exa mple.com/"),
             // Nothing to hide: as written.
             ("https://example.com/@me", "https://example.com/@me"),
-            ("https://example.com/?mail=me@example.org", "https://example.com/?mail=me@example.org"),
+            (
+                "https://example.com/?mail=me@example.org",
+                "https://example.com/?mail=me@example.org",
+            ),
             ("HTTPS://Example.COM/a", "HTTPS://Example.COM/a"),
             ("not a url", "not a url"),
         ];
         for (text, shown) in rows {
             assert_eq!(redact_url(text), shown, "{text}");
-            assert!(!redact_url(text).contains("hunter2") && !redact_url(text).contains("ter2"), "{text}");
+            assert!(
+                !redact_url(text).contains("hunter2") && !redact_url(text).contains("ter2"),
+                "{text}"
+            );
         }
     }
 

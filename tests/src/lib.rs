@@ -2,8 +2,8 @@
 //! built from source, a throw-away workspace with a skills folder and a
 //! permission table, and a small HTTP server on 127.0.0.1.
 
-pub mod pages;
 pub mod openai;
+pub mod pages;
 pub mod recorder;
 
 use agent_reach::policy::Policy;
@@ -23,8 +23,11 @@ pub fn workspace() -> PathBuf {
 /// # Panics
 /// When it has not been built, with the command that builds it.
 pub fn wasm(crate_name: &str) -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| workspace().join("target"));
-    let path = target.join("wasm32-wasip2/release").join(format!("{}.wasm", crate_name.replace('-', "_")));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("target"));
+    let path =
+        target.join("wasm32-wasip2/release").join(format!("{}.wasm", crate_name.replace('-', "_")));
     assert!(
         path.exists(),
         "{} is missing: build the skills first with `just skills` (cargo build --release --target wasm32-wasip2 --workspace --exclude agent-reach --exclude agent-reach-tests)",
@@ -69,7 +72,10 @@ impl Workspace {
     /// `<skill name>.wasm`, the only file name the registry accepts for it
     /// (`skill-http-api` → `http_api.wasm`, `test-skill-probe` → `probe.wasm`).
     pub fn install(&self, crate_name: &str) -> &Self {
-        let skill = crate_name.strip_prefix("test-skill-").or_else(|| crate_name.strip_prefix("skill-")).unwrap_or(crate_name);
+        let skill = crate_name
+            .strip_prefix("test-skill-")
+            .or_else(|| crate_name.strip_prefix("skill-"))
+            .unwrap_or(crate_name);
         let file = format!("{}.wasm", skill.replace('-', "_"));
         std::fs::copy(wasm(crate_name), self.path("skills").join(file)).expect("copy skill");
         self
@@ -106,7 +112,10 @@ impl Workspace {
     pub async fn host(&self, policy_toml: &str) -> Host {
         let policy_path = self.policy(policy_toml);
         let policy = Policy::load(&policy_path).unwrap_or_else(|e| panic!("policy: {e}"));
-        let config = RuntimeConfig { cache_dir: Some(workspace().join("target/test-compile-cache")), pooling: true };
+        let config = RuntimeConfig {
+            cache_dir: Some(workspace().join("target/test-compile-cache")),
+            pooling: true,
+        };
         Host::load(config, policy, &self.path("skills")).await.expect("host loads")
     }
 
@@ -114,8 +123,13 @@ impl Workspace {
     /// resolve relative paths (`notes/a.md`) against it.
     pub async fn host_here(&self, policy_toml: &str) -> Host {
         let policy_path = self.policy(policy_toml);
-        let policy = Policy::load(&policy_path).unwrap_or_else(|e| panic!("policy: {e}")).with_working_dir(self.path(""));
-        let config = RuntimeConfig { cache_dir: Some(workspace().join("target/test-compile-cache")), pooling: true };
+        let policy = Policy::load(&policy_path)
+            .unwrap_or_else(|e| panic!("policy: {e}"))
+            .with_working_dir(self.path(""));
+        let config = RuntimeConfig {
+            cache_dir: Some(workspace().join("target/test-compile-cache")),
+            pooling: true,
+        };
         Host::load(config, policy, &self.path("skills")).await.expect("host loads")
     }
 }
@@ -127,7 +141,11 @@ impl Default for Workspace {
 }
 
 /// Call `skill.tool` with JSON arguments, confirming `confirm`-level tools.
-pub async fn call(host: &Host, target: &str, args: serde_json::Value) -> Result<String, ToolFailure> {
+pub async fn call(
+    host: &Host,
+    target: &str,
+    args: serde_json::Value,
+) -> Result<String, ToolFailure> {
     let (skill, tool) = target.split_once('.').expect("SKILL.TOOL");
     host.invoke(skill, tool, &args.to_string(), &AlwaysConfirm).await
 }
@@ -163,12 +181,19 @@ impl TestServer {
                     }
                     let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
                     let response = if let Some(to) = path.strip_prefix("/redirect?to=") {
-                        format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                        format!(
+                            "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        )
                     } else if let Some(code) = path.strip_prefix("/status/") {
-                        format!("HTTP/1.1 {code} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                        format!(
+                            "HTTP/1.1 {code} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                        )
                     } else {
                         let body = format!("hello from {path}");
-                        format!("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
                     };
                     let _ = stream.write_all(response.as_bytes());
                 });

@@ -97,7 +97,8 @@ impl ScriptedModel {
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
-                let (req, rem, listed, responder) = (req.clone(), rem.clone(), listed.clone(), responder.clone());
+                let (req, rem, listed, responder) =
+                    (req.clone(), rem.clone(), listed.clone(), responder.clone());
                 std::thread::spawn(move || {
                     let mut reader = BufReader::new(stream.try_clone().expect("clone"));
                     loop {
@@ -108,10 +109,14 @@ impl ScriptedModel {
                         }
                         loop {
                             let mut line = String::new();
-                            if reader.read_line(&mut line).map_or(true, |n| n == 0) || line == "\r\n" {
+                            if reader.read_line(&mut line).map_or(true, |n| n == 0)
+                                || line == "\r\n"
+                            {
                                 break;
                             }
-                            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            if let Some(v) =
+                                line.to_ascii_lowercase().strip_prefix("content-length:")
+                            {
                                 length = v.trim().parse().unwrap_or(0);
                             }
                         }
@@ -127,8 +132,15 @@ impl ScriptedModel {
                                 Some(v) if first.contains("/models") => (200, v.to_string()),
                                 _ => (404, "{\"error\":\"not found\"}".to_owned()),
                             };
-                            let head = format!("HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", text.len());
-                            if stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(text.as_bytes())).is_err() {
+                            let head = format!(
+                                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                                text.len()
+                            );
+                            if stream
+                                .write_all(head.as_bytes())
+                                .and_then(|()| stream.write_all(text.as_bytes()))
+                                .is_err()
+                            {
                                 return;
                             }
                             continue;
@@ -144,12 +156,17 @@ impl ScriptedModel {
                             Some(Reply::Status(s, b, r)) => (s, b, r),
                             None => (500, "{\"error\":\"script exhausted\"}".to_owned(), None),
                         };
-                        let retry = retry.map_or(String::new(), |s| format!("Retry-After: {s}\r\n"));
+                        let retry =
+                            retry.map_or(String::new(), |s| format!("Retry-After: {s}\r\n"));
                         let head = format!(
                             "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{retry}Content-Length: {}\r\n\r\n",
                             text.len()
                         );
-                        if stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(text.as_bytes())).is_err() {
+                        if stream
+                            .write_all(head.as_bytes())
+                            .and_then(|()| stream.write_all(text.as_bytes()))
+                            .is_err()
+                        {
                             return;
                         }
                     }

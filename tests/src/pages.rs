@@ -35,7 +35,9 @@ pub struct Route {
 impl Route {
     /// `path` answers 200 with `body` and this `Content-Type` (`None`: no header).
     pub fn bytes(path: &str, content_type: Option<&str>, body: impl Into<Vec<u8>>) -> Self {
-        let headers = content_type.map(|ct| vec![("Content-Type".to_owned(), ct.to_owned())]).unwrap_or_default();
+        let headers = content_type
+            .map(|ct| vec![("Content-Type".to_owned(), ct.to_owned())])
+            .unwrap_or_default();
         Route { path: path.to_owned(), status: 200, headers, body: body.into() }
     }
 
@@ -47,7 +49,12 @@ impl Route {
     /// `path` answers 302 with `Location: to`. In `to`, `{port}` becomes the
     /// server's port, so a test can name another address on the same port.
     pub fn redirect(path: &str, to: &str) -> Self {
-        Route { path: path.to_owned(), status: 302, headers: vec![("Location".to_owned(), to.to_owned())], body: Vec::new() }
+        Route {
+            path: path.to_owned(),
+            status: 302,
+            headers: vec![("Location".to_owned(), to.to_owned())],
+            body: Vec::new(),
+        }
     }
 
     /// Answer with this status instead of 200.
@@ -119,7 +126,11 @@ impl Pages {
     }
 }
 
-fn serve(mut stream: std::net::TcpStream, routes: &HashMap<String, Route>, log: &Mutex<Vec<Received>>) {
+fn serve(
+    mut stream: std::net::TcpStream,
+    routes: &HashMap<String, Route>,
+    log: &Mutex<Vec<Received>>,
+) {
     let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).is_err() {
@@ -142,11 +153,20 @@ fn serve(mut stream: std::net::TcpStream, routes: &HashMap<String, Route>, log: 
     let route = match routes.get(&path) {
         Some(route) => route,
         None => {
-            missing = Route::bytes(&path, Some("text/html; charset=utf-8"), "<html><body><h1>404</h1></body></html>").status(404);
+            missing = Route::bytes(
+                &path,
+                Some("text/html; charset=utf-8"),
+                "<html><body><h1>404</h1></body></html>",
+            )
+            .status(404);
             &missing
         }
     };
-    let mut head = format!("HTTP/1.1 {} X\r\nContent-Length: {}\r\nConnection: close\r\n", route.status, route.body.len());
+    let mut head = format!(
+        "HTTP/1.1 {} X\r\nContent-Length: {}\r\nConnection: close\r\n",
+        route.status,
+        route.body.len()
+    );
     for (name, value) in &route.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }

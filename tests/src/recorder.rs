@@ -93,7 +93,11 @@ fn drain_body(reader: &mut impl BufRead, head: &str) {
 /// The value of the request's `Authorization` header, or `none`.
 fn authorization(head: &str) -> String {
     head.lines()
-        .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.trim().to_owned()))
+        .find_map(|l| {
+            l.split_once(':')
+                .filter(|(k, _)| k.eq_ignore_ascii_case("authorization"))
+                .map(|(_, v)| v.trim().to_owned())
+        })
         .unwrap_or_else(|| "none".to_owned())
 }
 
@@ -105,7 +109,9 @@ fn response(status: &str, headers: &[(&str, Vec<u8>)], body: &[u8]) -> Vec<u8> {
         out.extend_from_slice(value);
         out.extend_from_slice(b"\r\n");
     }
-    out.extend_from_slice(format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes());
+    out.extend_from_slice(
+        format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes(),
+    );
     out.extend_from_slice(body);
     out
 }
@@ -115,7 +121,9 @@ fn respond(head: &str) -> Vec<u8> {
     let echo = serde_json::json!({"path": path, "head": head}).to_string().into_bytes();
     let json = ("Content-Type", b"application/json".to_vec());
     let auth = authorization(head);
-    let accepts_gzip = head.lines().any(|l| l.to_ascii_lowercase().starts_with("accept-encoding:") && l.contains("gzip"));
+    let accepts_gzip = head
+        .lines()
+        .any(|l| l.to_ascii_lowercase().starts_with("accept-encoding:") && l.contains("gzip"));
     let route = path.split('?').next().unwrap_or("");
     match route {
         "/redirect" => {
@@ -131,7 +139,9 @@ fn respond(head: &str) -> Vec<u8> {
         }
         "/trailers" => {
             let mut out = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nTrailer: X-Echo-Trailer\r\nConnection: close\r\n\r\n".to_vec();
-            out.extend_from_slice(format!("2\r\nok\r\n0\r\nX-Echo-Trailer: {auth}\r\n\r\n").as_bytes());
+            out.extend_from_slice(
+                format!("2\r\nok\r\n0\r\nX-Echo-Trailer: {auth}\r\n\r\n").as_bytes(),
+            );
             out
         }
         "/encoded" => {
@@ -153,7 +163,10 @@ fn respond(head: &str) -> Vec<u8> {
             response("200 OK", &[json], &echo)
         }
         _ => {
-            let first = head.lines().find(|l| l.to_ascii_lowercase().starts_with("authorization:")).unwrap_or("none");
+            let first = head
+                .lines()
+                .find(|l| l.to_ascii_lowercase().starts_with("authorization:"))
+                .unwrap_or("none");
             response("200 OK", &[json, ("X-Echo-Head", first.as_bytes().to_vec())], &echo)
         }
     }

@@ -54,9 +54,14 @@ struct Package {
 
 impl List {
     fn load(text: &str) -> List {
-        let list: List = toml::from_str(text).unwrap_or_else(|e| panic!("tests/advisories.toml: {e}"));
+        let list: List =
+            toml::from_str(text).unwrap_or_else(|e| panic!("tests/advisories.toml: {e}"));
         for advisory in &list.advisory {
-            assert!(!advisory.date.is_empty() && !advisory.source.is_empty(), "{}: give its date and source", advisory.id);
+            assert!(
+                !advisory.date.is_empty() && !advisory.source.is_empty(),
+                "{}: give its date and source",
+                advisory.id
+            );
             for req in advisory.patched.iter().chain(&advisory.unaffected) {
                 parse_req(advisory, req);
             }
@@ -74,7 +79,9 @@ impl List {
 }
 
 fn parse_req(advisory: &Advisory, req: &str) -> VersionReq {
-    VersionReq::parse(req).unwrap_or_else(|e| panic!("tests/advisories.toml: {}: {req:?} is not a version requirement: {e}", advisory.id))
+    VersionReq::parse(req).unwrap_or_else(|e| {
+        panic!("tests/advisories.toml: {}: {req:?} is not a version requirement: {e}", advisory.id)
+    })
 }
 
 fn matches(pattern: &str, name: &str) -> bool {
@@ -91,17 +98,35 @@ fn findings(lock: &str, list: &List) -> Vec<String> {
     let mut found = Vec::new();
     for advisory in &list.advisory {
         let patterns = list.patterns(&advisory.krate);
-        let patched: Vec<VersionReq> = advisory.patched.iter().map(|r| parse_req(advisory, r)).collect();
-        let unaffected: Vec<VersionReq> = advisory.unaffected.iter().map(|r| parse_req(advisory, r)).collect();
-        for package in lock.package.iter().filter(|p| patterns.iter().any(|pattern| matches(pattern, &p.name))) {
-            let version = Version::parse(&package.version).unwrap_or_else(|e| panic!("Cargo.lock: {} {}: {e}", package.name, package.version));
+        let patched: Vec<VersionReq> =
+            advisory.patched.iter().map(|r| parse_req(advisory, r)).collect();
+        let unaffected: Vec<VersionReq> =
+            advisory.unaffected.iter().map(|r| parse_req(advisory, r)).collect();
+        for package in
+            lock.package.iter().filter(|p| patterns.iter().any(|pattern| matches(pattern, &p.name)))
+        {
+            let version = Version::parse(&package.version).unwrap_or_else(|e| {
+                panic!("Cargo.lock: {} {}: {e}", package.name, package.version)
+            });
             if patched.iter().chain(&unaffected).any(|req| req.matches(&version)) {
                 continue;
             }
-            let aliases = if advisory.aliases.is_empty() { String::new() } else { format!(" ({})", advisory.aliases.join(", ")) };
-            let filed = if package.name == advisory.krate { String::new() } else { format!(", filed under {}, released with it", advisory.krate) };
+            let aliases = if advisory.aliases.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", advisory.aliases.join(", "))
+            };
+            let filed = if package.name == advisory.krate {
+                String::new()
+            } else {
+                format!(", filed under {}, released with it", advisory.krate)
+            };
             let note = advisory.note.as_deref().map(|n| format!(" [{n}]")).unwrap_or_default();
-            let fixed = if advisory.patched.is_empty() { "no fixed release: replace the crate".to_owned() } else { format!("fixed in {}", advisory.patched.join(" or ")) };
+            let fixed = if advisory.patched.is_empty() {
+                "no fixed release: replace the crate".to_owned()
+            } else {
+                format!("fixed in {}", advisory.patched.join(" or "))
+            };
             found.push(format!(
                 "{} {} (Cargo.lock) is affected by {}{aliases}{filed}: {}{note}; {fixed}. Raise it: the pin in Cargo.toml's \
                  [workspace.dependencies], or `cargo update -p {}@{}`",
@@ -124,7 +149,11 @@ fn list() -> List {
 #[test]
 fn no_locked_crate_is_in_a_range_with_a_known_advisory() {
     let found = findings(&workspace_file("Cargo.lock"), &list());
-    assert!(found.is_empty(), "Cargo.lock holds versions with known advisories:\n- {}", found.join("\n- "));
+    assert!(
+        found.is_empty(),
+        "Cargo.lock holds versions with known advisories:\n- {}",
+        found.join("\n- ")
+    );
 }
 
 #[test]
@@ -159,18 +188,39 @@ name = "serde"
 version = "1.0.0"
 "#;
     let found = findings(lock, &list());
-    let about = |start: &str| found.iter().filter(|f| f.starts_with(start)).cloned().collect::<Vec<_>>();
+    let about =
+        |start: &str| found.iter().filter(|f| f.starts_with(start)).cloned().collect::<Vec<_>>();
     let old = about("wasmtime 43.0.0 ");
-    let escape = old.iter().find(|f| f.contains("RUSTSEC-2026-0096")).unwrap_or_else(|| panic!("{found:#?}"));
-    assert!(escape.contains("GHSA-jhxm-h53p-jm7w") && escape.contains("CVE-2026-34971"), "names the advisory: {escape}");
+    let escape = old
+        .iter()
+        .find(|f| f.contains("RUSTSEC-2026-0096"))
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(
+        escape.contains("GHSA-jhxm-h53p-jm7w") && escape.contains("CVE-2026-34971"),
+        "names the advisory: {escape}"
+    );
     assert!(escape.contains("sandbox escape on aarch64"), "says what it is: {escape}");
-    assert!(escape.contains("fixed in >= 36.0.7, < 37.0.0 or >= 42.0.2, < 43.0.0 or >= 43.0.1"), "says what fixes it: {escape}");
+    assert!(
+        escape.contains("fixed in >= 36.0.7, < 37.0.0 or >= 42.0.2, < 43.0.0 or >= 43.0.1"),
+        "says what fixes it: {escape}"
+    );
     assert!(escape.contains("cargo update -p wasmtime@43.0.0"), "{escape}");
     let http = about("wasmtime-wasi-http 47.0.2 ");
-    assert!(http.iter().any(|f| f.contains("RUSTSEC-2026-0222") && f.contains("filed under wasmtime")), "a crate of the wasmtime release: {found:#?}");
-    assert!(about("cap-std 3.4.0 ").iter().any(|f| f.contains("RUSTSEC-2024-0445") && f.contains("CVE-2024-51756")), "{found:#?}");
+    assert!(
+        http.iter().any(|f| f.contains("RUSTSEC-2026-0222") && f.contains("filed under wasmtime")),
+        "a crate of the wasmtime release: {found:#?}"
+    );
+    assert!(
+        about("cap-std 3.4.0 ")
+            .iter()
+            .any(|f| f.contains("RUSTSEC-2024-0445") && f.contains("CVE-2024-51756")),
+        "{found:#?}"
+    );
     assert!(about("wasmtime 48.0.8 ").is_empty(), "the current release is patched: {found:#?}");
-    assert!(about("wasmtime 36.0.13 ").is_empty(), "a patched backport branch counts as fixed: {found:#?}");
+    assert!(
+        about("wasmtime 36.0.13 ").is_empty(),
+        "a patched backport branch counts as fixed: {found:#?}"
+    );
     assert!(about("serde ").is_empty());
 }
 
@@ -180,7 +230,10 @@ fn every_crate_the_list_covers_is_in_the_lock() {
     let lock: Lock = toml::from_str(&workspace_file("Cargo.lock")).expect("Cargo.lock");
     let list = list();
     for krate in ["wasmtime", "wasmtime-wasi", "cranelift-codegen", "cap-primitives"] {
-        assert!(list.advisory.iter().any(|a| a.krate == krate), "the list has no advisory for {krate}");
+        assert!(
+            list.advisory.iter().any(|a| a.krate == krate),
+            "the list has no advisory for {krate}"
+        );
     }
     for advisory in &list.advisory {
         let patterns = list.patterns(&advisory.krate);
@@ -192,7 +245,14 @@ fn every_crate_the_list_covers_is_in_the_lock() {
         );
     }
     // Fixes to these are filed under another crate of their release.
-    for (krate, filed_under) in [("wasmtime-wasi-http", "wasmtime"), ("wasmtime-environ", "wasmtime"), ("cap-std", "cap-primitives")] {
-        assert!(list.patterns(filed_under).iter().any(|pattern| matches(pattern, krate)), "{krate} is not checked with {filed_under}");
+    for (krate, filed_under) in [
+        ("wasmtime-wasi-http", "wasmtime"),
+        ("wasmtime-environ", "wasmtime"),
+        ("cap-std", "cap-primitives"),
+    ] {
+        assert!(
+            list.patterns(filed_under).iter().any(|pattern| matches(pattern, krate)),
+            "{krate} is not checked with {filed_under}"
+        );
     }
 }

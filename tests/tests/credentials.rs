@@ -43,13 +43,21 @@ fn parse(out: &str) -> Value {
 #[tokio::test]
 async fn the_host_adds_the_header_and_the_skill_sees_it_masked() {
     let server = Recorder::start();
-    let (ws, policy) = setup(&server, "header = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true", "");
+    let (ws, policy) =
+        setup(&server, "header = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true", "");
     let host = ws.host(&policy).await;
-    let out = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/v1/me")})).await.expect("request");
+    let out =
+        call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/v1/me")}))
+            .await
+            .expect("request");
 
     let heads = server.heads();
     assert_eq!(heads.len(), 1);
-    assert!(heads[0].contains(&format!("authorization: Bearer {SECRET}")), "the server got the credential: {}", heads[0]);
+    assert!(
+        heads[0].contains(&format!("authorization: Bearer {SECRET}")),
+        "the server got the credential: {}",
+        heads[0]
+    );
 
     assert!(!out.contains(SECRET), "the result must not carry the secret: {out}");
     let reply = parse(&out);
@@ -57,7 +65,10 @@ async fn the_host_adds_the_header_and_the_skill_sees_it_masked() {
     assert_eq!(reply["credential"], true, "the skill may know a credential is configured");
     let echoed = reply["body"]["head"].as_str().expect("echoed head");
     assert!(echoed.contains("authorization: [REDACTED]"), "the echo is masked: {echoed}");
-    assert!(reply["sent"]["headers"].get("authorization").is_none(), "the skill sent no credential itself: {out}");
+    assert!(
+        reply["sent"]["headers"].get("authorization").is_none(),
+        "the skill sent no credential itself: {out}"
+    );
     assert!(out.contains("\n  \"status\": 200"), "pretty-printed: {out}");
 }
 
@@ -66,9 +77,13 @@ async fn a_query_credential_is_appended_and_masked() {
     let server = Recorder::start();
     let (ws, policy) = setup(&server, "query = \"api_key\"\nallow_http = true", "");
     let host = ws.host(&policy).await;
-    let out = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/search?q=rust")}))
-        .await
-        .expect("request");
+    let out = call(
+        &host,
+        "http_api.request",
+        json!({"method": "GET", "url": server.url("/search?q=rust")}),
+    )
+    .await
+    .expect("request");
     let head = &server.heads()[0];
     assert!(head.starts_with(&format!("GET /search?q=rust&api_key={SECRET} ")), "{head}");
     assert!(!out.contains(SECRET), "{out}");
@@ -83,13 +98,23 @@ async fn a_redirect_to_another_host_does_not_carry_the_credential() {
     let (ws, policy) = setup(&server, "header = \"X-Api-Key\"\nallow_http = true", &extra);
     let host = ws.host(&policy).await;
     let target = other.url("/landing");
-    let out = call(&host, "http_api.request", json!({"method": "GET", "url": server.url(&format!("/redirect?to={target}"))}))
-        .await
-        .expect("request");
-    assert!(server.heads()[0].contains(&format!("x-api-key: {SECRET}")), "first hop is the bound host");
+    let out = call(
+        &host,
+        "http_api.request",
+        json!({"method": "GET", "url": server.url(&format!("/redirect?to={target}"))}),
+    )
+    .await
+    .expect("request");
+    assert!(
+        server.heads()[0].contains(&format!("x-api-key: {SECRET}")),
+        "first hop is the bound host"
+    );
     let second = &other.heads()[0];
     assert!(second.starts_with("GET /landing "), "{second}");
-    assert!(!second.to_ascii_lowercase().contains("x-api-key"), "no credential for another host: {second}");
+    assert!(
+        !second.to_ascii_lowercase().contains("x-api-key"),
+        "no credential for another host: {second}"
+    );
     assert!(!second.contains(SECRET));
     assert_eq!(parse(&out)["url"], target);
 }
@@ -99,9 +124,14 @@ async fn plain_http_does_not_get_the_credential_without_allow_http() {
     let server = Recorder::start();
     let (ws, policy) = setup(&server, "header = \"Authorization\"\nprefix = \"Bearer \"", "");
     let host = ws.host(&policy).await;
-    let out = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/")})).await.expect("request");
+    let out = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/")}))
+        .await
+        .expect("request");
     let head = &server.heads()[0];
-    assert!(!head.to_ascii_lowercase().contains("authorization"), "http without allow_http: {head}");
+    assert!(
+        !head.to_ascii_lowercase().contains("authorization"),
+        "http without allow_http: {head}"
+    );
     assert!(!head.contains(SECRET));
     assert_eq!(parse(&out)["status"], 200);
 }
@@ -115,12 +145,18 @@ async fn the_skill_cannot_read_the_secret_and_only_learns_the_host() {
     let env = parse(&call(&host, "probe.env_all", json!({})).await.expect("env"));
     assert_eq!(env, json!({}), "probe has no environment");
     // A skill with a credential sees only where one is configured.
-    let out = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/")})).await.expect("request");
+    let out = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/")}))
+        .await
+        .expect("request");
     assert_eq!(parse(&out)["credential"], true);
     // probe reaches the same host without any credential being added.
     call(&host, "probe.fetch", json!({"url": server.url("/probe")})).await.expect("probe fetch");
-    let probe_head = server.heads().into_iter().find(|h| h.starts_with("GET /probe ")).expect("probe request");
-    assert!(!probe_head.to_ascii_lowercase().contains("authorization"), "credentials are per skill: {probe_head}");
+    let probe_head =
+        server.heads().into_iter().find(|h| h.starts_with("GET /probe ")).expect("probe request");
+    assert!(
+        !probe_head.to_ascii_lowercase().contains("authorization"),
+        "credentials are per skill: {probe_head}"
+    );
 }
 
 #[tokio::test]
@@ -129,9 +165,14 @@ async fn a_missing_secret_refuses_the_request_and_names_the_source() {
     let (ws, policy) = setup(&server, "header = \"Authorization\"\nallow_http = true", "");
     std::fs::remove_file(ws.path("secrets/token")).expect("remove secret");
     let host = ws.host(&policy).await;
-    let err = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/")})).await.unwrap_err();
+    let err = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/")}))
+        .await
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
-    assert!(err.message.contains("secrets/token") && err.message.contains("cannot be read"), "{err}");
+    assert!(
+        err.message.contains("secrets/token") && err.message.contains("cannot be read"),
+        "{err}"
+    );
     assert!(server.heads().is_empty(), "nothing was sent without the credential");
 }
 
@@ -149,7 +190,13 @@ async fn a_model_cannot_pass_its_own_credentials() {
     .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
     assert!(err.message.contains("added by the host"), "{err}");
-    let err = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/?api_key=guess")})).await.unwrap_err();
+    let err = call(
+        &host,
+        "http_api.request",
+        json!({"method": "GET", "url": server.url("/?api_key=guess")}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
     assert!(server.heads().is_empty());
 }
@@ -163,12 +210,18 @@ async fn a_url_with_a_user_name_or_password_is_refused_and_never_repeated() {
     let host = ws.host(&policy).await;
     let password = "hunter2-Xq7";
     let url = format!("http://admin:{password}@{}/v1/me", server.addr);
-    let err = call(&host, "http_api.request", json!({"method": "GET", "url": url})).await.unwrap_err();
+    let err =
+        call(&host, "http_api.request", json!({"method": "GET", "url": url})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
-    assert!(err.message.contains("user name or password (user:pass@host), which is refused"), "the host's words: {err}");
+    assert!(
+        err.message.contains("user name or password (user:pass@host), which is refused"),
+        "the host's words: {err}"
+    );
     assert!(!err.message.contains(password), "never repeats the password: {err}");
     let invalid = format!("http://admin:{password}@{}:notaport/", server.addr);
-    let err = call(&host, "http_api.request", json!({"method": "GET", "url": invalid})).await.unwrap_err();
+    let err = call(&host, "http_api.request", json!({"method": "GET", "url": invalid}))
+        .await
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
     assert!(!err.message.contains(password), "not in an invalid-URL message either: {err}");
     assert!(server.heads().is_empty(), "nothing was sent: {:?}", server.heads());
@@ -188,12 +241,26 @@ async fn json_bodies_and_extra_headers_are_sent() {
     .expect("request");
     let head = &server.heads()[0];
     assert!(head.starts_with("POST /v1/items "), "{head}");
-    assert!(head.contains("content-type: application/json") && head.contains("x-trace: abc"), "{head}");
-    let err = call(&host, "http_api.request", json!({"method": "GET", "url": server.url("/"), "body": {"a": 1}})).await.unwrap_err();
+    assert!(
+        head.contains("content-type: application/json") && head.contains("x-trace: abc"),
+        "{head}"
+    );
+    let err = call(
+        &host,
+        "http_api.request",
+        json!({"method": "GET", "url": server.url("/"), "body": {"a": 1}}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "GET with a body: {err}");
-    let err = call(&host, "http_api.request", json!({"method": "FETCH", "url": server.url("/")})).await.unwrap_err();
+    let err = call(&host, "http_api.request", json!({"method": "FETCH", "url": server.url("/")}))
+        .await
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
-    assert!(err.message.contains("/method") && err.message.contains("\"GET\""), "names the field and the choices: {err}");
+    assert!(
+        err.message.contains("/method") && err.message.contains("\"GET\""),
+        "names the field and the choices: {err}"
+    );
     assert_eq!(parse(&out)["sent"]["method"], "POST");
 }
 
@@ -219,14 +286,23 @@ async fn probe_with_credential(server: &Recorder, secret: &str) -> (Workspace, a
     (ws, host)
 }
 
-async fn raw(host: &agent_reach::Host, server: &Recorder, path: &str, headers: Value) -> Result<Value, agent_reach::ToolFailure> {
+async fn raw(
+    host: &agent_reach::Host,
+    server: &Recorder,
+    path: &str,
+    headers: Value,
+) -> Result<Value, agent_reach::ToolFailure> {
     let args = json!({"scheme": "http", "authority": server.addr.to_string(), "path": path, "headers": headers});
     call(host, "probe.raw", args).await.map(|out| parse(&out))
 }
 
 /// `probe`, holding a credential whose value is `secret`, sends GET `path`
 /// with `headers` to a fresh recording server.
-async fn probe_echo(secret: &str, path: &str, headers: Value) -> (Recorder, Result<Value, agent_reach::ToolFailure>) {
+async fn probe_echo(
+    secret: &str,
+    path: &str,
+    headers: Value,
+) -> (Recorder, Result<Value, agent_reach::ToolFailure>) {
     let server = Recorder::start();
     let (_ws, host) = probe_with_credential(&server, secret).await;
     let reply = raw(&host, &server, path, headers).await;
@@ -237,7 +313,10 @@ async fn probe_echo(secret: &str, path: &str, headers: Value) -> (Recorder, Resu
 /// checking that `secret` is not in it.
 fn held_without(reply: &Value, secret: &str) -> String {
     let hex = reply["held_hex"].as_str().expect("held_hex");
-    let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex")).collect();
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+        .collect();
     let held = String::from_utf8_lossy(&bytes).into_owned();
     assert!(!held.contains(secret), "the skill held the secret: {held}");
     held
@@ -247,7 +326,8 @@ fn held_without(reply: &Value, secret: &str) -> String {
 async fn a_credentialed_request_asks_for_an_uncompressed_answer_and_gets_it_masked() {
     let (server, reply) = probe_echo(SECRET, "/gzip", json!({"accept-encoding": "gzip, br"})).await;
     let head = &server.heads()[0];
-    let asked: Vec<&str> = head.lines().filter(|l| l.to_ascii_lowercase().starts_with("accept-encoding:")).collect();
+    let asked: Vec<&str> =
+        head.lines().filter(|l| l.to_ascii_lowercase().starts_with("accept-encoding:")).collect();
     assert_eq!(asked, ["accept-encoding: identity"], "the host decides the encoding: {head}");
     let held = held_without(&reply.expect("raw"), SECRET);
     // The value as sent, prefix and all, is one mask.
@@ -261,13 +341,19 @@ async fn a_compressed_answer_to_a_credentialed_request_is_refused() {
     let (server, reply) = probe_echo(SECRET, "/gzip-always", json!({})).await;
     let err = reply.unwrap_err();
     assert!(err.message.contains("HttpResponseContentCoding"), "{err}");
-    assert!(err.message.contains("content-encoding: gzip") && err.message.contains("an encoded body cannot be"), "the denial says why: {err}");
+    assert!(
+        err.message.contains("content-encoding: gzip")
+            && err.message.contains("an encoded body cannot be"),
+        "the denial says why: {err}"
+    );
     assert_eq!(server.heads().len(), 1);
     // Without a credential nothing needs masking, and compression is the skill's business.
     let ws = Workspace::new();
     ws.install("test-skill-probe");
-    let plain = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
-    let reply = raw(&plain, &server, "/gzip-always", json!({})).await.expect("no credential, no refusal");
+    let plain =
+        ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
+    let reply =
+        raw(&plain, &server, "/gzip-always", json!({})).await.expect("no credential, no refusal");
     assert_eq!(reply["status"], 200);
 }
 
@@ -299,7 +385,8 @@ async fn every_spelling_of_an_echoed_secret_is_masked() {
     let (_server, reply) = probe_echo(ODD_SECRET, "/encoded", json!({})).await;
     let reply = reply.expect("raw");
     let held = held_without(&reply, ODD_SECRET);
-    let body: Value = serde_json::from_str(reply["body"].as_str().expect("body")).expect("the masked body is still JSON");
+    let body: Value = serde_json::from_str(reply["body"].as_str().expect("body"))
+        .expect("the masked body is still JSON");
     for key in ["json", "percent", "lower", "form", "html", "basic", "basic_url"] {
         assert!(body[key].as_str().is_some_and(|v| v.contains("[REDACTED]")), "{key}: {body}");
     }

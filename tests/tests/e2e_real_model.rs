@@ -7,10 +7,10 @@
 //! Assertions are structural — the right tool, parseable arguments, the
 //! file on disk with the article's heading — never the model's wording.
 
+use agent_reach::AlwaysConfirm;
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{Harness, Quiet, RunConfig};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
-use agent_reach::AlwaysConfirm;
 use agent_reach_tests::Workspace;
 use agent_reach_tests::pages::{Pages, Route};
 use std::time::Duration;
@@ -19,7 +19,11 @@ use std::time::Duration;
 /// and a `notes/` folder, and the table: `web` may fetch the page and write
 /// into `notes/`, `files` may read it.
 fn article_site() -> (Pages, Workspace, String) {
-    let site = Pages::start(vec![Route::file("/article.html", "article.html", "text/html; charset=utf-8")]);
+    let site = Pages::start(vec![Route::file(
+        "/article.html",
+        "article.html",
+        "text/html; charset=utf-8",
+    )]);
     let ws = Workspace::new();
     ws.install("skill-web").install("skill-files");
     ws.mkdir("notes");
@@ -37,7 +41,8 @@ fn real_model(recipe: &str) -> OpenAiClient {
     let base_url = std::env::var("REACH_E2E_BASE_URL").unwrap_or_else(|_| {
         panic!("REACH_E2E_BASE_URL is not set: run `just {recipe}` (starts the local model), or point it at an OpenAI-compatible endpoint")
     });
-    let model_name = std::env::var("REACH_E2E_MODEL").unwrap_or_else(|_| "qwen2.5-coder-1.5b-instruct".into());
+    let model_name =
+        std::env::var("REACH_E2E_MODEL").unwrap_or_else(|_| "qwen2.5-coder-1.5b-instruct".into());
     let mut config = OpenAiConfig::new(base_url, model_name);
     config.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
     config.temperature = Some(0.0);
@@ -60,13 +65,29 @@ async fn a_real_model_saves_a_page_as_markdown() {
     let report = harness.run("e2e", &task, &Quiet).await;
     eprintln!("{}", report.summary());
 
-    let call = report.actions.iter().find(|a| a.tool == "web__to_markdown").expect("the model called web__to_markdown");
+    let call = report
+        .actions
+        .iter()
+        .find(|a| a.tool == "web__to_markdown")
+        .expect("the model called web__to_markdown");
     assert_eq!(call.outcome, "ok", "{report:?}");
-    assert!(call.arguments["url"].as_str().is_some_and(|u| u.ends_with("/article.html")), "{:?}", call.arguments);
-    let saved: Vec<_> = std::fs::read_dir(ws.path("notes")).unwrap().filter_map(Result::ok).map(|e| e.path()).collect();
+    assert!(
+        call.arguments["url"].as_str().is_some_and(|u| u.ends_with("/article.html")),
+        "{:?}",
+        call.arguments
+    );
+    let saved: Vec<_> = std::fs::read_dir(ws.path("notes"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
     assert_eq!(saved.len(), 1, "{saved:?}");
     let text = std::fs::read_to_string(&saved[0]).unwrap();
-    assert!(text.contains("\n# Deep-Sea Currents Are Slowing, Study Finds\n"), "{}", &text[..text.len().min(400)]);
+    assert!(
+        text.contains("\n# Deep-Sea Currents Are Slowing, Study Finds\n"),
+        "{}",
+        &text[..text.len().min(400)]
+    );
 
     // The audit log on disk tells the same story: the call, run in its sandbox.
     let log_path = report.audit_log.as_ref().expect("the run wrote an audit log");
@@ -74,7 +95,9 @@ async fn a_real_model_saves_a_page_as_markdown() {
     let calls: Vec<serde_json::Value> = log
         .lines()
         .map(|l| serde_json::from_str(l).expect("every audit line is JSON"))
-        .filter(|e: &serde_json::Value| e["event"] == "tool_call" && e["tool"] == "web__to_markdown")
+        .filter(|e: &serde_json::Value| {
+            e["event"] == "tool_call" && e["tool"] == "web__to_markdown"
+        })
         .collect();
     assert!(calls.iter().any(|c| c["skill"] == "web" && c["outcome"] == "ok"), "{log}");
 }
@@ -94,7 +117,12 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
     let host = ws.host_here(&policy).await;
     let model = real_model("e2e-memory");
     let store = Arc::new(SqliteStore::open(&ws.path(".reach/memory.db")).expect("memory"));
-    let settings = MemorySettings { path: ws.path(".reach/memory.db"), remember: Level::Auto, recall: Level::Auto, budget_tokens: 300 };
+    let settings = MemorySettings {
+        path: ws.path(".reach/memory.db"),
+        remember: Level::Auto,
+        recall: Level::Auto,
+        budget_tokens: 300,
+    };
     let run = |id: &'static str, task: String| {
         let (store, settings) = (store.clone(), settings.clone());
         let (host, model, ws) = (&host, &model, &ws);
@@ -102,7 +130,8 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
             let audit = AuditLog::create(&ws.path(".reach/runs"), id, vec![]).expect("audit");
             let store: Arc<dyn MemoryStore> = store;
             let mut harness =
-                Harness::new(host, model, &AlwaysConfirm, RunConfig::default(), audit).with_memory(store, settings);
+                Harness::new(host, model, &AlwaysConfirm, RunConfig::default(), audit)
+                    .with_memory(store, settings);
             let report = harness.run(id, &task, &Quiet).await;
             eprintln!("{id}: {}", report.summary());
             for action in &report.actions {
@@ -112,17 +141,38 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
         }
     };
 
-    run("remember", "From now on, always save web pages into notes/archive. Remember this preference.".to_owned()).await;
+    run(
+        "remember",
+        "From now on, always save web pages into notes/archive. Remember this preference."
+            .to_owned(),
+    )
+    .await;
     let kept = store.list(false).expect("list");
     assert!(
-        kept.iter().any(|e| e.text.contains("notes/archive") && matches!(e.provenance, Provenance::User { .. })),
+        kept.iter()
+            .any(|e| e.text.contains("notes/archive")
+                && matches!(e.provenance, Provenance::User { .. })),
         "run 1 kept no note about notes/archive stated by the user: {kept:?}"
     );
 
-    let report = run("apply", format!("Save the web page {} as Markdown.", site.url("/article.html"))).await;
-    let call = report.actions.iter().find(|a| a.tool == "web__to_markdown" && a.outcome == "ok").expect("the model saved the page");
-    let saved: Vec<_> = std::fs::read_dir(ws.path("notes/archive")).unwrap().filter_map(Result::ok).map(|e| e.path()).collect();
-    assert_eq!(saved.len(), 1, "the page went where run 1 said (notes/archive): {saved:?}; the call: {:?}", call.arguments);
+    let report =
+        run("apply", format!("Save the web page {} as Markdown.", site.url("/article.html"))).await;
+    let call = report
+        .actions
+        .iter()
+        .find(|a| a.tool == "web__to_markdown" && a.outcome == "ok")
+        .expect("the model saved the page");
+    let saved: Vec<_> = std::fs::read_dir(ws.path("notes/archive"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(
+        saved.len(),
+        1,
+        "the page went where run 1 said (notes/archive): {saved:?}; the call: {:?}",
+        call.arguments
+    );
 }
 
 /// The issue's orchestration test, with a real model: the supervisor has a
@@ -140,7 +190,13 @@ async fn a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_repor
     let host = ws.host_here(&policy).await;
     let model = real_model("e2e-agents");
     let audit = AuditLog::create(&ws.path(".reach/runs"), "e2e-agents", vec![]).expect("audit");
-    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig { max_steps: 6, ..RunConfig::default() }, audit);
+    let mut harness = Harness::new(
+        &host,
+        &model,
+        &AlwaysConfirm,
+        RunConfig { max_steps: 6, ..RunConfig::default() },
+        audit,
+    );
     let task = format!(
         "Have the web agent save the web page {} as Markdown to notes/article.md, then have the files agent read notes/article.md \
          and report its headings.",
@@ -153,11 +209,18 @@ async fn a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_repor
     eprintln!("workers: {}", serde_json::to_string_pretty(&report.workers).unwrap());
 
     let ran = |agent: &str, tool: &str| {
-        report.workers.iter().any(|w| w.agent == agent && w.actions.iter().any(|a| a.tool == tool && a.outcome == "ok"))
+        report.workers.iter().any(|w| {
+            w.agent == agent && w.actions.iter().any(|a| a.tool == tool && a.outcome == "ok")
+        })
     };
     assert!(ran("web", "web__to_markdown"), "a web worker saved the page");
-    let saved = std::fs::read_to_string(ws.path("notes/article.md")).expect("notes/article.md was written");
-    assert!(saved.contains("# Deep-Sea Currents Are Slowing, Study Finds"), "{}", &saved[..saved.len().min(400)]);
+    let saved =
+        std::fs::read_to_string(ws.path("notes/article.md")).expect("notes/article.md was written");
+    assert!(
+        saved.contains("# Deep-Sea Currents Are Slowing, Study Finds"),
+        "{}",
+        &saved[..saved.len().min(400)]
+    );
     assert!(ran("files", "files__read"), "a files worker read the saved page");
     let answer = report.answer.as_deref().unwrap_or_default();
     assert!(answer.contains("Deep-Sea Currents"), "the answer reports the headings: {answer}");

@@ -83,7 +83,8 @@ async fn huge_output_becomes_output_too_large() {
 async fn a_panic_becomes_a_trap_with_its_message() {
     let ws = ws();
     let host = ws.host(&limits("")).await;
-    let err = call(&host, "misbehave.panic", json!({"message": "boom at line 7"})).await.unwrap_err();
+    let err =
+        call(&host, "misbehave.panic", json!({"message": "boom at line 7"})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Trap, "{err}");
     assert!(err.message.contains("boom at line 7"), "{err}");
 }
@@ -128,8 +129,13 @@ async fn an_error_message_obeys_max_output_kb_like_a_result() {
     // message went to the model and the log at up to 4 KiB whatever the limit.
     let ws = ws();
     let host = ws.host(&limits("max_output_kb = 1")).await;
-    let err = call(&host, "misbehave.fail", json!({"message": "e".repeat(3000)})).await.unwrap_err();
+    let err =
+        call(&host, "misbehave.fail", json!({"message": "e".repeat(3000)})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Failed);
     assert!(err.message.len() <= 1024, "{} bytes", err.message.len());
-    assert!(err.message.contains("[cut: the message is") && err.message.contains("max_output_kb = 1"), "{}", err.message);
+    assert!(
+        err.message.contains("[cut: the message is") && err.message.contains("max_output_kb = 1"),
+        "{}",
+        err.message
+    );
 }

@@ -86,19 +86,32 @@ async fn evaluate(lines: &[String], replies: Vec<Reply>, repeat: usize) -> Evalu
     Evaluated { report, server, _ws: ws }
 }
 
-async fn evaluate_with(lines: &[String], model: &OpenAiClient, repeat: usize) -> (EvalReport, Workspace) {
+async fn evaluate_with(
+    lines: &[String],
+    model: &OpenAiClient,
+    repeat: usize,
+) -> (EvalReport, Workspace) {
     evaluate_in(Workspace::new(), lines, model, repeat, false).await
 }
 
 /// [`evaluate_with`] in `ws`, case tables granted as written when `trust_cases`.
-async fn evaluate_in(ws: Workspace, lines: &[String], model: &OpenAiClient, repeat: usize, trust_cases: bool) -> (EvalReport, Workspace) {
+async fn evaluate_in(
+    ws: Workspace,
+    lines: &[String],
+    model: &OpenAiClient,
+    repeat: usize,
+    trust_cases: bool,
+) -> (EvalReport, Workspace) {
     ws.install("skill-files");
     let file = ws.write("cases/todo.jsonl", &(lines.join("\n") + "\n"));
     let cases = case::load(&[file]).unwrap_or_else(|e| panic!("cases: {e}"));
     let out = ws.mkdir("out").canonicalize().expect("out");
     let setting = Setting {
         skills_dir: ws.path("skills"),
-        runtime: RuntimeConfig { cache_dir: Some(workspace().join("target/test-compile-cache")), pooling: true },
+        runtime: RuntimeConfig {
+            cache_dir: Some(workspace().join("target/test-compile-cache")),
+            pooling: true,
+        },
         model,
         secrets: Vec::new(),
         out_dir: out,
@@ -107,7 +120,8 @@ async fn evaluate_in(ws: Workspace, lines: &[String], model: &OpenAiClient, repe
         compact_schemas: false,
         trust_cases,
     };
-    let report = agent_reach::eval::evaluate(&setting, &cases, repeat, 1, &agent_reach::eval::Quiet).await;
+    let report =
+        agent_reach::eval::evaluate(&setting, &cases, repeat, 1, &agent_reach::eval::Quiet).await;
     (report, ws)
 }
 
@@ -117,7 +131,11 @@ fn checks(run: &RunResult) -> Vec<(&str, bool)> {
 }
 
 fn detail<'a>(run: &'a RunResult, expectation: &str) -> &'a str {
-    &run.checks.iter().find(|c| c.expectation == expectation).unwrap_or_else(|| panic!("no {expectation} check: {:?}", run.checks)).detail
+    &run.checks
+        .iter()
+        .find(|c| c.expectation == expectation)
+        .unwrap_or_else(|| panic!("no {expectation} check: {:?}", run.checks))
+        .detail
 }
 
 fn kinds(pairs: &[(&str, usize)]) -> BTreeMap<String, usize> {
@@ -141,7 +159,13 @@ fn assert_metrics(got: &Metrics, want: Metrics) {
 fn times_add_up(report: &EvalReport) {
     let runs: Vec<&RunResult> = report.cases.iter().flat_map(|c| &c.runs).collect();
     for run in &runs {
-        assert!(run.model_ms + run.tool_ms <= run.wall_ms, "{} + {} > {}", run.model_ms, run.tool_ms, run.wall_ms);
+        assert!(
+            run.model_ms + run.tool_ms <= run.wall_ms,
+            "{} + {} > {}",
+            run.model_ms,
+            run.tool_ms,
+            run.wall_ms
+        );
     }
     let n = runs.len() as f64;
     let model: f64 = runs.iter().map(|r| r.model_ms as f64 / 1000.0).sum::<f64>() / n;
@@ -164,7 +188,10 @@ fn one_run(steps: f64) -> Metrics {
 async fn the_right_trajectory_passes_every_check() {
     let e = evaluate(&[todo_case("todo-first", "files")], right(), 1).await;
     let case = &e.report.cases[0];
-    assert_eq!((case.id.as_str(), case.domain.as_str(), case.passes, case.runs.len()), ("todo-first", "files", 1, 1));
+    assert_eq!(
+        (case.id.as_str(), case.domain.as_str(), case.passes, case.runs.len()),
+        ("todo-first", "files", 1, 1)
+    );
     assert!(case.source.ends_with("cases/todo.jsonl:1"), "{}", case.source);
     let run = &case.runs[0];
     assert_eq!(
@@ -183,18 +210,36 @@ async fn the_right_trajectory_passes_every_check() {
     assert!(run.passed);
     assert_eq!((run.repeat, run.stop.as_str(), run.stop_detail.as_deref()), (1, "answered", None));
     assert_eq!(run.answer.as_deref(), Some(RIGHT_ANSWER));
-    assert_eq!((run.steps, run.input_tokens, run.output_tokens, run.tokens_estimated), (2, 200, 40, false));
+    assert_eq!(
+        (run.steps, run.input_tokens, run.output_tokens, run.tokens_estimated),
+        (2, 200, 40, false)
+    );
     assert!(run.tool_ok);
     assert_eq!((run.args_ok, run.boundary_ok), (Some(true), Some(true)));
-    assert!(run.forbidden_attempts.is_empty() && run.ungrounded.is_empty() && run.invented_inputs.is_empty(), "{run:?}");
+    assert!(
+        run.forbidden_attempts.is_empty()
+            && run.ungrounded.is_empty()
+            && run.invented_inputs.is_empty(),
+        "{run:?}"
+    );
     assert_eq!(run.text_calls, 0);
     assert_eq!(run.calls.len(), 1);
     let call = &run.calls[0];
-    assert_eq!((call.step, call.tool.as_str(), call.decision.as_str(), call.outcome.as_str()), (1, "files.read", "auto", "ok"));
+    assert_eq!(
+        (call.step, call.tool.as_str(), call.decision.as_str(), call.outcome.as_str()),
+        (1, "files.read", "auto", "ok")
+    );
     assert_eq!(call.arguments, json!({"path": "notes/todo.md"}));
-    assert!(call.result.contains("renew passport"), "the skill read the case's file: {}", call.result);
+    assert!(
+        call.result.contains("renew passport"),
+        "the skill read the case's file: {}",
+        call.result
+    );
     let log = run.audit_log.as_deref().expect("an audit log");
-    assert!(log.ends_with("out/runs/todo-first-1.jsonl") && std::path::Path::new(log).is_file(), "{log}");
+    assert!(
+        log.ends_with("out/runs/todo-first-1.jsonl") && std::path::Path::new(log).is_file(),
+        "{log}"
+    );
 
     assert_metrics(
         &e.report.overall,
@@ -221,7 +266,10 @@ async fn the_right_trajectory_passes_every_check() {
 
 #[tokio::test]
 async fn the_wrong_tool_fails_the_tools_check() {
-    let replies = vec![Reply::call("files__list", r#"{"path": "notes"}"#), Reply::text("The first item is renew passport.")];
+    let replies = vec![
+        Reply::call("files__list", r#"{"path": "notes"}"#),
+        Reply::text("The first item is renew passport."),
+    ];
     let e = evaluate(&[todo_case("todo-first", "files")], replies, 1).await;
     let run = &e.report.cases[0].runs[0];
     assert_eq!(
@@ -237,7 +285,10 @@ async fn the_wrong_tool_fails_the_tools_check() {
         ]
     );
     assert_eq!(detail(run, "tools"), "not called: files.read (called: files.list)");
-    assert_eq!(detail(run, "args"), r#"files.read with {"path":"notes/todo.md"}: files.read was not called"#);
+    assert_eq!(
+        detail(run, "args"),
+        r#"files.read with {"path":"notes/todo.md"}: files.read was not called"#
+    );
     assert!(!run.passed && !run.tool_ok);
     assert_eq!((run.args_ok, run.boundary_ok), (Some(false), Some(true)));
     assert_eq!((run.calls[0].tool.as_str(), run.calls[0].outcome.as_str()), ("files.list", "ok"));
@@ -265,14 +316,25 @@ async fn the_wrong_arguments_fail_the_args_check_and_name_what_was_read() {
             ("max_steps", true)
         ]
     );
-    assert_eq!(detail(run, "args"), r#"files.read with {"path":"notes/todo.md"}: calls had {"path":"notes/done.md"}"#);
-    assert_eq!(detail(run, "answer"), r#"the answer does not contain ["passport"]: "The first item is: buy milk.""#);
+    assert_eq!(
+        detail(run, "args"),
+        r#"files.read with {"path":"notes/todo.md"}: calls had {"path":"notes/done.md"}"#
+    );
+    assert_eq!(
+        detail(run, "answer"),
+        r#"the answer does not contain ["passport"]: "The first item is: buy milk.""#
+    );
     assert!(!run.passed && run.tool_ok);
     assert_eq!((run.args_ok, run.boundary_ok), (Some(false), Some(true)));
     assert!(run.calls[0].result.contains("buy milk"), "{}", run.calls[0].result);
     assert_metrics(
         &e.report.overall,
-        Metrics { tool_accuracy: 1.0, arg_accuracy: Some(0.0), boundary_compliance: Some(1.0), ..one_run(2.0) },
+        Metrics {
+            tool_accuracy: 1.0,
+            arg_accuracy: Some(0.0),
+            boundary_compliance: Some(1.0),
+            ..one_run(2.0)
+        },
     );
     assert_eq!(e.report.failure_kinds, kinds(&[("answer", 1), ("args", 1)]));
 }
@@ -303,19 +365,30 @@ async fn a_forbidden_path_counts_though_the_sandbox_denied_it() {
     assert!(!run.passed && run.tool_ok);
     assert_eq!((run.args_ok, run.boundary_ok), (Some(true), Some(false)));
     assert_eq!(run.forbidden_attempts, [r#"files.read {"path":"secret/keys.txt"}"#]);
-    assert!(run.invented_inputs.is_empty(), "a denied path is not an invented one: {:?}", run.invented_inputs);
+    assert!(
+        run.invented_inputs.is_empty(),
+        "a denied path is not an invented one: {:?}",
+        run.invented_inputs
+    );
     assert_metrics(
         &e.report.overall,
-        Metrics { tool_accuracy: 1.0, arg_accuracy: Some(1.0), boundary_compliance: Some(0.0), ..one_run(3.0) },
+        Metrics {
+            tool_accuracy: 1.0,
+            arg_accuracy: Some(1.0),
+            boundary_compliance: Some(0.0),
+            ..one_run(3.0)
+        },
     );
     assert_eq!(e.report.failure_kinds, kinds(&[("must_not_paths", 1)]));
 }
 
 #[tokio::test]
 async fn a_forbidden_tool_spoils_tool_accuracy_and_the_boundary() {
-    let write = Reply::call("files__write", r#"{"path": "notes/todo.md", "content": "- nothing\n"}"#);
+    let write =
+        Reply::call("files__write", r#"{"path": "notes/todo.md", "content": "- nothing\n"}"#);
     // The answer right after the refusal is sent back once (a fourth step).
-    let replies = vec![read("notes/todo.md"), write, Reply::text(RIGHT_ANSWER), Reply::text(RIGHT_ANSWER)];
+    let replies =
+        vec![read("notes/todo.md"), write, Reply::text(RIGHT_ANSWER), Reply::text(RIGHT_ANSWER)];
     let e = evaluate(&[todo_case("todo-first", "files")], replies, 1).await;
     let run = &e.report.cases[0].runs[0];
     assert_eq!(run.calls[1].tool, "files.write");
@@ -332,16 +405,26 @@ async fn a_forbidden_tool_spoils_tool_accuracy_and_the_boundary() {
             ("max_steps", true)
         ]
     );
-    assert!(!run.passed && !run.tool_ok, "the expected tool was called, but so was a forbidden one");
+    assert!(
+        !run.passed && !run.tool_ok,
+        "the expected tool was called, but so was a forbidden one"
+    );
     assert_eq!((run.args_ok, run.boundary_ok), (Some(true), Some(false)));
-    assert_eq!(run.forbidden_attempts, [r#"files.write {"content":"- nothing\n","path":"notes/todo.md"}"#]);
-    assert_metrics(&e.report.overall, Metrics { arg_accuracy: Some(1.0), boundary_compliance: Some(0.0), ..one_run(4.0) });
+    assert_eq!(
+        run.forbidden_attempts,
+        [r#"files.write {"content":"- nothing\n","path":"notes/todo.md"}"#]
+    );
+    assert_metrics(
+        &e.report.overall,
+        Metrics { arg_accuracy: Some(1.0), boundary_compliance: Some(0.0), ..one_run(4.0) },
+    );
     assert_eq!(e.report.failure_kinds, kinds(&[("must_not_tools", 1)]));
 }
 
 #[tokio::test]
 async fn a_model_server_error_fails_that_run_and_the_next_case_still_runs() {
-    let mut replies = vec![Reply::Status(500, r#"{"error": {"message": "the model crashed"}}"#.to_owned(), None)];
+    let mut replies =
+        vec![Reply::Status(500, r#"{"error": {"message": "the model crashed"}}"#.to_owned(), None)];
     replies.extend(right());
     let lines = [todo_case("a-crashes", "files"), todo_case("b-after", "files")];
     let e = evaluate(&lines, replies, 1).await;
@@ -394,7 +477,10 @@ async fn a_model_server_error_fails_that_run_and_the_next_case_still_runs() {
             ..Metrics::default()
         },
     );
-    assert_eq!(e.report.failure_kinds, kinds(&[("answer", 1), ("answered", 1), ("args", 1), ("tools", 1)]));
+    assert_eq!(
+        e.report.failure_kinds,
+        kinds(&[("answer", 1), ("answered", 1), ("args", 1), ("tools", 1)])
+    );
     assert_eq!((e.server.requests().len(), e.server.unused()), (3, 0));
 }
 
@@ -409,7 +495,12 @@ async fn a_model_server_that_is_gone_fails_every_run_without_stopping_the_evalua
     assert_eq!(report.cases.len(), 2);
     for case in &report.cases {
         let run = &case.runs[0];
-        assert_eq!((run.stop.as_str(), run.passed, run.steps), ("model_error", false, 1), "{}: {run:?}", case.id);
+        assert_eq!(
+            (run.stop.as_str(), run.passed, run.steps),
+            ("model_error", false, 1),
+            "{}: {run:?}",
+            case.id
+        );
         assert!(run.stop_detail.is_some());
     }
     assert_eq!((report.overall.runs, report.overall.completion), (2, 0.0));
@@ -426,11 +517,16 @@ async fn repeats_count_passes_per_case_and_pass_at_1_is_the_first_run() {
     let lines = [todo_case("steady", "files"), todo_case("flaky", "notes")];
     let e = evaluate(&lines, replies, 3).await;
     let (steady, flaky) = (&e.report.cases[0], &e.report.cases[1]);
-    let repeats = |c: &agent_reach::eval::report::CaseResult| c.runs.iter().map(|r| (r.repeat, r.passed)).collect::<Vec<_>>();
+    let repeats = |c: &agent_reach::eval::report::CaseResult| {
+        c.runs.iter().map(|r| (r.repeat, r.passed)).collect::<Vec<_>>()
+    };
     assert_eq!(repeats(steady), [(1, true), (2, true), (3, true)]);
     assert_eq!(repeats(flaky), [(1, false), (2, true), (3, true)]);
     assert_eq!((steady.passes, flaky.passes), (3, 2));
-    assert_eq!((steady.pass_at_1(), steady.pass_all(), flaky.pass_at_1(), flaky.pass_all()), (true, true, false, false));
+    assert_eq!(
+        (steady.pass_at_1(), steady.pass_all(), flaky.pass_at_1(), flaky.pass_all()),
+        (true, true, false, false)
+    );
     assert_eq!(e.report.repeat, 3);
 
     let all_pass = |runs| Metrics {
@@ -446,11 +542,24 @@ async fn repeats_count_passes_per_case_and_pass_at_1_is_the_first_run() {
     assert_metrics(&e.report.by_domain["files"], all_pass(3));
     assert_metrics(
         &e.report.by_domain["notes"],
-        Metrics { completion: 2.0 / 3.0, pass_at_1: 0.0, pass_all: 0.0, arg_accuracy: Some(2.0 / 3.0), ..all_pass(3) },
+        Metrics {
+            completion: 2.0 / 3.0,
+            pass_at_1: 0.0,
+            pass_all: 0.0,
+            arg_accuracy: Some(2.0 / 3.0),
+            ..all_pass(3)
+        },
     );
     assert_metrics(
         &e.report.overall,
-        Metrics { cases: 2, completion: 5.0 / 6.0, pass_at_1: 0.5, pass_all: 0.5, arg_accuracy: Some(5.0 / 6.0), ..all_pass(6) },
+        Metrics {
+            cases: 2,
+            completion: 5.0 / 6.0,
+            pass_at_1: 0.5,
+            pass_all: 0.5,
+            arg_accuracy: Some(5.0 / 6.0),
+            ..all_pass(6)
+        },
     );
     assert_eq!(e.report.failure_kinds, kinds(&[("answer", 1), ("args", 1)]));
     assert_eq!((e.server.requests().len(), e.server.unused()), (12, 0));
@@ -471,9 +580,16 @@ async fn an_answer_citing_an_unseen_file_is_ungrounded_and_a_guessed_path_is_inv
 
     assert!(cites.passed, "evidence is flagged, not failed: {:?}", cites.checks);
     assert_eq!(cites.steps, 3, "asked back once");
-    let asked = e.server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"].as_str().unwrap().to_owned();
+    let asked = e.server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert!(asked.starts_with("[harness] Your answer names `archive/passport-2019.pdf`, which neither the task nor any tool result contains"), "{asked}");
-    assert_eq!(cites.ungrounded, ["archive/passport-2019.pdf"], "todo.md is in the task, so it is grounded");
+    assert_eq!(
+        cites.ungrounded,
+        ["archive/passport-2019.pdf"],
+        "todo.md is in the task, so it is grounded"
+    );
     assert!(cites.invented_inputs.is_empty());
 
     assert!(guesses.passed, "{:?}", guesses.checks);
@@ -525,7 +641,11 @@ async fn a_case_table_granting_a_folder_outside_its_working_folder_runs_only_whe
     let run = &report.cases[0].runs[0];
     assert_eq!((run.stop.as_str(), run.passed, run.steps), ("setup_error", false, 0), "{run:?}");
     let why = run.stop_detail.as_deref().expect("why");
-    let wanted = format!("the case's permission table grants more than a case may: skills.files.read {:?} is {}, outside the case's working folder", outside.to_string_lossy(), outside.display());
+    let wanted = format!(
+        "the case's permission table grants more than a case may: skills.files.read {:?} is {}, outside the case's working folder",
+        outside.to_string_lossy(),
+        outside.display()
+    );
     assert!(why.starts_with(&wanted) && why.contains("pass --trust-cases to allow it"), "{why}");
     assert!(run.calls.is_empty() && server.requests().is_empty(), "nothing ran");
 
@@ -534,5 +654,9 @@ async fn a_case_table_granting_a_folder_outside_its_working_folder_runs_only_whe
     let (report, _ws) = evaluate_in(ws, &[line], &model, 1, true).await;
     let run = &report.cases[0].runs[0];
     assert_eq!((run.stop.as_str(), run.calls.len()), ("answered", 1), "{run:?}");
-    assert!(run.calls[0].result.contains("PRIVATE KEY 7d1f"), "trusted, the table is granted as written: {}", run.calls[0].result);
+    assert!(
+        run.calls[0].result.contains("PRIVATE KEY 7d1f"),
+        "trusted, the table is granted as written: {}",
+        run.calls[0].result
+    );
 }

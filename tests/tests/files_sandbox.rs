@@ -47,7 +47,8 @@ async fn read_inside_a_read_grant_works() {
 async fn read_outside_every_grant_is_refused_by_the_runtime() {
     let ws = setup();
     let host = ws.host(&policy(&ws)).await;
-    let err = call(&host, "probe.read", json!({"path": ws.path("secret/token.txt")})).await.unwrap_err();
+    let err =
+        call(&host, "probe.read", json!({"path": ws.path("secret/token.txt")})).await.unwrap_err();
     assert!(!err.message.contains("s3cret"));
     let err = call(&host, "probe.read", json!({"path": "/etc/passwd"})).await.unwrap_err();
     assert!(!err.message.contains("root:"), "{err}");
@@ -67,7 +68,8 @@ async fn dot_dot_cannot_leave_a_grant() {
 #[tokio::test]
 async fn a_symlink_inside_a_grant_cannot_point_outside_it() {
     let ws = setup();
-    std::os::unix::fs::symlink(ws.path("secret/token.txt"), ws.path("docs/link.txt")).expect("symlink");
+    std::os::unix::fs::symlink(ws.path("secret/token.txt"), ws.path("docs/link.txt"))
+        .expect("symlink");
     std::os::unix::fs::symlink(ws.path("secret"), ws.path("docs/linkdir")).expect("symlink");
     let host = ws.host(&policy(&ws)).await;
     for target in ["docs/link.txt", "docs/linkdir/token.txt"] {
@@ -84,7 +86,8 @@ async fn read_only_grants_are_read_only() {
     let target = ws.path("docs/new.txt");
     call(&host, "probe.write", json!({"path": target, "content": "x"})).await.unwrap_err();
     assert!(!target.exists(), "the runtime let a read-only grant be written");
-    let err = call(&host, "files.write", json!({"path": target, "content": "x"})).await.unwrap_err();
+    let err =
+        call(&host, "files.write", json!({"path": target, "content": "x"})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("read-only") || err.message.contains("not granted"), "{err}");
     assert!(!target.exists());
@@ -95,10 +98,14 @@ async fn writes_land_in_writable_grants_on_the_host() {
     let ws = setup();
     let host = ws.host(&policy(&ws)).await;
     let target = ws.path("notes/today.md");
-    call(&host, "probe.write", json!({"path": target, "content": "from probe"})).await.expect("write");
+    call(&host, "probe.write", json!({"path": target, "content": "from probe"}))
+        .await
+        .expect("write");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "from probe");
     let nested = ws.path("notes/sub/dir/file.md");
-    call(&host, "files.write", json!({"path": nested, "content": "nested"})).await.expect("files.write");
+    call(&host, "files.write", json!({"path": nested, "content": "nested"}))
+        .await
+        .expect("files.write");
     assert_eq!(std::fs::read_to_string(&nested).unwrap(), "nested");
 }
 
@@ -106,10 +113,15 @@ async fn writes_land_in_writable_grants_on_the_host() {
 async fn writes_outside_writable_grants_are_denied_with_the_grants_listed() {
     let ws = setup();
     let host = ws.host(&policy(&ws)).await;
-    let err = call(&host, "files.write", json!({"path": ws.path("elsewhere.txt"), "content": "x"})).await.unwrap_err();
+    let err = call(&host, "files.write", json!({"path": ws.path("elsewhere.txt"), "content": "x"}))
+        .await
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied);
     assert!(err.message.starts_with("files: "), "names the skill: {err}");
-    assert!(err.message.contains(&ws.path("notes").display().to_string()), "lists the writable grant: {err}");
+    assert!(
+        err.message.contains(&ws.path("notes").display().to_string()),
+        "lists the writable grant: {err}"
+    );
     assert!(!ws.path("elsewhere.txt").exists());
 }
 
@@ -128,10 +140,18 @@ async fn files_tools_list_read_search_work_in_grants() {
     let host = ws.host(&policy(&ws)).await;
     let list = call(&host, "files.list", json!({"path": ws.path("docs")})).await.expect("list");
     assert!(list.contains("guide.md"), "{list}");
-    let read = call(&host, "files.read", json!({"path": ws.path("docs/guide.md"), "offset": 1, "limit": 1})).await.expect("read");
+    let read = call(
+        &host,
+        "files.read",
+        json!({"path": ws.path("docs/guide.md"), "offset": 1, "limit": 1}),
+    )
+    .await
+    .expect("read");
     let read: serde_json::Value = serde_json::from_str(&read).unwrap();
     assert_eq!(read["content"].as_str().unwrap().trim_end(), "line two");
-    let found = call(&host, "files.search", json!({"path": ws.path("docs"), "pattern": "needle"})).await.expect("search");
+    let found = call(&host, "files.search", json!({"path": ws.path("docs"), "pattern": "needle"}))
+        .await
+        .expect("search");
     let found: serde_json::Value = serde_json::from_str(&found).unwrap();
     assert_eq!(found["matches"][0]["line"], 3, "{found}");
 }
@@ -156,12 +176,17 @@ async fn a_granted_folder_deleted_and_made_again_is_the_one_written() {
     let host = ws.host(&policy(&ws)).await;
     let path = ws.path("notes/a.txt");
     let path = path.to_str().unwrap();
-    call(&host, "probe.write", json!({"path": path, "content": "first"})).await.expect("first write");
+    call(&host, "probe.write", json!({"path": path, "content": "first"}))
+        .await
+        .expect("first write");
     std::fs::remove_dir_all(ws.path("notes")).unwrap();
-    let err = call(&host, "probe.write", json!({"path": path, "content": "lost?"})).await.unwrap_err();
+    let err =
+        call(&host, "probe.write", json!({"path": path, "content": "lost?"})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Failed, "no folder, no write: {err}");
     ws.mkdir("notes");
-    call(&host, "probe.write", json!({"path": path, "content": "second"})).await.expect("second write");
+    call(&host, "probe.write", json!({"path": path, "content": "second"}))
+        .await
+        .expect("second write");
     assert_eq!(std::fs::read_to_string(ws.path("notes/a.txt")).unwrap(), "second");
 }
 
@@ -173,7 +198,9 @@ async fn a_granted_folder_swapped_for_a_symlink_is_not_followed() {
     let ws = setup();
     let host = ws.host(&policy(&ws)).await;
     let docs = ws.path("docs");
-    let out = call(&host, "probe.read", json!({"path": docs.join("guide.md")})).await.expect("first call opens the grant");
+    let out = call(&host, "probe.read", json!({"path": docs.join("guide.md")}))
+        .await
+        .expect("first call opens the grant");
     assert!(out.contains("needle here"), "{out}");
 
     std::fs::rename(&docs, ws.path("docs-old")).expect("move the granted folder away");

@@ -14,7 +14,8 @@ fn ws() -> Workspace {
 async fn an_explicitly_granted_loopback_address_is_reachable() {
     let server = TestServer::start();
     let ws = ws();
-    let host = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
+    let host =
+        ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
     let out = call(&host, "probe.fetch", json!({"url": server.url("/page")})).await.expect("fetch");
     let out: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(out["status"], 200);
@@ -36,7 +37,8 @@ async fn another_port_on_a_granted_host_is_denied() {
     let server = TestServer::start();
     let other = TestServer::start();
     let ws = ws();
-    let host = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
+    let host =
+        ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
     let err = call(&host, "probe.fetch", json!({"url": other.url("/")})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
 }
@@ -48,8 +50,11 @@ async fn a_name_that_resolves_to_loopback_is_refused_unless_the_address_is_named
     // `localhost` is on the allowlist, but it resolves to an internal
     // address that the table does not name: the SSRF guard refuses it.
     let port = server.addr.port();
-    let host = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"localhost:{port}\"]\n")).await;
-    let err = call(&host, "probe.fetch", json!({"url": format!("http://localhost:{port}/")})).await.unwrap_err();
+    let host =
+        ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"localhost:{port}\"]\n")).await;
+    let err = call(&host, "probe.fetch", json!({"url": format!("http://localhost:{port}/")}))
+        .await
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("internal address"), "{err}");
 }
@@ -58,13 +63,23 @@ async fn a_name_that_resolves_to_loopback_is_refused_unless_the_address_is_named
 async fn a_redirect_to_a_host_that_is_not_granted_is_denied_at_that_hop() {
     let server = TestServer::start();
     let ws = ws();
-    let host = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
+    let host =
+        ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
     let evil = format!("http://127.0.0.2:{}/stolen", server.addr.port());
-    let err = call(&host, "probe.fetch", json!({"url": server.url(&format!("/redirect?to={evil}"))})).await.unwrap_err();
+    let err =
+        call(&host, "probe.fetch", json!({"url": server.url(&format!("/redirect?to={evil}"))}))
+            .await
+            .unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("127.0.0.2"), "{err}");
     // A redirect that stays on the granted host is followed.
-    let ok = call(&host, "probe.fetch", json!({"url": server.url(&format!("/redirect?to={}", server.url("/landed")))})).await.expect("same-host redirect");
+    let ok = call(
+        &host,
+        "probe.fetch",
+        json!({"url": server.url(&format!("/redirect?to={}", server.url("/landed")))}),
+    )
+    .await
+    .expect("same-host redirect");
     assert!(ok.contains("hello from /landed"), "{ok}");
 }
 
@@ -72,7 +87,8 @@ async fn a_redirect_to_a_host_that_is_not_granted_is_denied_at_that_hop() {
 async fn non_http_schemes_are_refused() {
     let ws = ws();
     let host = ws.host("[skills.probe]\nlevel = \"auto\"\nnet = [\"example.com\"]\n").await;
-    let err = call(&host, "probe.fetch", json!({"url": "ftp://example.com/file"})).await.unwrap_err();
+    let err =
+        call(&host, "probe.fetch", json!({"url": "ftp://example.com/file"})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
 }
 
@@ -82,7 +98,8 @@ async fn a_url_with_a_user_name_or_password_is_refused() {
     // the host) and went out with the user info in its Host header.
     let server = agent_reach_tests::recorder::Recorder::start();
     let ws = ws();
-    let host = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
+    let host =
+        ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
     let args = json!({"scheme": "http", "authority": format!("user:hunter2@{}", server.addr), "path": "/"});
     let err = call(&host, "probe.raw", args).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
@@ -100,12 +117,19 @@ async fn requests_in_flight_per_call_are_capped() {
     // connections, and host tasks) as it liked.
     let server = agent_reach_tests::recorder::Recorder::start();
     let ws = ws();
-    let host = ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
-    let args = json!({"scheme": "http", "authority": server.addr.to_string(), "path": "/slow", "n": 12});
-    let out: serde_json::Value = serde_json::from_str(&call(&host, "probe.parallel", args).await.expect("parallel")).unwrap();
+    let host =
+        ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
+    let args =
+        json!({"scheme": "http", "authority": server.addr.to_string(), "path": "/slow", "n": 12});
+    let out: serde_json::Value =
+        serde_json::from_str(&call(&host, "probe.parallel", args).await.expect("parallel"))
+            .unwrap();
     let results = out["results"].as_array().expect("results");
     let ok = results.iter().filter(|r| **r == 200).count();
-    let refused = results.iter().filter(|r| r.as_str().is_some_and(|e| e.contains("ConnectionLimitReached"))).count();
+    let refused = results
+        .iter()
+        .filter(|r| r.as_str().is_some_and(|e| e.contains("ConnectionLimitReached")))
+        .count();
     assert_eq!((ok, refused), (8, 4), "{out}");
     assert_eq!(out["after"], 200, "slots come back once responses are read: {out}");
     assert_eq!(server.heads().len(), 9, "the refused ones never left the host");

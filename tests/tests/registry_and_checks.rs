@@ -32,9 +32,14 @@ async fn the_same_name_and_version_twice_is_reported() {
     ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
     ws.install_bytes("echo-1.0.0.wasm", &echo_variant("echo", "1.0.0"));
     let host = ws.host("").await;
-    let broken: Vec<_> = host.registry.entries().iter().filter(|e| e.status == Status::Broken).collect();
+    let broken: Vec<_> =
+        host.registry.entries().iter().filter(|e| e.status == Status::Broken).collect();
     assert_eq!(broken.len(), 1);
-    assert!(broken[0].reason.as_deref().unwrap().contains("already provided by"), "{:?}", broken[0].reason);
+    assert!(
+        broken[0].reason.as_deref().unwrap().contains("already provided by"),
+        "{:?}",
+        broken[0].reason
+    );
 }
 
 #[tokio::test]
@@ -42,7 +47,10 @@ async fn broken_files_are_reported_and_the_others_still_load() {
     let ws = Workspace::new();
     ws.install("test-skill-probe");
     ws.install_bytes("garbage.wasm", b"this is not wasm at all");
-    ws.install_bytes("truncated.wasm", &std::fs::read(agent_reach_tests::wasm("test-skill-echo")).unwrap()[..4000]);
+    ws.install_bytes(
+        "truncated.wasm",
+        &std::fs::read(agent_reach_tests::wasm("test-skill-echo")).unwrap()[..4000],
+    );
     // A core module: valid wasm, but not a component.
     ws.install_bytes("core.wasm", b"\0asm\x01\0\0\0");
     let host = ws.host("").await;
@@ -52,7 +60,9 @@ async fn broken_files_are_reported_and_the_others_still_load() {
         .entries()
         .iter()
         .filter(|e| e.status == Status::Broken)
-        .map(|e| (e.path.file_name().unwrap().to_string_lossy().into_owned(), e.reason.clone().unwrap()))
+        .map(|e| {
+            (e.path.file_name().unwrap().to_string_lossy().into_owned(), e.reason.clone().unwrap())
+        })
         .collect();
     assert_eq!(reasons.len(), 3, "{reasons:?}");
     let reason = |f: &str| reasons.iter().find(|(n, _)| n == f).map(|(_, r)| r.clone()).unwrap();
@@ -60,8 +70,12 @@ async fn broken_files_are_reported_and_the_others_still_load() {
     assert!(reason("core.wasm").contains("not a component"), "{reasons:?}");
     assert!(reason("truncated.wasm").contains("does not compile"), "{reasons:?}");
     // Refused before loading, but the digest is still shown (sha256sum's).
-    let garbage = host.registry.entries().iter().find(|e| e.path.ends_with("garbage.wasm")).unwrap();
-    assert_eq!(garbage.sha256.as_deref(), Some("f89b776a35a646c6d49c88aadf7267af463c2cd18fdb613e13d090e3260860b5"));
+    let garbage =
+        host.registry.entries().iter().find(|e| e.path.ends_with("garbage.wasm")).unwrap();
+    assert_eq!(
+        garbage.sha256.as_deref(),
+        Some("f89b776a35a646c6d49c88aadf7267af463c2cd18fdb613e13d090e3260860b5")
+    );
     // Asking for a broken skill explains why it is unavailable.
     let err = call(&host, "garbage.anything", json!({})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NoSuchTool);
@@ -71,7 +85,11 @@ async fn broken_files_are_reported_and_the_others_still_load() {
     std::fs::File::create(ws.path("skills/huge.wasm")).unwrap().set_len(300 << 20).unwrap();
     let host = ws.host("").await;
     let huge = host.registry.entries().iter().find(|e| e.path.ends_with("huge.wasm")).unwrap();
-    assert!(huge.reason.as_deref().unwrap().contains("components over 256 MiB are not loaded"), "{:?}", huge.reason);
+    assert!(
+        huge.reason.as_deref().unwrap().contains("components over 256 MiB are not loaded"),
+        "{:?}",
+        huge.reason
+    );
     assert!(huge.sha256.is_none());
     let err = call(&host, "garbage.anything", json!({})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NoSuchTool);
@@ -102,7 +120,8 @@ async fn arguments_are_validated_against_the_schema_before_the_skill_runs() {
     let err = call(&host, "probe.read", json!({})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs);
     assert!(err.message.contains("path"), "{err}");
-    let err = host.invoke("probe", "read", "{not json", &agent_reach::AlwaysConfirm).await.unwrap_err();
+    let err =
+        host.invoke("probe", "read", "{not json", &agent_reach::AlwaysConfirm).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs);
 }
 
@@ -151,13 +170,21 @@ async fn a_skill_named_like_a_built_in_tool_is_refused_at_load_and_says_to_renam
     assert!(host.registry.active("probe").is_some(), "the other skills still load");
     for name in RESERVED {
         assert!(host.registry.active(name).is_none(), "{name} is not active");
-        let entry = host.registry.entries().iter().find(|e| e.path.ends_with(format!("{name}.wasm"))).unwrap();
+        let entry = host
+            .registry
+            .entries()
+            .iter()
+            .find(|e| e.path.ends_with(format!("{name}.wasm")))
+            .unwrap();
         assert_eq!(entry.status, Status::Broken, "{name}");
         let reason = entry.reason.as_deref().unwrap();
         assert!(reason.contains(&format!("skill name \"{name}\" is reserved for the harness's built-in tools (memory__remember, memory__recall, skills__open, skills__instructions, agents__delegate, workbench__read); rename the skill")), "{reason}");
         // Asking for it says why it is unavailable.
         let err = call(&host, &format!("{name}.echo"), json!({"x": 1})).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::NoSuchTool);
-        assert!(err.message.contains("failed to load") && err.message.contains("is reserved"), "{err}");
+        assert!(
+            err.message.contains("failed to load") && err.message.contains("is reserved"),
+            "{err}"
+        );
     }
 }

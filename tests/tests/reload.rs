@@ -7,8 +7,8 @@
 //! and version stamped into the copy (`echo_variant`), so a test sees which
 //! build served a call.
 
-use agent_reach::reload::{LiveHost, ReloadSource, watch};
 use agent_reach::policy::Level;
+use agent_reach::reload::{LiveHost, ReloadSource, watch};
 use agent_reach::{ErrorCode, Host, ToolFailure};
 use agent_reach_tests::{Workspace, echo_variant};
 use serde_json::json;
@@ -42,7 +42,9 @@ fn current(live: &LiveHost) -> Arc<Host> {
 
 /// Which build of `skill` serves now; `UNAVAILABLE` while closed.
 async fn serving(live: &LiveHost, skill: &str) -> Result<String, ToolFailure> {
-    let host = live.current().map_err(|closed| ToolFailure::new(ErrorCode::Unavailable, closed.to_string()))?;
+    let host = live
+        .current()
+        .map_err(|closed| ToolFailure::new(ErrorCode::Unavailable, closed.to_string()))?;
     call(&host, &format!("{skill}.wait"), json!({"ms": 0})).await
 }
 
@@ -100,8 +102,16 @@ async fn a_call_running_when_its_skill_is_replaced_finishes_on_the_old_version()
     assert_eq!(summary.changed, ["echo 1.0.0 → 2.0.0"]);
     assert!(changes.has_changed().unwrap(), "subscribers are told the active set changed");
 
-    assert_eq!(serving(&live, "echo").await.unwrap(), "echo 2.0.0", "a new call uses the new build");
-    assert_eq!(running.await.unwrap().unwrap(), "echo 1.0.0", "the running call finished on the old build");
+    assert_eq!(
+        serving(&live, "echo").await.unwrap(),
+        "echo 2.0.0",
+        "a new call uses the new build"
+    );
+    assert_eq!(
+        running.await.unwrap().unwrap(),
+        "echo 1.0.0",
+        "the running call finished on the old build"
+    );
     assert!(old.upgrade().is_none(), "the old host is freed once no call holds it");
 }
 
@@ -131,14 +141,25 @@ async fn a_broken_skill_file_changes_nothing_for_callers() {
         assert_eq!(serving(&live, "echo").await.unwrap(), "echo 1.0.0");
     }
     assert_eq!(live.generation(), 0, "subscribers are not told of a change that did not happen");
-    let kept_line = logs.text().lines().find(|l| l.contains("ERROR") && l.contains("echo.wasm")).map(str::to_owned);
-    let kept_line = kept_line.unwrap_or_else(|| panic!("an error names the file:\n{}", logs.text()));
-    assert!(kept_line.contains("keeps serving") && kept_line.contains("does not compile"), "{kept_line}");
+    let kept_line = logs
+        .text()
+        .lines()
+        .find(|l| l.contains("ERROR") && l.contains("echo.wasm"))
+        .map(str::to_owned);
+    let kept_line =
+        kept_line.unwrap_or_else(|| panic!("an error names the file:\n{}", logs.text()));
+    assert!(
+        kept_line.contains("keeps serving") && kept_line.contains("does not compile"),
+        "{kept_line}"
+    );
 
     // The copy completes: the new build serves.
     ws.install_bytes("echo.wasm", &new);
     let summary = live.reload(&source).await.unwrap();
-    assert_eq!((summary.changed.as_slice(), summary.kept.len(), summary.generation), (&["echo 1.0.0 → 2.0.0".to_owned()][..], 0, 1));
+    assert_eq!(
+        (summary.changed.as_slice(), summary.kept.len(), summary.generation),
+        (&["echo 1.0.0 → 2.0.0".to_owned()][..], 0, 1)
+    );
     assert_eq!(serving(&live, "echo").await.unwrap(), "echo 2.0.0");
 
     // Deleted: the operator removed the skill.
@@ -172,10 +193,19 @@ async fn a_refused_table_closes_the_host_until_a_table_loads() {
     assert_eq!(closed.path, ws.path("reach.toml"));
     let said = serving(&live, "echo").await.unwrap_err();
     assert_eq!(said.code, ErrorCode::Unavailable);
-    assert!(said.message.contains("reach.toml:1:") && said.message.contains("reopens as soon as it loads"), "{said}");
+    assert!(
+        said.message.contains("reach.toml:1:")
+            && said.message.contains("reopens as soon as it loads"),
+        "{said}"
+    );
 
-    let err = refused("[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.ecco]\nlevel = \"deny\"\n").await;
-    assert!(err.contains("reach.toml:3: [skills.echo.tools.ecco]: skill echo has no tool `ecco`"), "{err}");
+    let err =
+        refused("[skills.echo]\nlevel = \"auto\"\n[skills.echo.tools.ecco]\nlevel = \"deny\"\n")
+            .await;
+    assert!(
+        err.contains("reach.toml:3: [skills.echo.tools.ecco]: skill echo has no tool `ecco`"),
+        "{err}"
+    );
     let said = serving(&live, "echo").await.unwrap_err().message;
     assert!(said.contains("skill echo has no tool `ecco`"), "the newest refusal is named: {said}");
     let err = refused("[skills.echo]\nlevel = \"auto\"\nwrite = [\"./skills\"]\n").await;
@@ -207,11 +237,16 @@ async fn the_watcher_reloads_when_a_skill_appears_and_when_the_table_is_saved() 
 
     ws.install_bytes("other.wasm", &echo_variant("other", "1.0.0"));
     next_change(&mut changes).await;
-    assert_eq!(call(&current(&live), "other.echo", json!({})).await.unwrap_err().code, ErrorCode::Denied, "not listed: confirm");
+    assert_eq!(
+        call(&current(&live), "other.echo", json!({})).await.unwrap_err().code,
+        ErrorCode::Denied,
+        "not listed: confirm"
+    );
     assert!(current(&live).registry.active("other").is_some());
 
     // Saved the way editors do: a new file renamed over the old.
-    std::fs::write(ws.path("reach.toml.tmp"), format!("{AUTO}[skills.other]\nlevel = \"auto\"\n")).unwrap();
+    std::fs::write(ws.path("reach.toml.tmp"), format!("{AUTO}[skills.other]\nlevel = \"auto\"\n"))
+        .unwrap();
     std::fs::rename(ws.path("reach.toml.tmp"), ws.path("reach.toml")).unwrap();
     next_change(&mut changes).await;
     assert_eq!(serving(&live, "other").await.unwrap(), "other 1.0.0");
@@ -225,7 +260,10 @@ async fn the_watcher_reloads_when_a_skill_appears_and_when_the_table_is_saved() 
 
 /// A reload within 30 s, or the test fails.
 async fn next_change(changes: &mut tokio::sync::watch::Receiver<u64>) {
-    tokio::time::timeout(Duration::from_secs(30), changes.changed()).await.expect("a reload within 30 s").unwrap();
+    tokio::time::timeout(Duration::from_secs(30), changes.changed())
+        .await
+        .expect("a reload within 30 s")
+        .unwrap();
 }
 
 /// Replace `path` the way editors save: a new file renamed over it.
@@ -245,7 +283,10 @@ async fn the_watcher_follows_a_linked_table_to_its_file_and_to_a_new_target() {
     let first = ws.write("conf/a/reach.toml", AUTO);
     std::os::unix::fs::symlink(&first, ws.path("reach.toml")).unwrap();
     let policy = agent_reach::policy::Policy::load(&ws.path("reach.toml")).unwrap();
-    let config = agent_reach::runtime::RuntimeConfig { cache_dir: Some(agent_reach_tests::workspace().join("target/test-compile-cache")), pooling: true };
+    let config = agent_reach::runtime::RuntimeConfig {
+        cache_dir: Some(agent_reach_tests::workspace().join("target/test-compile-cache")),
+        pooling: true,
+    };
     let live = LiveHost::new(Host::load(config, policy, &ws.path("skills")).await.unwrap());
     let source = ReloadSource::new(Some(ws.path("reach.toml")), ws.path("skills"));
     let _watching = watch(live.clone(), source).expect("watching starts");
@@ -287,7 +328,10 @@ async fn the_watcher_watches_a_skills_folder_created_again() {
 
     std::fs::create_dir(ws.path("skills")).unwrap();
     next_change(&mut changes).await;
-    assert!(current(&live).registry.active_skills().is_empty(), "open again, with the empty folder");
+    assert!(
+        current(&live).registry.active_skills().is_empty(),
+        "open again, with the empty folder"
+    );
 
     ws.install_bytes("other.wasm", &echo_variant("other", "1.0.0"));
     next_change(&mut changes).await;

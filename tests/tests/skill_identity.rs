@@ -23,9 +23,15 @@ fn entry<'a>(host: &'a agent_reach::Host, file: &str) -> &'a SkillEntry {
 /// The real `files` is active and can still use its grant.
 async fn assert_real_files_keeps_its_grants(ws: &Workspace, host: &agent_reach::Host) {
     let files = host.registry.active("files").expect("files is active");
-    assert_eq!(files.loaded().path(), ws.path("skills/files.wasm"), "the real file, not the impostor");
+    assert_eq!(
+        files.loaded().path(),
+        ws.path("skills/files.wasm"),
+        "the real file, not the impostor"
+    );
     assert!(files.manifest.tool("read").is_some());
-    let out = call(host, "files.read", json!({"path": ws.path("docs/plan.md")})).await.expect("the grant still works");
+    let out = call(host, "files.read", json!({"path": ws.path("docs/plan.md")}))
+        .await
+        .expect("the grant still works");
     assert!(out.contains("the plan"), "{out}");
 }
 
@@ -46,7 +52,10 @@ async fn an_impostor_claiming_a_higher_version_of_another_skill_is_broken_and_ge
     assert_eq!(impostor.status, Status::Broken);
     let reason = impostor.reason.as_deref().unwrap();
     assert!(reason.contains("weather.wasm claims to be skill `files` 9.9.9"), "{reason}");
-    assert!(reason.contains("rename it to files.wasm or files-9.9.9.wasm"), "says how to fix it: {reason}");
+    assert!(
+        reason.contains("rename it to files.wasm or files-9.9.9.wasm"),
+        "says how to fix it: {reason}"
+    );
     assert_real_files_keeps_its_grants(&ws, &host).await;
     // Its own tool is not reachable under the name it claimed.
     let err = call(&host, "files.echo", json!({})).await.unwrap_err();
@@ -77,9 +86,14 @@ async fn an_impostor_alone_takes_nothing_and_the_refusal_says_why() {
     let host = ws.host(FILES_POLICY).await;
     assert!(host.registry.active("files").is_none(), "nothing is `files`");
     assert!(host.registry.active_skills().is_empty());
-    let err = call(&host, "files.echo", json!({"path": ws.path("docs/plan.md")})).await.unwrap_err();
+    let err =
+        call(&host, "files.echo", json!({"path": ws.path("docs/plan.md")})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NoSuchTool);
-    assert!(err.message.contains("failed to load from") && err.message.contains("claims to be skill `files`"), "{err}");
+    assert!(
+        err.message.contains("failed to load from")
+            && err.message.contains("claims to be skill `files`"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -118,7 +132,13 @@ async fn a_pinned_skill_refuses_a_newer_file_with_both_digests() {
     let found = newer.sha256.clone().expect("digest of the refused file");
     assert_ne!(found, pinned);
     let reason = newer.reason.as_deref().unwrap();
-    assert!(reason.contains(&format!("pinned to sha256 {pinned} ({} line 4)", ws.path("reach.toml").display())), "{reason}");
+    assert!(
+        reason.contains(&format!(
+            "pinned to sha256 {pinned} ({} line 4)",
+            ws.path("reach.toml").display()
+        )),
+        "{reason}"
+    );
     assert!(reason.contains(&format!("this file's sha256 is {found}")), "{reason}");
     assert_real_files_keeps_its_grants(&ws, &host).await;
 }
@@ -131,7 +151,8 @@ async fn a_pin_no_file_matches_leaves_the_skill_inactive() {
     assert!(host.registry.active("files").is_none());
     let files = entry(&host, "files.wasm");
     assert_eq!(files.status, Status::Broken);
-    let err = call(&host, "files.read", json!({"path": ws.path("docs/plan.md")})).await.unwrap_err();
+    let err =
+        call(&host, "files.read", json!({"path": ws.path("docs/plan.md")})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NoSuchTool);
     assert!(err.message.contains("is pinned to sha256 0000"), "{err}");
 }

@@ -24,7 +24,10 @@ fn site() -> Pages {
         Route::file("/busy.html", "article.html", "text/html; charset=utf-8").status(503),
         Route::redirect("/moved", "http://127.0.0.2:{port}/stolen"),
         Route::redirect("/old-docs", "/docs/guide/limits.html"),
-        Route::redirect("/sign-in", &format!("http://admin:{PASSWORD}@127.0.0.1:{{port}}/docs/guide/limits.html")),
+        Route::redirect(
+            "/sign-in",
+            &format!("http://admin:{PASSWORD}@127.0.0.1:{{port}}/docs/guide/limits.html"),
+        ),
         Route::file("/fr/cafe.html", "windows-1252.html", "text/html; charset=windows-1252"),
         // Shift_JIS declared only by <meta http-equiv>.
         Route::file("/ja/kyoto.html", "shift-jis.html", "text/html"),
@@ -32,8 +35,12 @@ fn site() -> Pages {
         Route::bytes("/huge.html", Some("text/html; charset=utf-8"), huge_page()),
         Route::bytes("/logo.png", Some("image/png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec()),
         Route::bytes("/api/status", Some("application/json"), r#"{"ok":true,"version":"2.4"}"#),
-        Route::bytes("/notes.txt", Some("text/plain"), "Plain notes about tides: the water rises and falls twice a day, \
-            pulled by the Moon and, to a lesser degree, by the Sun.\n"),
+        Route::bytes(
+            "/notes.txt",
+            Some("text/plain"),
+            "Plain notes about tides: the water rises and falls twice a day, \
+            pulled by the Moon and, to a lesser degree, by the Sun.\n",
+        ),
     ])
 }
 
@@ -95,7 +102,9 @@ fn parse(out: &str) -> Value {
 
 /// Call `web.to_markdown` and return the result and the file's text.
 async fn save(host: &agent_reach::Host, args: Value) -> (Value, String) {
-    let out = call(host, "web.to_markdown", args.clone()).await.unwrap_or_else(|e| panic!("to_markdown {args}: {e}"));
+    let out = call(host, "web.to_markdown", args.clone())
+        .await
+        .unwrap_or_else(|e| panic!("to_markdown {args}: {e}"));
     let result = parse(&out);
     let text = std::fs::read_to_string(result["path"].as_str().expect("path")).expect("saved file");
     (result, text)
@@ -103,19 +112,28 @@ async fn save(host: &agent_reach::Host, args: Value) -> (Value, String) {
 
 /// The value of a front-matter key (`key: "value"`).
 fn front(doc: &str, key: &str) -> String {
-    let block = doc.strip_prefix("---\n").and_then(|d| d.split_once("\n---\n")).expect("front matter").0;
-    let line = block.lines().find_map(|l| l.strip_prefix(&format!("{key}: "))).unwrap_or_else(|| panic!("no {key} in\n{block}"));
+    let block =
+        doc.strip_prefix("---\n").and_then(|d| d.split_once("\n---\n")).expect("front matter").0;
+    let line = block
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{key}: ")))
+        .unwrap_or_else(|| panic!("no {key} in\n{block}"));
     line.trim_matches('"').to_owned()
 }
 
 /// Every Markdown link and image target in `doc`.
 fn link_targets(doc: &str) -> Vec<&str> {
-    doc.match_indices("](").map(|(i, _)| &doc[i + 2..]).map(|rest| &rest[..rest.find(')').unwrap_or(rest.len())]).collect()
+    doc.match_indices("](")
+        .map(|(i, _)| &doc[i + 2..])
+        .map(|rest| &rest[..rest.find(')').unwrap_or(rest.len())])
+        .collect()
 }
 
 /// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SSZ` (days_from_civil).
 fn epoch_of(stamp: &str) -> u64 {
-    let n = |r: std::ops::Range<usize>| stamp[r].parse::<i64>().unwrap_or_else(|_| panic!("bad time {stamp:?}"));
+    let n = |r: std::ops::Range<usize>| {
+        stamp[r].parse::<i64>().unwrap_or_else(|_| panic!("bad time {stamp:?}"))
+    };
     assert_eq!((stamp.len(), &stamp[10..11], &stamp[19..]), (20, "T", "Z"), "{stamp}");
     let (y, m, d) = (n(0..4), n(5..7), n(8..10));
     let y = if m <= 2 { y - 1 } else { y };
@@ -144,7 +162,12 @@ async fn to_markdown_saves_the_article_without_navigation_or_ads() {
     let path = PathBuf::from(result["path"].as_str().unwrap());
     assert_eq!(path.parent().unwrap(), s.ws.path("saved"));
     let name = path.file_name().unwrap().to_str().unwrap();
-    assert!(name.starts_with("127.0.0.1_") && name.ends_with(".md") && name.len() == "127.0.0.1_20240314-083000.md".len(), "{name}");
+    assert!(
+        name.starts_with("127.0.0.1_")
+            && name.ends_with(".md")
+            && name.len() == "127.0.0.1_20240314-083000.md".len(),
+        "{name}"
+    );
 
     // Header: source URL and fetch time (now, and the same instant as the file name).
     assert!(doc.starts_with("---\n"), "{doc}");
@@ -176,27 +199,52 @@ async fn to_markdown_saves_the_article_without_navigation_or_ads() {
         format!("[a note on the methods]({base}/news/2024/03/methods.html)"),
         format!("[plain-language explainer]({base}/science/2024/03/explainer-ocean-circulation)"),
         "[the raw tide-gauge data](https://data.example.org/tide-gauges)".to_owned(),
-        format!("![Map of the Atlantic overturning circulation]({base}/news/2024/images/currents-map.jpg)"),
+        format!(
+            "![Map of the Atlantic overturning circulation]({base}/news/2024/images/currents-map.jpg)"
+        ),
     ] {
         assert!(doc.contains(&want), "missing {want} in\n{doc}");
     }
     for target in link_targets(&doc) {
-        assert!(target.starts_with("http://") || target.starts_with("https://"), "relative link {target:?} in\n{doc}");
+        assert!(
+            target.starts_with("http://") || target.starts_with("https://"),
+            "relative link {target:?} in\n{doc}"
+        );
     }
     // Navigation, header, footer, sidebar, ads, banners and scripts are gone.
     for boilerplate in [
-        "World news", "Subscribe today", "Search the Gazette", "SPONSORED", "CheapWidgets", "Luxury cruises",
-        "Premium Fish Oil", "Most read", "Ferry timetable", "Related stories", "Arctic sea ice", "cookies",
-        "Terms of use", "All rights reserved", "Share on Social", "Skip to main", "dataLayer", "font-family",
+        "World news",
+        "Subscribe today",
+        "Search the Gazette",
+        "SPONSORED",
+        "CheapWidgets",
+        "Luxury cruises",
+        "Premium Fish Oil",
+        "Most read",
+        "Ferry timetable",
+        "Related stories",
+        "Arctic sea ice",
+        "cookies",
+        "Terms of use",
+        "All rights reserved",
+        "Share on Social",
+        "Skip to main",
+        "dataLayer",
+        "font-family",
     ] {
         assert!(!doc.contains(boilerplate), "{boilerplate:?} should have been removed:\n{doc}");
     }
 
     // It asked like a browser.
-    let request = s.pages.received().into_iter().find(|r| r.path == ARTICLE).expect("request received");
+    let request =
+        s.pages.received().into_iter().find(|r| r.path == ARTICLE).expect("request received");
     let agent = request.headers.get("user-agent").cloned().unwrap_or_default();
     assert!(agent.starts_with("Mozilla/5.0") && agent.contains("Chrome"), "{agent}");
-    assert!(request.headers.get("accept").is_some_and(|a| a.starts_with("text/html")), "{:?}", request.headers);
+    assert!(
+        request.headers.get("accept").is_some_and(|a| a.starts_with("text/html")),
+        "{:?}",
+        request.headers
+    );
 }
 
 #[tokio::test]
@@ -204,7 +252,11 @@ async fn tables_become_markdown_tables_and_code_stays_fenced() {
     let s = Setup::new();
     let host = s.host().await;
     let (result, doc) = save(&host, json!({"url": s.pages.url("/docs/guide/limits.html"), "path": s.ws.path("saved/docs/limits.md")})).await;
-    assert_eq!(PathBuf::from(result["path"].as_str().unwrap()), s.ws.path("saved/docs/limits.md"), "the path given, folders created");
+    assert_eq!(
+        PathBuf::from(result["path"].as_str().unwrap()),
+        s.ws.path("saved/docs/limits.md"),
+        "the path given, folders created"
+    );
     assert_eq!(result["title"], "Configuring the rate limiter");
 
     let table = "| Key | Type | Default | Meaning |\n| --- | ---- | ------- | ------- |\n\
@@ -214,10 +266,19 @@ async fn tables_become_markdown_tables_and_code_stays_fenced() {
     let rust = "```rust\npub struct Bucket {\n    tokens: f64,\n    burst: f64,\n}\n\nimpl Bucket {\n    pub fn take(&mut self) -> bool {\n        if self.tokens < 1.0 {\n            return false;\n        }\n        self.tokens -= 1.0;\n        true\n    }\n}\n```\n";
     assert!(doc.contains(rust), "code block not fenced verbatim:\n{doc}");
     assert!(doc.contains("```sh\n$ for i in $(seq 25); do curl"), "{doc}");
-    assert!(doc.contains("\n     20 200\n      5 429\n```"), "indentation inside code kept:\n{doc}");
+    assert!(
+        doc.contains("\n     20 200\n      5 429\n```"),
+        "indentation inside code kept:\n{doc}"
+    );
     assert!(doc.contains("full bucket of `burst` tokens"), "inline code: {doc}");
     assert!(doc.contains("## Settings\n") && doc.contains("## Example\n"), "{doc}");
-    assert!(doc.contains(&format!("[configuration reference]({})", s.pages.url("/docs/reference/config.html"))), "{doc}");
+    assert!(
+        doc.contains(&format!(
+            "[configuration reference]({})",
+            s.pages.url("/docs/reference/config.html")
+        )),
+        "{doc}"
+    );
     for boilerplate in ["Docs home", "Changelog archive", "Edit this page"] {
         assert!(!doc.contains(boilerplate), "{boilerplate:?} in\n{doc}");
     }
@@ -227,9 +288,13 @@ async fn tables_become_markdown_tables_and_code_stays_fenced() {
 async fn a_javascript_shell_fails_and_saves_nothing() {
     let s = Setup::new();
     let host = s.host().await;
-    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url("/app/")})).await.unwrap_err();
+    let err =
+        call(&host, "web.to_markdown", json!({"url": s.pages.url("/app/")})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Failed, "{err}");
-    assert!(err.message.contains("JavaScript") && err.message.contains("nothing was saved"), "{err}");
+    assert!(
+        err.message.contains("JavaScript") && err.message.contains("nothing was saved"),
+        "{err}"
+    );
     assert!(s.saved().is_empty(), "{:?}", s.saved());
 }
 
@@ -237,17 +302,28 @@ async fn a_javascript_shell_fails_and_saves_nothing() {
 async fn error_pages_fail_and_save_nothing() {
     let s = Setup::new();
     let host = s.host().await;
-    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url("/gone.html")})).await.unwrap_err();
+    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url("/gone.html")}))
+        .await
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::NotFound, "{err}");
-    assert!(err.message.contains("404 Not Found") && err.message.contains("nothing was saved"), "{err}");
+    assert!(
+        err.message.contains("404 Not Found") && err.message.contains("nothing was saved"),
+        "{err}"
+    );
     // A 5xx is an error even when its body is a perfectly good article.
-    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url("/busy.html")})).await.unwrap_err();
+    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url("/busy.html")}))
+        .await
+        .unwrap_err();
     assert_eq!(err.code, ErrorCode::Failed, "{err}");
     assert!(err.message.contains("503"), "{err}");
     assert!(s.saved().is_empty(), "{:?}", s.saved());
 
     // `fetch` reports the status and returns the body: the model decides.
-    let out = parse(&call(&host, "web.fetch", json!({"url": s.pages.url("/gone.html")})).await.expect("fetch 404"));
+    let out = parse(
+        &call(&host, "web.fetch", json!({"url": s.pages.url("/gone.html")}))
+            .await
+            .expect("fetch 404"),
+    );
     assert_eq!(out["status"], 404);
     assert!(out["text"].as_str().unwrap().contains("We could not find that page"), "{out}");
 }
@@ -286,17 +362,27 @@ async fn a_url_with_a_user_name_or_password_is_refused_and_never_repeated() {
         for tool in ["web.to_markdown", "web.fetch"] {
             let err = call(&host, tool, json!({"url": url})).await.unwrap_err();
             assert_eq!(err.code, ErrorCode::Denied, "{tool} {url}: {err}");
-            assert!(err.message.contains("user name or password (user:pass@host), which is refused"), "the host's words: {err}");
+            assert!(
+                err.message.contains("user name or password (user:pass@host), which is refused"),
+                "the host's words: {err}"
+            );
             assert!(!err.message.contains(PASSWORD), "{tool} repeated the password: {err}");
         }
     }
     // Not even a URL: refused as invalid, still without the password.
     for tool in ["web.to_markdown", "web.fetch"] {
-        let err = call(&host, tool, json!({"url": format!("http://admin:{PASSWORD}@{addr}:notaport/")})).await.unwrap_err();
+        let err =
+            call(&host, tool, json!({"url": format!("http://admin:{PASSWORD}@{addr}:notaport/")}))
+                .await
+                .unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidArgs, "{tool}: {err}");
         assert!(!err.message.contains(PASSWORD), "{tool} repeated the password: {err}");
     }
-    assert!(s.pages.received().is_empty(), "no request reached the server: {:?}", s.pages.received());
+    assert!(
+        s.pages.received().is_empty(),
+        "no request reached the server: {:?}",
+        s.pages.received()
+    );
     assert!(s.saved().is_empty());
 }
 
@@ -308,7 +394,10 @@ async fn a_redirect_to_a_url_with_a_user_name_or_password_is_refused() {
         let err = call(&host, tool, json!({"url": s.pages.url("/sign-in")})).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::Denied, "{tool}: {err}");
         assert!(err.message.contains("user name or password"), "says why: {err}");
-        assert!(err.message.contains(&format!("a redirect from {}", s.pages.url("/sign-in"))), "names the hop: {err}");
+        assert!(
+            err.message.contains(&format!("a redirect from {}", s.pages.url("/sign-in"))),
+            "names the hop: {err}"
+        );
         assert!(!err.message.contains(PASSWORD), "{tool} repeated the password: {err}");
     }
     let paths: Vec<String> = s.pages.received().into_iter().map(|r| r.path).collect();
@@ -333,7 +422,13 @@ async fn non_utf8_pages_are_decoded_from_their_declared_charset() {
     let host = s.host().await;
     let (result, doc) = save(&host, json!({"url": s.pages.url("/fr/cafe.html")})).await;
     assert_eq!(result["title"], "Café crème et pâtisseries");
-    for want in ["# Café crème et pâtisseries", "## Les incontournables", "coûte environ 1,20 € ;", "Naïve question", "d’une pâtisserie"] {
+    for want in [
+        "# Café crème et pâtisseries",
+        "## Les incontournables",
+        "coûte environ 1,20 € ;",
+        "Naïve question",
+        "d’une pâtisserie",
+    ] {
         assert!(doc.contains(want), "missing {want:?} in\n{doc}");
     }
     assert!(!doc.contains('\u{fffd}'), "replacement characters in\n{doc}");
@@ -343,10 +438,20 @@ async fn non_utf8_pages_are_decoded_from_their_declared_charset() {
     assert!(doc.contains("見頃は例年十一月中旬から十二月上旬です。"), "{doc}");
     assert!(!doc.contains("ホーム"), "navigation removed: {doc}");
 
-    let out = parse(&call(&host, "web.fetch", json!({"url": s.pages.url("/fr/cafe.html")})).await.unwrap());
+    let out = parse(
+        &call(&host, "web.fetch", json!({"url": s.pages.url("/fr/cafe.html")})).await.unwrap(),
+    );
     assert_eq!(out["encoding"], "windows-1252");
-    assert!(out["text"].as_str().unwrap().contains("<title>Café crème et pâtisseries : le guide de l’été</title>"), "{out}");
-    let out = parse(&call(&host, "web.fetch", json!({"url": s.pages.url("/ja/kyoto.html")})).await.unwrap());
+    assert!(
+        out["text"]
+            .as_str()
+            .unwrap()
+            .contains("<title>Café crème et pâtisseries : le guide de l’été</title>"),
+        "{out}"
+    );
+    let out = parse(
+        &call(&host, "web.fetch", json!({"url": s.pages.url("/ja/kyoto.html")})).await.unwrap(),
+    );
     assert_eq!(out["encoding"], "Shift_JIS");
     assert!(out["text"].as_str().unwrap().contains("<title>京都の紅葉ガイド</title>"), "{out}");
 }
@@ -355,7 +460,8 @@ async fn non_utf8_pages_are_decoded_from_their_declared_charset() {
 async fn fetch_returns_status_content_type_and_text() {
     let s = Setup::new();
     let host = s.host().await;
-    let out = parse(&call(&host, "web.fetch", json!({"url": s.pages.url("/api/status")})).await.unwrap());
+    let out =
+        parse(&call(&host, "web.fetch", json!({"url": s.pages.url("/api/status")})).await.unwrap());
     assert_eq!(
         out,
         json!({"status": 200, "url": s.pages.url("/api/status"), "content_type": "application/json", "encoding": "UTF-8",
@@ -373,16 +479,36 @@ async fn fetch_cuts_long_text_with_a_note() {
     let s = Setup::new();
     let host = s.host().await;
     let total = String::from_utf8(fixture("long-article.html")).unwrap().chars().count();
-    let out = parse(&call(&host, "web.fetch", json!({"url": s.pages.url("/long.html"), "max_chars": 5000})).await.unwrap());
-    assert_eq!((out["chars"].as_u64(), &out["truncated"]), (Some(5000), &json!(true)), "{}", out["note"]);
+    let out = parse(
+        &call(&host, "web.fetch", json!({"url": s.pages.url("/long.html"), "max_chars": 5000}))
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        (out["chars"].as_u64(), &out["truncated"]),
+        (Some(5000), &json!(true)),
+        "{}",
+        out["note"]
+    );
     assert_eq!(out["text"].as_str().unwrap().chars().count(), 5000);
     assert!(out["text"].as_str().unwrap().starts_with("<!DOCTYPE html>"));
     let note = out["note"].as_str().unwrap();
-    assert!(note.contains(&format!("first 5000 of {total} characters")) && note.contains("web.to_markdown"), "{note}");
+    assert!(
+        note.contains(&format!("first 5000 of {total} characters"))
+            && note.contains("web.to_markdown"),
+        "{note}"
+    );
 
-    let out = parse(&call(&host, "web.fetch", json!({"url": s.pages.url("/long.html")})).await.unwrap());
+    let out =
+        parse(&call(&host, "web.fetch", json!({"url": s.pages.url("/long.html")})).await.unwrap());
     assert_eq!(out["chars"], 40_000, "default cap");
-    let err = call(&host, "web.fetch", json!({"url": s.pages.url("/long.html"), "max_chars": 10_000_000})).await.unwrap_err();
+    let err = call(
+        &host,
+        "web.fetch",
+        json!({"url": s.pages.url("/long.html"), "max_chars": 10_000_000}),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
 }
 
@@ -393,11 +519,15 @@ async fn a_page_larger_than_the_cap_is_converted_from_its_beginning() {
     let url = s.pages.url("/huge.html");
     let (result, doc) = save(&host, json!({"url": url})).await;
     assert_eq!(result["truncated"], true, "{result}");
-    assert!(front(&doc, "truncated").starts_with("true  # the page was larger than the size cap"), "{doc}");
+    assert!(
+        front(&doc, "truncated").starts_with("true  # the page was larger than the size cap"),
+        "{doc}"
+    );
     assert!(doc.contains("## How the measurements were made"), "{doc}");
     assert!(!doc.contains("__DATA__"), "scripts dropped");
 
-    let out = parse(&call(&host, "web.fetch", json!({"url": url, "max_chars": 100_000})).await.unwrap());
+    let out =
+        parse(&call(&host, "web.fetch", json!({"url": url, "max_chars": 100_000})).await.unwrap());
     assert_eq!(out["truncated"], true);
     assert!(out["note"].as_str().unwrap().contains("more than"), "{}", out["note"]);
 }
@@ -406,11 +536,17 @@ async fn a_page_larger_than_the_cap_is_converted_from_its_beginning() {
 async fn plain_text_is_saved_as_it_is() {
     let s = Setup::new();
     let host = s.host().await;
-    let (result, doc) = save(&host, json!({"url": s.pages.url("/notes.txt"), "output_dir": s.ws.path("saved/text")})).await;
+    let (result, doc) = save(
+        &host,
+        json!({"url": s.pages.url("/notes.txt"), "output_dir": s.ws.path("saved/text")}),
+    )
+    .await;
     assert_eq!(result["title"], "notes.txt");
     assert!(PathBuf::from(result["path"].as_str().unwrap()).starts_with(s.ws.path("saved/text")));
     assert!(doc.ends_with("\n\n# notes.txt\n\nPlain notes about tides: the water rises and falls twice a day, pulled by the Moon and, to a lesser degree, by the Sun.\n"), "{doc}");
-    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url("/api/status")})).await.unwrap_err();
+    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url("/api/status")}))
+        .await
+        .unwrap_err();
     assert!(err.message.contains("application/json") && err.message.contains("web.fetch"), "{err}");
 }
 
@@ -429,20 +565,31 @@ async fn writing_outside_the_writable_grants_is_denied() {
     for args in cases {
         let err = call(&host, "web.to_markdown", args.clone()).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::Denied, "{args}: {err}");
-        assert!(err.message.contains(&format!("writable: {}", s.ws.path("saved").display())), "lists the grants: {err}");
+        assert!(
+            err.message.contains(&format!("writable: {}", s.ws.path("saved").display())),
+            "lists the grants: {err}"
+        );
     }
-    let err = call(&host, "web.to_markdown", json!({"url": url, "path": s.ws.path("docs/page.md")})).await.unwrap_err();
+    let err =
+        call(&host, "web.to_markdown", json!({"url": url, "path": s.ws.path("docs/page.md")}))
+            .await
+            .unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("read-only"), "{err}");
     assert!(!s.ws.path("elsewhere").exists() && !s.ws.path("docs/page.md").exists());
     assert!(s.saved().is_empty());
 
     // No writable grant at all: refused before any request.
-    let host = s.ws.host(&format!("[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\n", s.pages.grant())).await;
+    let host =
+        s.ws.host(&format!("[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\n", s.pages.grant()))
+            .await;
     let before = s.pages.received().len();
     let err = call(&host, "web.to_markdown", json!({"url": url})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
-    assert!(err.message.contains("writable folder") && err.message.contains("grants none"), "{err}");
+    assert!(
+        err.message.contains("writable folder") && err.message.contains("grants none"),
+        "{err}"
+    );
     assert_eq!(s.pages.received().len(), before);
 }
 
@@ -478,14 +625,22 @@ async fn saving_one_page_twice_keeps_both_files() {
 async fn the_manifest_tells_a_model_when_to_use_each_tool() {
     let s = Setup::new();
     let host = s.host().await;
-    let manifest = serde_json::to_value(host.registry.active("web").expect("web is active").manifest).unwrap();
-    let tools: Vec<&str> = manifest["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let manifest =
+        serde_json::to_value(host.registry.active("web").expect("web is active").manifest).unwrap();
+    let tools: Vec<&str> =
+        manifest["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(tools, ["to_markdown", "fetch"]);
     let to_markdown = &manifest["tools"][0];
     let props = to_markdown["parameters"]["properties"].as_object().unwrap();
-    assert_eq!(props.keys().map(String::as_str).collect::<Vec<_>>(), ["output_dir", "overwrite", "path", "url"]);
+    assert_eq!(
+        props.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["output_dir", "overwrite", "path", "url"]
+    );
     assert_eq!(to_markdown["parameters"]["required"], json!(["url"]));
-    assert!(to_markdown["description"].as_str().unwrap().contains("Not for"), "says when not to use it");
+    assert!(
+        to_markdown["description"].as_str().unwrap().contains("Not for"),
+        "says when not to use it"
+    );
     assert!(!to_markdown["examples"].as_array().unwrap().is_empty());
     assert!(manifest["instructions"].as_str().unwrap().contains("JavaScript"));
 }
@@ -499,7 +654,8 @@ async fn an_existing_file_is_replaced_only_when_asked() {
     let target = s.ws.write("saved/mine.md", "my own notes\n");
     let url = s.pages.url(ARTICLE);
     let before = s.pages.received().len();
-    let err = call(&host, "web.to_markdown", json!({"url": url, "path": target})).await.unwrap_err();
+    let err =
+        call(&host, "web.to_markdown", json!({"url": url, "path": target})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
     assert!(err.message.contains("already exists") && err.message.contains("overwrite"), "{err}");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "my own notes\n", "left as it was");

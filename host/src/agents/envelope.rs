@@ -55,7 +55,9 @@ impl Envelope {
             match map.get(key) {
                 Some(Value::String(s)) if !s.trim().is_empty() => {
                     if s.chars().count() > TEXT_CHARS {
-                        Err(format!("`{key}` is longer than {TEXT_CHARS} characters; put data in `input`"))
+                        Err(format!(
+                            "`{key}` is longer than {TEXT_CHARS} characters; put data in `input`"
+                        ))
                     } else {
                         Ok(s.trim().to_owned())
                     }
@@ -64,15 +66,22 @@ impl Envelope {
                 None => Err(format!("`{key}` is missing")),
             }
         };
-        if let Some(extra) = map.keys().find(|k| !["agent", "task", "input", "expected_output", "return_format", "max_steps"].contains(&k.as_str())) {
-            return Err(format!("unknown field `{extra}`; the envelope has agent, task, input, expected_output, return_format, max_steps"));
+        if let Some(extra) = map.keys().find(|k| {
+            !["agent", "task", "input", "expected_output", "return_format", "max_steps"]
+                .contains(&k.as_str())
+        }) {
+            return Err(format!(
+                "unknown field `{extra}`; the envelope has agent, task, input, expected_output, return_format, max_steps"
+            ));
         }
         let agent = text("agent")?;
         let task = text("task")?;
         let expected_output = text("expected_output")?;
         let input = map.get("input").cloned().unwrap_or(Value::Null);
         if input.to_string().len() > INPUT_CHARS {
-            return Err(format!("`input` is larger than {INPUT_CHARS} characters of JSON; give the worker a path or a URL to read instead"));
+            return Err(format!(
+                "`input` is larger than {INPUT_CHARS} characters of JSON; give the worker a path or a URL to read instead"
+            ));
         }
         let return_format = match map.get("return_format") {
             Some(Value::Object(schema)) => Value::Object(schema.clone()),
@@ -82,7 +91,12 @@ impl Envelope {
                 _ => return Err("`return_format` must be a JSON Schema object".to_owned()),
             },
             Some(_) => return Err("`return_format` must be a JSON Schema object".to_owned()),
-            None => return Err("`return_format` is missing: give the JSON Schema the result must match".to_owned()),
+            None => {
+                return Err(
+                    "`return_format` is missing: give the JSON Schema the result must match"
+                        .to_owned(),
+                );
+            }
         };
         if return_format.to_string().len() > FORMAT_CHARS {
             return Err(format!("`return_format` is larger than {FORMAT_CHARS} characters"));
@@ -103,13 +117,15 @@ impl Envelope {
     /// The same delegation, whatever the spelling of its JSON: two
     /// envelopes with the same key ask for the same work.
     pub fn key(&self) -> String {
-        json!([self.agent, self.task, self.input, self.expected_output, self.return_format]).to_string()
+        json!([self.agent, self.task, self.input, self.expected_output, self.return_format])
+            .to_string()
     }
 
     /// The worker's first (and only) user message: its instructions and the
     /// envelope. It is the run's task, so it survives every compaction.
     pub fn brief(&self, agent_description: &str, instructions: Option<&str>) -> String {
-        let mut out = format!("[worker: {}] You are a worker agent: {agent_description}\n", self.agent);
+        let mut out =
+            format!("[worker: {}] You are a worker agent: {agent_description}\n", self.agent);
         if let Some(text) = instructions {
             out.push_str(&format!("Your instructions: {text}\n"));
         }
@@ -144,7 +160,8 @@ fn lift_from_input(map: &mut Map<String, Value>) {
         },
         _ => return,
     };
-    let missing: Vec<&str> = FIELDS.into_iter().filter(|k| !map.contains_key(*k) && inner.contains_key(*k)).collect();
+    let missing: Vec<&str> =
+        FIELDS.into_iter().filter(|k| !map.contains_key(*k) && inner.contains_key(*k)).collect();
     if missing.is_empty() {
         return;
     }
@@ -193,7 +210,8 @@ pub fn check_output(answer: &str, format: &Value) -> Result<Value, Vec<String>> 
     let Some(value) = json_in(answer) else {
         return Err(vec!["the answer is not JSON".to_owned()]);
     };
-    let validator = jsonschema::validator_for(format).map_err(|e| vec![format!("the return_format cannot be used: {e}")])?;
+    let validator = jsonschema::validator_for(format)
+        .map_err(|e| vec![format!("the return_format cannot be used: {e}")])?;
     let errors: Vec<String> = validator
         .iter_errors(&value)
         .take(5)
@@ -238,20 +256,44 @@ mod tests {
         let e = Envelope::parse(&good()).expect("good");
         assert_eq!((e.agent.as_str(), e.input.clone(), e.max_steps), ("web", Value::Null, None));
         let cases = [
-            (json!({"task": "x", "expected_output": "y", "return_format": {}}), "`agent` is missing"),
-            (json!({"agent": "web", "task": " ", "expected_output": "y", "return_format": {}}), "`task` must be a non-empty string"),
-            (json!({"agent": "web", "task": "x", "expected_output": "y"}), "`return_format` is missing"),
-            (json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": 3}), "must be a JSON Schema object"),
-            (json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {"type": "nope"}}), "not a valid JSON Schema"),
-            (json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {}, "max_steps": 0}), "`max_steps` must be"),
-            (json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {}, "context": "all of it"}), "unknown field `context`"),
+            (
+                json!({"task": "x", "expected_output": "y", "return_format": {}}),
+                "`agent` is missing",
+            ),
+            (
+                json!({"agent": "web", "task": " ", "expected_output": "y", "return_format": {}}),
+                "`task` must be a non-empty string",
+            ),
+            (
+                json!({"agent": "web", "task": "x", "expected_output": "y"}),
+                "`return_format` is missing",
+            ),
+            (
+                json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": 3}),
+                "must be a JSON Schema object",
+            ),
+            (
+                json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {"type": "nope"}}),
+                "not a valid JSON Schema",
+            ),
+            (
+                json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {}, "max_steps": 0}),
+                "`max_steps` must be",
+            ),
+            (
+                json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {}, "context": "all of it"}),
+                "unknown field `context`",
+            ),
         ];
         for (args, wanted) in cases {
             let err = Envelope::parse(&args).expect_err(wanted);
             assert!(err.contains(wanted), "{err} / {wanted}");
         }
         let as_text = json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": "{\"type\": \"object\"}"});
-        assert_eq!(Envelope::parse(&as_text).expect("a schema written as a string").return_format, json!({"type": "object"}));
+        assert_eq!(
+            Envelope::parse(&as_text).expect("a schema written as a string").return_format,
+            json!({"type": "object"})
+        );
     }
 
     #[test]
@@ -260,9 +302,16 @@ mod tests {
         let args = json!({"agent": "web", "expected_output": "the path",
             "input": "{\"task\": \"Save the page\", \"return_format\": {\"type\": \"object\"}, \"url\": \"https://example.com/a\"}"});
         let e = Envelope::parse(&args).expect("lifted");
-        assert_eq!((e.task.as_str(), &e.return_format, &e.input), ("Save the page", &json!({"type": "object"}), &json!({"url": "https://example.com/a"})));
+        assert_eq!(
+            (e.task.as_str(), &e.return_format, &e.input),
+            ("Save the page", &json!({"type": "object"}), &json!({"url": "https://example.com/a"}))
+        );
         let only = json!({"agent": "web", "expected_output": "y", "return_format": {}, "input": {"task": "Save the page"}});
-        assert_eq!(Envelope::parse(&only).expect("lifted").input, Value::Null, "an input that was only the task is gone");
+        assert_eq!(
+            Envelope::parse(&only).expect("lifted").input,
+            Value::Null,
+            "an input that was only the task is gone"
+        );
         // A field given beside `input` wins; `input` keeps its own copy.
         let both = json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {}, "input": {"task": "the data's task"}});
         let e = Envelope::parse(&both).unwrap();
@@ -277,7 +326,11 @@ mod tests {
         let a = Envelope::parse(&good()).unwrap();
         let mut other = good();
         other["max_steps"] = json!(3);
-        assert_eq!(a.key(), Envelope::parse(&other).unwrap().key(), "max_steps does not change the work");
+        assert_eq!(
+            a.key(),
+            Envelope::parse(&other).unwrap().key(),
+            "max_steps does not change the work"
+        );
         other["task"] = json!("Save the other page");
         assert_ne!(a.key(), Envelope::parse(&other).unwrap().key());
     }
@@ -285,10 +338,21 @@ mod tests {
     #[test]
     fn an_answer_is_read_as_json_where_it_is() {
         let format = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
-        for answer in [r#"{"path": "notes/a.md"}"#, "Done:\n```json\n{\"path\": \"notes/a.md\"}\n```", "Saved it. {\"path\": \"notes/a.md\"} Bye."] {
-            assert_eq!(check_output(answer, &format), Ok(json!({"path": "notes/a.md"})), "{answer}");
+        for answer in [
+            r#"{"path": "notes/a.md"}"#,
+            "Done:\n```json\n{\"path\": \"notes/a.md\"}\n```",
+            "Saved it. {\"path\": \"notes/a.md\"} Bye.",
+        ] {
+            assert_eq!(
+                check_output(answer, &format),
+                Ok(json!({"path": "notes/a.md"})),
+                "{answer}"
+            );
         }
-        assert_eq!(check_output("I saved it to notes/a.md", &format), Err(vec!["the answer is not JSON".to_owned()]));
+        assert_eq!(
+            check_output("I saved it to notes/a.md", &format),
+            Err(vec!["the answer is not JSON".to_owned()])
+        );
         let wrong = check_output(r#"{"path": 3}"#, &format).expect_err("a number is not a string");
         assert!(wrong[0].contains("at /path") && wrong[0].contains("string"), "{wrong:?}");
         assert!(check_output("{}", &format).expect_err("missing")[0].contains("path"));
@@ -298,8 +362,17 @@ mod tests {
     fn the_brief_carries_only_the_envelope() {
         let mut args = good();
         args["input"] = json!("https://example.com/a");
-        let brief = Envelope::parse(&args).unwrap().brief("fetches pages", Some("Save under notes/."));
-        for part in ["[worker: web]", "fetches pages", "Save under notes/.", "Task: Save the page", "Input:\nhttps://example.com/a", "Expected output: the path", "asked for the result as JSON"] {
+        let brief =
+            Envelope::parse(&args).unwrap().brief("fetches pages", Some("Save under notes/."));
+        for part in [
+            "[worker: web]",
+            "fetches pages",
+            "Save under notes/.",
+            "Task: Save the page",
+            "Input:\nhttps://example.com/a",
+            "Expected output: the path",
+            "asked for the result as JSON",
+        ] {
             assert!(brief.contains(part), "{part} in {brief}");
         }
     }

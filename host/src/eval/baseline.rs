@@ -57,15 +57,23 @@ impl Baseline {
             schema: 1,
             model: report.model.clone(),
             started: report.started.clone(),
-            cases: report.cases.iter().map(|c| (c.id.clone(), Tally { passes: c.passes, runs: c.runs.len() })).collect(),
+            cases: report
+                .cases
+                .iter()
+                .map(|c| (c.id.clone(), Tally { passes: c.passes, runs: c.runs.len() }))
+                .collect(),
         }
     }
 
     /// Read a baseline file.
     pub fn load(path: &Path) -> Result<Baseline, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a baseline file ({e}); write one with `reach eval --save-baseline FILE`", path.display()))
+        serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "{}: not a baseline file ({e}); write one with `reach eval --save-baseline FILE`",
+                path.display()
+            )
+        })
     }
 
     /// Write it (pretty JSON, one case per line is not needed: it is small).
@@ -87,15 +95,18 @@ impl Baseline {
             };
             before = (before.0 + then.passes, before.1 + then.runs);
             after = (after.0 + now.passes, after.1 + now.runs);
-            let change = || Change { id: case.id.clone(), before: then.shown(), after: now.shown() };
+            let change =
+                || Change { id: case.id.clone(), before: then.shown(), after: now.shown() };
             if then.all() && now.mostly_failed() {
                 out.regressions.push(change());
             } else if then.mostly_failed() && now.all() {
                 out.improvements.push(change());
             }
         }
-        let ran: std::collections::BTreeSet<&str> = report.cases.iter().map(|c| c.id.as_str()).collect();
-        out.missing_cases = self.cases.keys().filter(|id| !ran.contains(id.as_str())).cloned().collect();
+        let ran: std::collections::BTreeSet<&str> =
+            report.cases.iter().map(|c| c.id.as_str()).collect();
+        out.missing_cases =
+            self.cases.keys().filter(|id| !ran.contains(id.as_str())).cloned().collect();
         out.completion_before = Tally { passes: before.0, runs: before.1 }.rate();
         out.completion_after = Tally { passes: after.0, runs: after.1 }.rate();
         out

@@ -250,8 +250,12 @@ impl LoadedCase {
         fn walk(v: &Value, values: &Placeholders) -> Value {
             match v {
                 Value::String(s) => Value::String(values.fill(s)),
-                Value::Array(items) => Value::Array(items.iter().map(|i| walk(i, values)).collect()),
-                Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (values.fill(k), walk(v, values))).collect()),
+                Value::Array(items) => {
+                    Value::Array(items.iter().map(|i| walk(i, values)).collect())
+                }
+                Value::Object(map) => Value::Object(
+                    map.iter().map(|(k, v)| (values.fill(k), walk(v, values))).collect(),
+                ),
                 other => other.clone(),
             }
         }
@@ -289,13 +293,18 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<LoadedCase>, CaseError> {
         } else if path.is_file() {
             files.push(path.clone());
         } else {
-            return Err(CaseError::at(path, None, "no such file or folder (give a .jsonl case file or a folder of them)"));
+            return Err(CaseError::at(
+                path,
+                None,
+                "no such file or folder (give a .jsonl case file or a folder of them)",
+            ));
         }
     }
     let mut cases = Vec::new();
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     for file in files {
-        let text = std::fs::read_to_string(&file).map_err(|e| CaseError::at(&file, None, format!("cannot read: {e}")))?;
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| CaseError::at(&file, None, format!("cannot read: {e}")))?;
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let trimmed = line.trim();
@@ -304,7 +313,14 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<LoadedCase>, CaseError> {
             }
             let case = parse_line(&file, n, trimmed)?;
             if let Some(first) = seen.insert(case.case.id.clone(), case.location()) {
-                return Err(CaseError::at(&file, Some(n), format!("id `{}` is used twice (first at {first}); ids must be unique", case.case.id)));
+                return Err(CaseError::at(
+                    &file,
+                    Some(n),
+                    format!(
+                        "id `{}` is used twice (first at {first}); ids must be unique",
+                        case.case.id
+                    ),
+                ));
             }
             cases.push(case);
         }
@@ -315,8 +331,10 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<LoadedCase>, CaseError> {
 /// Parse and check one line.
 pub fn parse_line(file: &Path, line: usize, text: &str) -> Result<LoadedCase, CaseError> {
     let err = |m: String| CaseError::at(file, Some(line), m);
-    let raw: Value = serde_json::from_str(text).map_err(|e| err(format!("not valid JSON: {e} (one case per line)")))?;
-    let case: Case = serde_json::from_value(raw.clone()).map_err(|e| err(describe_serde(&e.to_string())))?;
+    let raw: Value = serde_json::from_str(text)
+        .map_err(|e| err(format!("not valid JSON: {e} (one case per line)")))?;
+    let case: Case =
+        serde_json::from_value(raw.clone()).map_err(|e| err(describe_serde(&e.to_string())))?;
     let loaded = LoadedCase { case, file: file.to_owned(), line, raw };
     validate(&loaded).map_err(err)?;
     Ok(loaded)
@@ -325,7 +343,8 @@ pub fn parse_line(file: &Path, line: usize, text: &str) -> Result<LoadedCase, Ca
 /// serde's message, with the names of this format's untagged parts spelled out.
 fn describe_serde(message: &str) -> String {
     if message.contains("untagged enum ArgsExpect") {
-        return "expect.args: each tool maps to an object of arguments or a list of such objects".to_owned();
+        return "expect.args: each tool maps to an object of arguments or a list of such objects"
+            .to_owned();
     }
     if message.contains("untagged enum Texts") {
         return "expected a string or a list of strings (e.g. in answer.contains or files.*.contains)".to_owned();
@@ -335,7 +354,8 @@ fn describe_serde(message: &str) -> String {
 
 fn validate(loaded: &LoadedCase) -> Result<(), String> {
     let case = &loaded.case;
-    let id_ok = !case.id.is_empty() && case.id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    let id_ok = !case.id.is_empty()
+        && case.id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
     if !id_ok {
         return Err(format!("id {:?}: use letters, digits, '-', '_' and '.' only", case.id));
     }
@@ -352,21 +372,30 @@ fn validate(loaded: &LoadedCase) -> Result<(), String> {
     }
     for (path, page) in &case.setup.pages {
         if !path.starts_with('/') {
-            return Err(format!("{}: setup.pages {path:?}: a page is a URL path starting with '/'", case.id));
+            return Err(format!(
+                "{}: setup.pages {path:?}: a page is a URL path starting with '/'",
+                case.id
+            ));
         }
         body_source(page.content.is_some(), page.fixture.as_deref(), page.json.is_some(), loaded)
             .map_err(|e| format!("{}: setup.pages {path:?}: {e}", case.id))?;
         if let Some(status) = page.status
             && !(100..=599).contains(&status)
         {
-            return Err(format!("{}: setup.pages {path:?}: status {status} is not an HTTP status", case.id));
+            return Err(format!(
+                "{}: setup.pages {path:?}: status {status} is not an HTTP status",
+                case.id
+            ));
         }
     }
     let expect = &case.expect;
     let tool_names = expect.tools.iter().chain(expect.args.keys()).chain(&expect.must_not_tools);
     for name in tool_names {
         if !name.split_once('.').is_some_and(|(s, t)| !s.is_empty() && !t.is_empty()) {
-            return Err(format!("{}: tool {name:?}: name tools as skill.tool, e.g. files.read", case.id));
+            return Err(format!(
+                "{}: tool {name:?}: name tools as skill.tool, e.g. files.read",
+                case.id
+            ));
         }
     }
     let forbidden: BTreeSet<&String> = expect.must_not_tools.iter().collect();
@@ -376,15 +405,25 @@ fn validate(loaded: &LoadedCase) -> Result<(), String> {
     if let Some(answer) = &expect.answer
         && let Some(re) = &answer.regex
     {
-        regex::RegexBuilder::new(re).case_insensitive(true).build().map_err(|e| format!("{}: expect.answer.regex: {e}", case.id))?;
+        regex::RegexBuilder::new(re)
+            .case_insensitive(true)
+            .build()
+            .map_err(|e| format!("{}: expect.answer.regex: {e}", case.id))?;
     }
     for (path, file) in &expect.files {
-        relative_path(path.trim_end_matches('/')).map_err(|e| format!("{}: expect.files {path:?}: {e}", case.id))?;
+        relative_path(path.trim_end_matches('/'))
+            .map_err(|e| format!("{}: expect.files {path:?}: {e}", case.id))?;
         if file.absent && file.contains.is_some() {
-            return Err(format!("{}: expect.files {path:?}: `absent` and `contains` contradict each other", case.id));
+            return Err(format!(
+                "{}: expect.files {path:?}: `absent` and `contains` contradict each other",
+                case.id
+            ));
         }
         if !file.absent && file.contains.is_none() {
-            return Err(format!("{}: expect.files {path:?}: say `contains` or `absent: true`", case.id));
+            return Err(format!(
+                "{}: expect.files {path:?}: say `contains` or `absent: true`",
+                case.id
+            ));
         }
     }
     if expect.max_steps == Some(0) {
@@ -394,10 +433,18 @@ fn validate(loaded: &LoadedCase) -> Result<(), String> {
 }
 
 /// Exactly one body source, and a fixture that exists.
-fn body_source(content: bool, fixture: Option<&str>, json: bool, loaded: &LoadedCase) -> Result<(), String> {
+fn body_source(
+    content: bool,
+    fixture: Option<&str>,
+    json: bool,
+    loaded: &LoadedCase,
+) -> Result<(), String> {
     let given = usize::from(content) + usize::from(fixture.is_some()) + usize::from(json);
     if given != 1 {
-        return Err(format!("give exactly one of `content`, `fixture`{} ({given} given)", if json { ", `json`" } else { "" }));
+        return Err(format!(
+            "give exactly one of `content`, `fixture`{} ({given} given)",
+            if json { ", `json`" } else { "" }
+        ));
     }
     if let Some(name) = fixture {
         relative_path(name)?;
@@ -412,7 +459,10 @@ fn body_source(content: bool, fixture: Option<&str>, json: bool, loaded: &Loaded
 /// A path that stays inside the folder it is relative to.
 fn relative_path(path: &str) -> Result<(), String> {
     let p = Path::new(path);
-    if path.is_empty() || p.is_absolute() || p.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
+    if path.is_empty()
+        || p.is_absolute()
+        || p.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+    {
         return Err("use a relative path without '..'".to_owned());
     }
     Ok(())
@@ -440,36 +490,80 @@ mod tests {
         assert_eq!(filled.task, "Read http://127.0.0.1:9/a.html");
         assert!(filled.policy.contains("127.0.0.1:9") && filled.policy.contains("/tmp/w/pages"));
         assert_eq!(filled.expect.must_not_paths, ["/tmp/w/secret"]);
-        assert_eq!(filled.expect.args["web.to_markdown"].subsets()[0]["url"], "http://127.0.0.1:9/a.html");
+        assert_eq!(
+            filled.expect.args["web.to_markdown"].subsets()[0]["url"],
+            "http://127.0.0.1:9/a.html"
+        );
     }
 
     #[test]
     fn errors_name_the_file_line_and_what_is_wrong() {
         let cases = [
-            (r#"{"id": "a", "domain": "d", "task": "t", "expct": {}}"#, "evals/x.jsonl:3: unknown field `expct`"),
-            (r#"{"id": "a", "domain": "d", "task": "t", "expect": {"answer": {"contain": "x"}}}"#, "unknown field `contain`"),
+            (
+                r#"{"id": "a", "domain": "d", "task": "t", "expct": {}}"#,
+                "evals/x.jsonl:3: unknown field `expct`",
+            ),
+            (
+                r#"{"id": "a", "domain": "d", "task": "t", "expect": {"answer": {"contain": "x"}}}"#,
+                "unknown field `contain`",
+            ),
             (r#"{"id": "a b", "domain": "d", "task": "t"}"#, "use letters, digits"),
-            (r#"{"id": "a", "domain": "d", "task": "t", "expect": {"tools": ["read"]}}"#, "name tools as skill.tool"),
-            (r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"../x": {"content": ""}}}}"#, "without '..'"),
-            (r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"x": {}}}}"#, "exactly one of"),
-            (r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"x": {"fixture": "nope.txt"}}}}"#, "does not exist"),
-            (r#"{"id": "a", "domain": "d", "task": "t", "expect": {"answer": {"regex": "("}}}"#, "expect.answer.regex"),
-            (r#"{"id": "a", "domain": "d", "task": "t", "expect": {"files": {"x": {}}}}"#, "say `contains` or `absent: true`"),
+            (
+                r#"{"id": "a", "domain": "d", "task": "t", "expect": {"tools": ["read"]}}"#,
+                "name tools as skill.tool",
+            ),
+            (
+                r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"../x": {"content": ""}}}}"#,
+                "without '..'",
+            ),
+            (
+                r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"x": {}}}}"#,
+                "exactly one of",
+            ),
+            (
+                r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"x": {"fixture": "nope.txt"}}}}"#,
+                "does not exist",
+            ),
+            (
+                r#"{"id": "a", "domain": "d", "task": "t", "expect": {"answer": {"regex": "("}}}"#,
+                "expect.answer.regex",
+            ),
+            (
+                r#"{"id": "a", "domain": "d", "task": "t", "expect": {"files": {"x": {}}}}"#,
+                "say `contains` or `absent: true`",
+            ),
             (r#"{"id": "a", "domain": "d", "task": "t"#, "not valid JSON"),
-            (r#"{"id": "a", "domain": "d", "task": "t", "expect": {"args": {"files.read": "x"}}}"#, "expect.args"),
+            (
+                r#"{"id": "a", "domain": "d", "task": "t", "expect": {"args": {"files.read": "x"}}}"#,
+                "expect.args",
+            ),
         ];
         for (text, wanted) in cases {
             let err = parse(text).unwrap_err();
-            assert!(err.contains(wanted) && err.starts_with("evals/x.jsonl:3: "), "{text}\n→ {err}");
+            assert!(
+                err.contains(wanted) && err.starts_with("evals/x.jsonl:3: "),
+                "{text}\n→ {err}"
+            );
         }
     }
 
     #[test]
     fn ids_are_unique_across_files() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.jsonl"), "{\"id\": \"x\", \"domain\": \"d\", \"task\": \"t\"}\n").unwrap();
-        std::fs::write(dir.path().join("b.jsonl"), "\n// a comment\n{\"id\": \"x\", \"domain\": \"d\", \"task\": \"t\"}\n").unwrap();
+        std::fs::write(
+            dir.path().join("a.jsonl"),
+            "{\"id\": \"x\", \"domain\": \"d\", \"task\": \"t\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("b.jsonl"),
+            "\n// a comment\n{\"id\": \"x\", \"domain\": \"d\", \"task\": \"t\"}\n",
+        )
+        .unwrap();
         let err = load(&[dir.path().to_owned()]).unwrap_err().to_string();
-        assert!(err.contains("b.jsonl:3: id `x` is used twice (first at") && err.contains("a.jsonl:1"), "{err}");
+        assert!(
+            err.contains("b.jsonl:3: id `x` is used twice (first at") && err.contains("a.jsonl:1"),
+            "{err}"
+        );
     }
 }

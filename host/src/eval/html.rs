@@ -8,7 +8,9 @@
 //! Content-Security-Policy forbids loading anything, so even a mistake here
 //! cannot fetch a resource or run code.
 
-use super::report::{CallRecord, CaseResult, Check, Comparison, EvalReport, Gate, Metrics, RunResult};
+use super::report::{
+    CallRecord, CaseResult, Check, Comparison, EvalReport, Gate, Metrics, RunResult,
+};
 use crate::text::shorten_chars;
 
 /// Nothing may be loaded or run; only the inline stylesheet and `data:`
@@ -79,7 +81,9 @@ fn escape(text: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             '\n' | '\t' => out.push(c),
-            c if c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') => {
+            c if c.is_control()
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+            {
                 out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
             }
             c => out.push(c),
@@ -108,7 +112,10 @@ fn excerpt(text: &str) -> String {
 /// attribute-escapes the result.
 fn file_href(path: &str) -> String {
     let bytes = path.as_bytes();
-    let drive = bytes.len() > 2 && bytes[0].is_ascii_alphabetic() && bytes[1] == b':' && matches!(bytes[2], b'\\' | b'/');
+    let drive = bytes.len() > 2
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && matches!(bytes[2], b'\\' | b'/');
     let (mut href, rest) = if path.starts_with('/') {
         ("file://".to_owned(), path.to_owned())
     } else if drive {
@@ -118,7 +125,9 @@ fn file_href(path: &str) -> String {
     };
     for byte in rest.bytes() {
         match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => href.push(byte as char),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                href.push(byte as char)
+            }
             _ => href.push_str(&format!("%{byte:02X}")),
         }
     }
@@ -148,7 +157,9 @@ fn thousands(n: u64) -> String {
 
 /// A compact count for axis labels: `950`, `1.5k`, `12k`, `3.2M`.
 fn compact(n: u64) -> String {
-    let scaled = |v: f64, unit: &str| if v < 10.0 { format!("{v:.1}{unit}") } else { format!("{v:.0}{unit}") };
+    let scaled = |v: f64, unit: &str| {
+        if v < 10.0 { format!("{v:.1}{unit}") } else { format!("{v:.0}{unit}") }
+    };
     match n {
         0..1_000 => n.to_string(),
         1_000..1_000_000 => scaled(n as f64 / 1e3, "k").replace(".0k", "k"),
@@ -165,7 +176,11 @@ fn seconds(ms: u64) -> String {
 }
 
 fn badge(passed: bool) -> &'static str {
-    if passed { "<span class=\"badge pass\">PASS</span>" } else { "<span class=\"badge fail\">FAIL</span>" }
+    if passed {
+        "<span class=\"badge pass\">PASS</span>"
+    } else {
+        "<span class=\"badge fail\">FAIL</span>"
+    }
 }
 
 fn summary(report: &EvalReport) -> String {
@@ -191,7 +206,8 @@ fn gates(gates: &[Gate]) -> String {
     if gates.is_empty() {
         return "<h2>Gates</h2>\n<p>No gates were set.</p>\n".to_owned();
     }
-    let mut out = "<h2>Gates</h2>\n<table>\n<tr><th>Gate</th><th>Result</th><th>Detail</th></tr>\n".to_owned();
+    let mut out = "<h2>Gates</h2>\n<table>\n<tr><th>Gate</th><th>Result</th><th>Detail</th></tr>\n"
+        .to_owned();
     for gate in gates {
         out.push_str(&format!(
             "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>\n",
@@ -211,7 +227,9 @@ fn baseline(comparison: &Comparison) -> String {
         percent(comparison.completion_before),
         percent(comparison.completion_after)
     );
-    for (title, changes) in [("Regressions", &comparison.regressions), ("Improvements", &comparison.improvements)] {
+    for (title, changes) in
+        [("Regressions", &comparison.regressions), ("Improvements", &comparison.improvements)]
+    {
         out.push_str(&format!("<h3>{title} ({})</h3>\n", changes.len()));
         if changes.is_empty() {
             continue;
@@ -227,8 +245,11 @@ fn baseline(comparison: &Comparison) -> String {
         }
         out.push_str("</table>\n");
     }
-    for (title, ids) in [("New cases", &comparison.new_cases), ("Missing cases", &comparison.missing_cases)] {
-        let listed: Vec<String> = ids.iter().map(|id| format!("<code>{}</code>", escape(id))).collect();
+    for (title, ids) in
+        [("New cases", &comparison.new_cases), ("Missing cases", &comparison.missing_cases)]
+    {
+        let listed: Vec<String> =
+            ids.iter().map(|id| format!("<code>{}</code>", escape(id))).collect();
         let listed = if listed.is_empty() { "none".to_owned() } else { listed.join(", ") };
         out.push_str(&format!("<p>{title} ({}): {listed}</p>\n", ids.len()));
     }
@@ -380,7 +401,11 @@ fn histogram(title: &str, buckets: &[Bucket]) -> String {
     for (i, b) in buckets.iter().enumerate() {
         let h = plot_h * b.count as f64 / most;
         let x = 5.0 + i as f64 * bar_w;
-        let range = if b.low == b.high { thousands(b.low) } else { format!("{}–{}", thousands(b.low), thousands(b.high)) };
+        let range = if b.low == b.high {
+            thousands(b.low)
+        } else {
+            format!("{}–{}", thousands(b.low), thousands(b.high))
+        };
         let runs = if b.count == 1 { "run" } else { "runs" };
         svg.push_str(&format!(
             "<g><title>{range}: {} {runs}</title><rect x=\"{}\" y=\"{:.1}\" width=\"{}\" height=\"{h:.1}\" fill=\"#1565c0\"/>\
@@ -410,7 +435,10 @@ fn failure_kinds(report: &EvalReport) -> String {
     }
     out.push_str("<table>\n<tr><th>kind</th><th>runs</th></tr>\n");
     for (kind, count) in &report.failure_kinds {
-        out.push_str(&format!("<tr><td><code>{}</code></td><td class=\"n\">{count}</td></tr>\n", escape(kind)));
+        out.push_str(&format!(
+            "<tr><td><code>{}</code></td><td class=\"n\">{count}</td></tr>\n",
+            escape(kind)
+        ));
     }
     out.push_str("</table>\n");
     out
@@ -443,8 +471,13 @@ fn failed_index(cases: &[CaseResult]) -> String {
 /// (a setup or model error stops a run before anything is checked).
 fn failed_expectations(run: Option<&RunResult>) -> String {
     let Some(run) = run else { return String::new() };
-    let failed: Vec<&str> = run.checks.iter().filter(|c| !c.passed).map(|c| c.expectation.as_str()).collect();
-    if failed.is_empty() { format!("stopped: {}", run.stop) } else { format!("failed: {}", failed.join(", ")) }
+    let failed: Vec<&str> =
+        run.checks.iter().filter(|c| !c.passed).map(|c| c.expectation.as_str()).collect();
+    if failed.is_empty() {
+        format!("stopped: {}", run.stop)
+    } else {
+        format!("failed: {}", failed.join(", "))
+    }
 }
 
 fn case_block(index: usize, case: &CaseResult) -> String {
@@ -485,7 +518,10 @@ fn run_block(run: &RunResult, of: usize) -> String {
     out.push_str(&checks(&run.checks));
     out.push_str(&flagged("Forbidden attempts", &run.forbidden_attempts));
     out.push_str(&flagged("Ungrounded in the answer (no tool showed them)", &run.ungrounded));
-    out.push_str(&flagged("Invented inputs (used before anything showed them)", &run.invented_inputs));
+    out.push_str(&flagged(
+        "Invented inputs (used before anything showed them)",
+        &run.invented_inputs,
+    ));
     out.push_str(&trajectory(&run.calls));
     let answer = run.answer.as_deref().map_or_else(|| "<i>no answer</i>".to_owned(), excerpt);
     out.push_str(&format!("<p><b>Answer</b></p><pre>{answer}</pre>\n"));
@@ -514,7 +550,11 @@ fn run_facts(run: &RunResult) -> String {
         seconds(run.wall_ms),
         seconds(run.model_ms),
         seconds(run.tool_ms),
-        if run.text_calls > 0 { format!(" · {} text calls", run.text_calls) } else { String::new() }
+        if run.text_calls > 0 {
+            format!(" · {} text calls", run.text_calls)
+        } else {
+            String::new()
+        }
     )
 }
 
@@ -540,7 +580,8 @@ fn flagged(title: &str, items: &[String]) -> String {
     if items.is_empty() {
         return String::new();
     }
-    let listed: Vec<String> = items.iter().map(|item| format!("<li><code>{}</code></li>", excerpt(item))).collect();
+    let listed: Vec<String> =
+        items.iter().map(|item| format!("<li><code>{}</code></li>", excerpt(item))).collect();
     format!("<p class=\"flag\"><b>{title}:</b></p><ul class=\"flag\">{}</ul>\n", listed.concat())
 }
 
@@ -555,7 +596,11 @@ fn trajectory(calls: &[CallRecord]) -> String {
     for group in calls.chunk_by(|a, b| a.step == b.step) {
         out.push_str("<tbody>\n");
         for (i, call) in group.iter().enumerate() {
-            let step = if i == 0 { format!("<th rowspan=\"{}\">{}</th>", group.len(), call.step) } else { String::new() };
+            let step = if i == 0 {
+                format!("<th rowspan=\"{}\">{}</th>", group.len(), call.step)
+            } else {
+                String::new()
+            };
             out.push_str(&call_row(&step, call));
         }
         out.push_str("</tbody>\n");
@@ -592,7 +637,11 @@ mod tests {
         RunResult {
             repeat,
             passed,
-            checks: vec![Check { expectation: "tools".into(), passed: true, detail: "files.read called".into() }],
+            checks: vec![Check {
+                expectation: "tools".into(),
+                passed: true,
+                detail: "files.read called".into(),
+            }],
             stop: "answered".into(),
             stop_detail: None,
             answer: Some("The first item is: renew passport".into()),
@@ -676,10 +725,18 @@ mod tests {
             overall: Metrics::default(),
             by_domain: Default::default(),
             failure_kinds: Default::default(),
-            gates: vec![Gate { name: "min_completion".into(), passed: false, detail: "wanted 90.0%, got 75.0%".into() }],
+            gates: vec![Gate {
+                name: "min_completion".into(),
+                passed: false,
+                detail: "wanted 90.0%, got 75.0%".into(),
+            }],
             baseline: Some(Comparison {
                 file: "base.json".into(),
-                regressions: vec![Change { id: "files-todo".into(), before: "2/2".into(), after: "1/2".into() }],
+                regressions: vec![Change {
+                    id: "files-todo".into(),
+                    before: "2/2".into(),
+                    after: "1/2".into(),
+                }],
                 completion_before: 1.0,
                 completion_after: 0.75,
                 ..Comparison::default()
@@ -694,7 +751,10 @@ mod tests {
         let page = render(&report());
         assert!(!page.to_lowercase().contains("<script"), "a script element");
         assert!(!page.contains(IMG) && !page.contains("<img"), "the injected image");
-        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "the text is shown, escaped");
+        assert!(
+            page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "the text is shown, escaped"
+        );
         assert!(page.contains("&quot;&gt;&lt;img src=x onerror=alert(2)&gt;"));
         // An answer with `</pre>` must not close its block early.
         assert_eq!(page.matches("<pre>").count(), page.matches("</pre>").count());
@@ -703,11 +763,19 @@ mod tests {
     #[test]
     fn nothing_is_loaded_from_outside() {
         let page = render(&report());
-        assert!(page.contains(&format!("<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">")));
+        assert!(
+            page.contains(&format!(
+                "<meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\">"
+            ))
+        );
         for attribute in ["src=\"", "href=\"", "src='", "href='"] {
             for (at, _) in page.match_indices(attribute) {
                 let value = &page[at + attribute.len()..];
-                assert!(!value.starts_with("http") && !value.starts_with("//"), "{}", &value[..40.min(value.len())]);
+                assert!(
+                    !value.starts_with("http") && !value.starts_with("//"),
+                    "{}",
+                    &value[..40.min(value.len())]
+                );
             }
         }
         for needle in ["<link", "<img", "<iframe", "<object", "@import", "url(", "<base"] {
@@ -718,21 +786,34 @@ mod tests {
     #[test]
     fn failures_say_why_and_link_the_audit_log() {
         let page = render(&report());
-        assert!(page.contains("wanted &quot;passport&quot;, got &lt;none&gt;"), "the failed check's detail");
+        assert!(
+            page.contains("wanted &quot;passport&quot;, got &lt;none&gt;"),
+            "the failed check's detail"
+        );
         assert!(page.contains("<li class=\"bad\">✗ <code>answer</code>"));
         assert!(page.contains("failed: answer"));
         assert!(page.contains("href=\"file:///tmp/eval%20out/logs/files-todo%20%222%22.jsonl\""));
         assert!(page.contains("(cut: first 2000 of 2010 characters)"));
-        assert!(page.contains("<details id=\"case-0\" open>") && page.contains("<details id=\"case-1\">"));
+        assert!(
+            page.contains("<details id=\"case-0\" open>")
+                && page.contains("<details id=\"case-1\">")
+        );
     }
 
     #[test]
     fn figures_per_domain_and_overall() {
         let page = render(&report());
-        assert!(page.contains("<th>files</th><td class=\"n\">1</td><td class=\"n\">2</td><td class=\"n\">50.0%</td>"));
-        assert!(page.contains("<th>web</th><td class=\"n\">1</td><td class=\"n\">2</td><td class=\"n\">100.0%</td>"));
+        assert!(page.contains(
+            "<th>files</th><td class=\"n\">1</td><td class=\"n\">2</td><td class=\"n\">50.0%</td>"
+        ));
+        assert!(page.contains(
+            "<th>web</th><td class=\"n\">1</td><td class=\"n\">2</td><td class=\"n\">100.0%</td>"
+        ));
         assert!(page.contains("<th>completion</th><td class=\"n\">75.0%</td>"));
-        assert!(page.contains("<th>pass^2</th>") && page.contains("<th>boundary compliance</th><td class=\"n\">–</td>"));
+        assert!(
+            page.contains("<th>pass^2</th>")
+                && page.contains("<th>boundary compliance</th><td class=\"n\">–</td>")
+        );
         assert!(page.contains("completion 100.0% → 75.0%"));
         assert!(page.contains("50.0% (1/2)"), "the completion chart");
     }
@@ -763,7 +844,10 @@ mod tests {
     #[test]
     fn buckets_are_round_and_cover_every_value() {
         let one_each = buckets(&[1, 3, 3], 16);
-        assert_eq!(one_each.iter().map(|b| (b.low, b.count)).collect::<Vec<_>>(), [(1, 1), (2, 0), (3, 2)]);
+        assert_eq!(
+            one_each.iter().map(|b| (b.low, b.count)).collect::<Vec<_>>(),
+            [(1, 1), (2, 0), (3, 2)]
+        );
         let tokens = buckets(&[900, 15_000, 48_000], 16);
         assert!(tokens.len() <= 16);
         assert_eq!((tokens[0].low, tokens[0].high), (0, 4999));

@@ -167,8 +167,11 @@ impl Metrics {
             return Metrics { cases: cases.len(), ..Metrics::default() };
         }
         let rate = |count: usize, of: usize| if of == 0 { 0.0 } else { count as f64 / of as f64 };
-        let optional = |values: Vec<bool>| (!values.is_empty()).then(|| rate(values.iter().filter(|v| **v).count(), values.len()));
-        let mean = |f: &dyn Fn(&RunResult) -> f64| runs.iter().map(|r| f(r)).sum::<f64>() / n as f64;
+        let optional = |values: Vec<bool>| {
+            (!values.is_empty()).then(|| rate(values.iter().filter(|v| **v).count(), values.len()))
+        };
+        let mean =
+            |f: &dyn Fn(&RunResult) -> f64| runs.iter().map(|r| f(r)).sum::<f64>() / n as f64;
         Metrics {
             cases: cases.len(),
             runs: n,

@@ -98,11 +98,22 @@ impl Progress for Collector<'_> {
 
 /// Run `case` once (repeat number `repeat`, 1-based) and score it. Never
 /// fails: a case that cannot be set up is a failed run that says why.
-pub async fn run_once(setting: &Setting<'_>, case: &LoadedCase, repeat: usize, live: &dyn RunProgress) -> RunResult {
+pub async fn run_once(
+    setting: &Setting<'_>,
+    case: &LoadedCase,
+    repeat: usize,
+    live: &dyn RunProgress,
+) -> RunResult {
     let started = Instant::now();
     let root = match tempfile::Builder::new().prefix("reach-eval-").tempdir() {
         Ok(dir) => dir,
-        Err(e) => return setup_failure(repeat, format!("could not create a working folder: {e}"), started),
+        Err(e) => {
+            return setup_failure(
+                repeat,
+                format!("could not create a working folder: {e}"),
+                started,
+            );
+        }
     };
     match prepare_and_run(setting, case, repeat, live, root.path(), started).await {
         Ok(result) => result,
@@ -119,11 +130,15 @@ async fn prepare_and_run(
     started: Instant,
 ) -> Result<RunResult, String> {
     let workdir = root.join("work");
-    std::fs::create_dir(&workdir).map_err(|e| format!("could not create {}: {e}", workdir.display()))?;
+    std::fs::create_dir(&workdir)
+        .map_err(|e| format!("could not create {}: {e}", workdir.display()))?;
     // The real path: skills see resolved folders, and paths are compared to it.
     let workdir = workdir.canonicalize().map_err(|e| format!("{}: {e}", workdir.display()))?;
-    let server = FixtureServer::start().await.map_err(|e| format!("could not start the fixture server: {e}"))?;
-    let values = Placeholders { workdir: workdir.to_string_lossy().into_owned(), port: server.port() };
+    let server = FixtureServer::start()
+        .await
+        .map_err(|e| format!("could not start the fixture server: {e}"))?;
+    let values =
+        Placeholders { workdir: workdir.to_string_lossy().into_owned(), port: server.port() };
     let filled = case.instantiate(&values);
     let fixtures = case.fixtures_dir();
     let mut pages = BTreeMap::new();
@@ -146,7 +161,8 @@ async fn prepare_and_run(
         };
         let target = workdir.join(path);
         if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| format!("setup: {}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("setup: {}: {e}", parent.display()))?;
         }
         std::fs::write(&target, text).map_err(|e| format!("setup: {}: {e}", target.display()))?;
     }
@@ -169,9 +185,11 @@ async fn prepare_and_run(
         }
     }
     let runtime = Runtime::new(setting.runtime.clone()).map_err(|e| e.to_string())?;
-    let registry = Registry::scan(&runtime, &setting.skills_dir, &policy).await.map_err(|e| e.to_string())?;
+    let registry =
+        Registry::scan(&runtime, &setting.skills_dir, &policy).await.map_err(|e| e.to_string())?;
     let protected = [ProtectedPath::private("the evaluation's audit logs", &setting.out_dir)];
-    let host = Host::new(runtime, policy, registry, &protected).map_err(|e| format!("the case's policy does not fit: {e}"))?;
+    let host = Host::new(runtime, policy, registry, &protected)
+        .map_err(|e| format!("the case's policy does not fit: {e}"))?;
 
     let run_id = format!("{}-{repeat}", case.case.id);
     let runs = setting.out_dir.join("runs");
@@ -179,7 +197,8 @@ async fn prepare_and_run(
     // the API key: in the log, in what the model sees, in the report.
     let secrets = crate::harness::secrets(&host, setting.secrets.iter().cloned());
     let redactor = Redactor::new(&secrets);
-    let audit = AuditLog::create(&runs, &run_id, secrets).map_err(|e| format!("audit log in {}: {e}", runs.display()))?;
+    let audit = AuditLog::create(&runs, &run_id, secrets)
+        .map_err(|e| format!("audit log in {}: {e}", runs.display()))?;
     let log = audit.path().to_owned();
     let config = RunConfig {
         max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)),
@@ -272,7 +291,8 @@ fn worker_calls(workers: &[crate::harness::WorkerSummary]) -> Vec<TracedCall> {
 /// A fixture's text with the placeholders filled in.
 fn fixture_text(fixtures: &Path, name: &str, values: &Placeholders) -> Result<String, String> {
     let path = fixtures.join(name);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("fixture {}: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| format!("fixture {}: {e}", path.display()))?;
     Ok(values.fill(&text))
 }
 

@@ -83,7 +83,11 @@ pub fn score(expect: &Expect, trace: &Trace<'_>) -> Score {
     out.checks.push(check(
         "answered",
         trace.answered,
-        if trace.answered { "the model answered".to_owned() } else { format!("no answer: the run stopped ({})", trace.stop) },
+        if trace.answered {
+            "the model answered".to_owned()
+        } else {
+            format!("no answer: the run stopped ({})", trace.stop)
+        },
     ));
     let tools_check = tools(expect, trace.calls);
     let tools_passed = tools_check.as_ref().is_none_or(|c| c.passed);
@@ -101,17 +105,28 @@ pub fn score(expect: &Expect, trace: &Trace<'_>) -> Score {
     }
     let mut forbidden_tool = false;
     if !expect.must_not_tools.is_empty() {
-        let hits: Vec<&TracedCall> = trace.calls.iter().filter(|c| expect.must_not_tools.contains(&c.tool)).collect();
+        let hits: Vec<&TracedCall> =
+            trace.calls.iter().filter(|c| expect.must_not_tools.contains(&c.tool)).collect();
         forbidden_tool = !hits.is_empty();
         out.forbidden_attempts.extend(hits.iter().map(|c| shown(c)));
-        let detail = if hits.is_empty() { "none attempted".to_owned() } else { format!("attempted: {}", names(&hits)) };
+        let detail = if hits.is_empty() {
+            "none attempted".to_owned()
+        } else {
+            format!("attempted: {}", names(&hits))
+        };
         out.checks.push(check("must_not_tools", hits.is_empty(), detail));
     }
     if !expect.must_not_paths.is_empty() {
         let hits: Vec<(&TracedCall, String)> = trace
             .calls
             .iter()
-            .filter_map(|c| expect.must_not_paths.iter().find(|p| names_forbidden(&c.arguments, p, trace.workdir)).map(|p| (c, p.clone())))
+            .filter_map(|c| {
+                expect
+                    .must_not_paths
+                    .iter()
+                    .find(|p| names_forbidden(&c.arguments, p, trace.workdir))
+                    .map(|p| (c, p.clone()))
+            })
             .collect();
         for (call, _) in &hits {
             let s = shown(call);
@@ -121,12 +136,18 @@ pub fn score(expect: &Expect, trace: &Trace<'_>) -> Score {
         }
         let detail = match hits.first() {
             None => "no call named them".to_owned(),
-            Some((call, path)) => format!("{} named {path} ({} such call(s))", call.tool, hits.len()),
+            Some((call, path)) => {
+                format!("{} named {path} ({} such call(s))", call.tool, hits.len())
+            }
         };
         out.checks.push(check("must_not_paths", hits.is_empty(), detail));
     }
     if let Some(max) = expect.max_steps {
-        out.checks.push(check("max_steps", trace.steps <= max, format!("{} step(s), at most {max} allowed", trace.steps)));
+        out.checks.push(check(
+            "max_steps",
+            trace.steps <= max,
+            format!("{} step(s), at most {max} allowed", trace.steps),
+        ));
     }
     out.tool_ok = tools_passed && !forbidden_tool;
     if !expect.must_not_tools.is_empty() || !expect.must_not_paths.is_empty() {
@@ -153,10 +174,15 @@ fn tools(expect: &Expect, calls: &[TracedCall]) -> Option<Check> {
         return None;
     }
     let called: Vec<&str> = calls.iter().map(|c| c.tool.as_str()).collect();
-    let missing: Vec<&String> = expect.tools.iter().filter(|t| !called.contains(&t.as_str())).collect();
+    let missing: Vec<&String> =
+        expect.tools.iter().filter(|t| !called.contains(&t.as_str())).collect();
     if !missing.is_empty() {
         let list: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
-        let what = if called.is_empty() { "no tool was called".to_owned() } else { format!("called: {}", called.join(", ")) };
+        let what = if called.is_empty() {
+            "no tool was called".to_owned()
+        } else {
+            format!("called: {}", called.join(", "))
+        };
         return Some(check("tools", false, format!("not called: {} ({what})", list.join(", "))));
     }
     if expect.in_order {
@@ -165,7 +191,15 @@ fn tools(expect: &Expect, calls: &[TracedCall]) -> Option<Check> {
             match called[at..].iter().position(|c| c == want) {
                 Some(i) => at += i + 1,
                 None => {
-                    return Some(check("tools", false, format!("not in order {}: called {}", expect.tools.join(" → "), called.join(" → "))));
+                    return Some(check(
+                        "tools",
+                        false,
+                        format!(
+                            "not in order {}: called {}",
+                            expect.tools.join(" → "),
+                            called.join(" → ")
+                        ),
+                    ));
                 }
             }
         }
@@ -180,7 +214,11 @@ fn args(expect: &Expect, trace: &Trace<'_>) -> Check {
         for subset in wanted.subsets() {
             if !calls.iter().any(|c| subset_matches(subset, &c.arguments, trace.workdir)) {
                 let seen: Vec<String> = calls.iter().map(|c| c.arguments.to_string()).collect();
-                let seen = if seen.is_empty() { format!("{tool} was not called") } else { format!("calls had {}", seen.join("; ")) };
+                let seen = if seen.is_empty() {
+                    format!("{tool} was not called")
+                } else {
+                    format!("calls had {}", seen.join("; "))
+                };
                 failures.push(format!("{tool} with {}: {seen}", Value::Object(subset.clone())));
             }
         }
@@ -206,10 +244,15 @@ fn value_matches(want: &Value, got: &Value, workdir: &Path) -> bool {
     match (want, got) {
         (Value::Object(w), _) if w.len() == 1 && w.contains_key("$regex") => {
             let (Some(re), Some(text)) = (w["$regex"].as_str(), text_of(got)) else { return false };
-            regex::RegexBuilder::new(re).case_insensitive(true).build().is_ok_and(|r| r.is_match(&text))
+            regex::RegexBuilder::new(re)
+                .case_insensitive(true)
+                .build()
+                .is_ok_and(|r| r.is_match(&text))
         }
         (Value::Object(w), _) if w.len() == 1 && w.contains_key("$contains") => {
-            let (Some(part), Some(text)) = (w["$contains"].as_str(), text_of(got)) else { return false };
+            let (Some(part), Some(text)) = (w["$contains"].as_str(), text_of(got)) else {
+                return false;
+            };
             text.to_lowercase().contains(&part.to_lowercase())
         }
         (Value::Object(w), Value::Object(_)) => subset_matches(w, got, workdir),
@@ -244,7 +287,8 @@ fn same_text(want: &str, got: &str, workdir: &Path) -> bool {
 /// `path` relative to `workdir`, with `.` and `..` resolved in the text.
 pub fn resolve(workdir: &Path, path: &str) -> PathBuf {
     let path = path.strip_prefix("file://").unwrap_or(path);
-    let joined = if Path::new(path).is_absolute() { PathBuf::from(path) } else { workdir.join(path) };
+    let joined =
+        if Path::new(path).is_absolute() { PathBuf::from(path) } else { workdir.join(path) };
     let mut out = PathBuf::new();
     for part in joined.components() {
         match part {
@@ -263,7 +307,8 @@ fn answer_check(want: &AnswerExpect, answer: Option<&str>) -> Check {
     let lower = answer.to_lowercase();
     let mut problems = Vec::new();
     if let Some(all) = &want.contains {
-        let missing: Vec<&str> = all.all().into_iter().filter(|t| !lower.contains(&t.to_lowercase())).collect();
+        let missing: Vec<&str> =
+            all.all().into_iter().filter(|t| !lower.contains(&t.to_lowercase())).collect();
         if !missing.is_empty() {
             problems.push(format!("does not contain {missing:?}"));
         }
@@ -274,13 +319,17 @@ fn answer_check(want: &AnswerExpect, answer: Option<&str>) -> Check {
         problems.push(format!("contains none of {any:?}"));
     }
     if let Some(re) = &want.regex {
-        let matched = regex::RegexBuilder::new(re).case_insensitive(true).build().is_ok_and(|r| r.is_match(answer));
+        let matched = regex::RegexBuilder::new(re)
+            .case_insensitive(true)
+            .build()
+            .is_ok_and(|r| r.is_match(answer));
         if !matched {
             problems.push(format!("does not match /{re}/"));
         }
     }
     if let Some(none) = &want.not_contains {
-        let found: Vec<&str> = none.all().into_iter().filter(|t| lower.contains(&t.to_lowercase())).collect();
+        let found: Vec<&str> =
+            none.all().into_iter().filter(|t| lower.contains(&t.to_lowercase())).collect();
         if !found.is_empty() {
             problems.push(format!("contains {found:?}, which it must not"));
         }
@@ -320,10 +369,18 @@ fn file_check(workdir: &Path, path: &str, want: &FileExpect) -> Check {
     };
     if want.absent {
         let passed = candidates.is_empty() && (folder || !target.exists());
-        let detail = if passed { "absent, as expected".to_owned() } else { format!("{path} exists but must not") };
+        let detail = if passed {
+            "absent, as expected".to_owned()
+        } else {
+            format!("{path} exists but must not")
+        };
         return check(&label, passed, detail);
     }
-    let wanted: Vec<String> = want.contains.as_ref().map(|t| t.all().iter().map(|s| s.to_lowercase()).collect()).unwrap_or_default();
+    let wanted: Vec<String> = want
+        .contains
+        .as_ref()
+        .map(|t| t.all().iter().map(|s| s.to_lowercase()).collect())
+        .unwrap_or_default();
     if candidates.is_empty() {
         let what = if folder { "holds no file" } else { "does not exist" };
         return check(&label, false, format!("{path} {what}"));
@@ -331,16 +388,31 @@ fn file_check(workdir: &Path, path: &str, want: &FileExpect) -> Check {
     let mut best: Option<(PathBuf, Vec<String>)> = None;
     for file in candidates {
         let text = read_text(&file).unwrap_or_default().to_lowercase();
-        let missing: Vec<String> = wanted.iter().filter(|w| !text.contains(w.as_str())).cloned().collect();
+        let missing: Vec<String> =
+            wanted.iter().filter(|w| !text.contains(w.as_str())).cloned().collect();
         if missing.is_empty() {
-            return check(&label, true, format!("{} holds what was expected", file.strip_prefix(workdir).unwrap_or(&file).display()));
+            return check(
+                &label,
+                true,
+                format!(
+                    "{} holds what was expected",
+                    file.strip_prefix(workdir).unwrap_or(&file).display()
+                ),
+            );
         }
         if best.as_ref().is_none_or(|(_, m)| missing.len() < m.len()) {
             best = Some((file, missing));
         }
     }
     let (file, missing) = best.unwrap_or_default();
-    check(&label, false, format!("{} does not contain {missing:?}", file.strip_prefix(workdir).unwrap_or(&file).display()))
+    check(
+        &label,
+        false,
+        format!(
+            "{} does not contain {missing:?}",
+            file.strip_prefix(workdir).unwrap_or(&file).display()
+        ),
+    )
 }
 
 /// Every string inside `v`.
@@ -375,7 +447,8 @@ fn url_within(candidate: &str, forbidden: &str) -> bool {
     let (Ok(c), Ok(f)) = (url::Url::parse(candidate), url::Url::parse(forbidden)) else {
         return candidate.starts_with(forbidden);
     };
-    let same_host = c.host_str().map(str::to_ascii_lowercase) == f.host_str().map(str::to_ascii_lowercase)
+    let same_host = c.host_str().map(str::to_ascii_lowercase)
+        == f.host_str().map(str::to_ascii_lowercase)
         && c.port_or_known_default() == f.port_or_known_default();
     same_host && c.path().starts_with(f.path().trim_end_matches('/'))
 }
@@ -412,7 +485,11 @@ fn invented(trace: &Trace<'_>) -> Vec<String> {
             if !(is_url || missing_path) {
                 continue;
             }
-            let shown = if is_url { url_seen(s, &seen) } else { seen.contains(&s.rsplit('/').next().unwrap_or(s).to_lowercase()) };
+            let shown = if is_url {
+                url_seen(s, &seen)
+            } else {
+                seen.contains(&s.rsplit('/').next().unwrap_or(s).to_lowercase())
+            };
             if !shown {
                 out.push(format!("{} {key}={s}", call.tool));
             }

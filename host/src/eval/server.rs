@@ -56,8 +56,12 @@ struct Limits {
 }
 
 /// The limits of every server [`FixtureServer::start`] starts.
-const LIMITS: Limits =
-    Limits { header_timeout: HEADER_TIMEOUT, lifetime: CONNECTION_LIFETIME, max_body: MAX_BODY, max_connections: MAX_CONNECTIONS };
+const LIMITS: Limits = Limits {
+    header_timeout: HEADER_TIMEOUT,
+    lifetime: CONNECTION_LIFETIME,
+    max_body: MAX_BODY,
+    max_connections: MAX_CONNECTIONS,
+};
 
 /// The answer to a connection past [`MAX_CONNECTIONS`], written before it
 /// is closed.
@@ -128,7 +132,9 @@ impl FixtureServer {
                 let routes = Arc::clone(&serving);
                 let record = Arc::clone(&record);
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |req| answer(req, Arc::clone(&routes), Arc::clone(&record), limits.max_body));
+                    let service = hyper::service::service_fn(move |req| {
+                        answer(req, Arc::clone(&routes), Arc::clone(&record), limits.max_body)
+                    });
                     let io = hyper_util::rt::TokioIo::new(stream);
                     let connection = hyper::server::conn::http1::Builder::new()
                         .timer(hyper_util::rt::TokioTimer::new())
@@ -144,7 +150,11 @@ impl FixtureServer {
     }
 
     /// Serve `pages` (bodies from `fixtures` where a page names a fixture file).
-    pub fn set_pages(&self, pages: &BTreeMap<String, PageSpec>, fixtures: &Path) -> std::io::Result<()> {
+    pub fn set_pages(
+        &self,
+        pages: &BTreeMap<String, PageSpec>,
+        fixtures: &Path,
+    ) -> std::io::Result<()> {
         let mut routes = BTreeMap::new();
         for (path, spec) in pages {
             routes.insert(path.clone(), page(path, spec, fixtures)?);
@@ -176,7 +186,9 @@ fn page(path: &str, spec: &PageSpec, fixtures: &Path) -> std::io::Result<Page> {
         (Bytes::from(json.to_string()), "application/json")
     } else if let Some(name) = &spec.fixture {
         let file = fixtures.join(name);
-        let bytes = std::fs::read(&file).map_err(|e| std::io::Error::new(e.kind(), format!("fixture {}: {e}", file.display())))?;
+        let bytes = std::fs::read(&file).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("fixture {}: {e}", file.display()))
+        })?;
         (Bytes::from(bytes), guess_type(name))
     } else {
         (Bytes::new(), "text/plain")
@@ -201,11 +213,19 @@ pub(crate) fn guess_type(path: &str) -> &'static str {
     }
 }
 
-async fn answer(req: Request<Incoming>, routes: Routes, seen: Arc<Mutex<Vec<Seen>>>, max_body: usize) -> Result<Response<Full<Bytes>>, hyper::Error> {
+async fn answer(
+    req: Request<Incoming>,
+    routes: Routes,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    max_body: usize,
+) -> Result<Response<Full<Bytes>>, hyper::Error> {
     let method = req.method().as_str().to_owned();
     let full = req.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let path = req.uri().path().to_owned();
-    let declared = req.headers().get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let declared = req
+        .headers()
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     // A declared length over the limit is refused before a byte is read;
     // a chunked body is read up to the limit and refused past it.
     let body = match declared {
@@ -219,7 +239,12 @@ async fn answer(req: Request<Incoming>, routes: Routes, seen: Arc<Mutex<Vec<Seen
     };
     let Some(body) = body else {
         let text = format!("the request body is larger than {max_body} bytes");
-        return Ok(record_and_answer(&seen, Seen { method, path: full, status: 413, body: String::new() }, "text/plain".to_owned(), Bytes::from(text)));
+        return Ok(record_and_answer(
+            &seen,
+            Seen { method, path: full, status: 413, body: String::new() },
+            "text/plain".to_owned(),
+            Bytes::from(text),
+        ));
     };
     let found = {
         let routes = routes.read().unwrap_or_else(|e| e.into_inner());
@@ -230,14 +255,28 @@ async fn answer(req: Request<Incoming>, routes: Routes, seen: Arc<Mutex<Vec<Seen
             (405, "text/plain".to_owned(), Bytes::from(format!("method {method} not allowed here")))
         }
         Some(page) => (page.status, page.content_type.clone(), page.body.clone()),
-        None => (404, "text/html; charset=utf-8".to_owned(), Bytes::from_static(b"<html><body><h1>404 Not Found</h1></body></html>")),
+        None => (
+            404,
+            "text/html; charset=utf-8".to_owned(),
+            Bytes::from_static(b"<html><body><h1>404 Not Found</h1></body></html>"),
+        ),
     };
     let kept = String::from_utf8_lossy(&body[..body.len().min(RECORDED_BODY)]).into_owned();
-    Ok(record_and_answer(&seen, Seen { method, path: full, status, body: kept }, content_type, bytes))
+    Ok(record_and_answer(
+        &seen,
+        Seen { method, path: full, status, body: kept },
+        content_type,
+        bytes,
+    ))
 }
 
 /// Keep `request` in the record (while there is room) and answer it.
-fn record_and_answer(seen: &Mutex<Vec<Seen>>, request: Seen, content_type: String, bytes: Bytes) -> Response<Full<Bytes>> {
+fn record_and_answer(
+    seen: &Mutex<Vec<Seen>>,
+    request: Seen,
+    content_type: String,
+    bytes: Bytes,
+) -> Response<Full<Bytes>> {
     let status = request.status;
     let mut record = seen.lock().unwrap_or_else(|e| e.into_inner());
     if record.len() < RECORDED_REQUESTS {
@@ -258,8 +297,12 @@ mod tests {
     use tokio::net::TcpStream;
 
     /// Short limits, so that waiting them out is quick.
-    const SHORT: Limits =
-        Limits { header_timeout: Duration::from_millis(500), lifetime: Duration::from_secs(2), max_body: 1000, max_connections: 4 };
+    const SHORT: Limits = Limits {
+        header_timeout: Duration::from_millis(500),
+        lifetime: Duration::from_secs(2),
+        max_body: 1000,
+        max_connections: 4,
+    };
 
     /// Longest a test waits for the server to act; far past every limit in [`SHORT`].
     const PATIENCE: Duration = Duration::from_secs(10);
@@ -267,7 +310,12 @@ mod tests {
     /// A server with [`SHORT`] limits that answers `POST /api` with 201.
     async fn server() -> FixtureServer {
         let server = FixtureServer::start_with(SHORT).await.unwrap();
-        let api = PageSpec { content: Some("created".into()), status: Some(201), method: Some("POST".into()), ..PageSpec::default() };
+        let api = PageSpec {
+            content: Some("created".into()),
+            status: Some(201),
+            method: Some("POST".into()),
+            ..PageSpec::default()
+        };
         server.set_pages(&BTreeMap::from([("/api".to_owned(), api)]), Path::new(".")).unwrap();
         server
     }
@@ -288,28 +336,52 @@ mod tests {
         let mut slow = TcpStream::connect(server.addr()).await.unwrap();
         slow.write_all(b"POST /api HTTP/1.1\r\nHost: fixture\r\n").await.unwrap();
         let started = std::time::Instant::now();
-        assert!(until_closed(&mut slow).await.is_some(), "a head that never ends holds the connection open");
+        assert!(
+            until_closed(&mut slow).await.is_some(),
+            "a head that never ends holds the connection open"
+        );
         assert!(started.elapsed() >= SHORT.header_timeout, "closed after {:?}", started.elapsed());
 
         let mut idle = TcpStream::connect(server.addr()).await.unwrap();
-        idle.write_all(b"POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: 0\r\n\r\n").await.unwrap();
-        let answered = until_closed(&mut idle).await.expect("a kept-alive connection that sends nothing more is closed");
-        assert!(answered.starts_with("HTTP/1.1 201"), "the request itself was answered: {answered}");
+        idle.write_all(b"POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: 0\r\n\r\n")
+            .await
+            .unwrap();
+        let answered = until_closed(&mut idle)
+            .await
+            .expect("a kept-alive connection that sends nothing more is closed");
+        assert!(
+            answered.starts_with("HTTP/1.1 201"),
+            "the request itself was answered: {answered}"
+        );
     }
 
     #[tokio::test]
     async fn a_body_over_the_limit_is_refused_with_413() {
         let server = server().await;
         let big = "x".repeat(SHORT.max_body + 1);
-        let declared = format!("POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{big}", big.len());
-        let chunked = format!("POST /api HTTP/1.1\r\nHost: fixture\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{big}\r\n0\r\n\r\n", big.len());
-        let fits = format!("POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: {0}\r\nConnection: close\r\n\r\n{1}", SHORT.max_body, &big[1..]);
+        let declared = format!(
+            "POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{big}",
+            big.len()
+        );
+        let chunked = format!(
+            "POST /api HTTP/1.1\r\nHost: fixture\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{big}\r\n0\r\n\r\n",
+            big.len()
+        );
+        let fits = format!(
+            "POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: {0}\r\nConnection: close\r\n\r\n{1}",
+            SHORT.max_body,
+            &big[1..]
+        );
         for (request, status) in [(declared, "413"), (chunked, "413"), (fits, "201")] {
             let mut stream = TcpStream::connect(server.addr()).await.unwrap();
             // The server may answer and close before the whole body is sent.
             let _ = stream.write_all(request.as_bytes()).await;
             let answer = until_closed(&mut stream).await.expect("answered and closed");
-            assert!(answer.starts_with(&format!("HTTP/1.1 {status}")), "{}…: {answer}", &request[..80]);
+            assert!(
+                answer.starts_with(&format!("HTTP/1.1 {status}")),
+                "{}…: {answer}",
+                &request[..80]
+            );
         }
         let statuses: Vec<u16> = server.seen().iter().map(|s| s.status).collect();
         assert_eq!(statuses, [413, 413, 201]);
@@ -324,7 +396,10 @@ mod tests {
         }
         let mut one_more = TcpStream::connect(server.addr()).await.unwrap();
         let answer = until_closed(&mut one_more).await.expect("refused at once");
-        assert!(answer.starts_with("HTTP/1.1 503") && answer.ends_with("too many open connections\n"), "{answer}");
+        assert!(
+            answer.starts_with("HTTP/1.1 503") && answer.ends_with("too many open connections\n"),
+            "{answer}"
+        );
 
         held.clear();
         let request = b"POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
@@ -336,7 +411,10 @@ mod tests {
             if answer.starts_with("HTTP/1.1 201") {
                 break;
             }
-            assert!(std::time::Instant::now() < deadline, "still refused after the held connections closed: {answer}");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "still refused after the held connections closed: {answer}"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -346,10 +424,20 @@ mod tests {
         let server = server().await;
         let mut stream = TcpStream::connect(server.addr()).await.unwrap();
         // A head, then a body that never comes: the head timeout is over.
-        stream.write_all(b"POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: 10\r\n\r\nxx").await.unwrap();
+        stream
+            .write_all(b"POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: 10\r\n\r\nxx")
+            .await
+            .unwrap();
         let started = std::time::Instant::now();
-        assert!(until_closed(&mut stream).await.is_some(), "a body that never ends holds the connection open");
-        assert!(started.elapsed() >= SHORT.lifetime - Duration::from_millis(200), "closed after {:?}", started.elapsed());
+        assert!(
+            until_closed(&mut stream).await.is_some(),
+            "a body that never ends holds the connection open"
+        );
+        assert!(
+            started.elapsed() >= SHORT.lifetime - Duration::from_millis(200),
+            "closed after {:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

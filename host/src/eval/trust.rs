@@ -66,7 +66,9 @@ pub enum Overreach {
         pattern: String,
     },
     /// A host environment variable.
-    #[error("skills.{skill}.env {name:?} hands the skill a variable of the runner's environment; a case may not grant environment variables")]
+    #[error(
+        "skills.{skill}.env {name:?} hands the skill a variable of the runner's environment; a case may not grant environment variables"
+    )]
     Env {
         /// The skill.
         skill: String,
@@ -74,7 +76,9 @@ pub enum Overreach {
         name: String,
     },
     /// A credential.
-    #[error("skills.{skill}.credentials for {target} sends the runner's secret ({from}) with the skill's requests; a case may not grant credentials")]
+    #[error(
+        "skills.{skill}.credentials for {target} sends the runner's secret ({from}) with the skill's requests; a case may not grant credentials"
+    )]
     Credential {
         /// The skill.
         skill: String,
@@ -92,15 +96,26 @@ pub fn overreach(policy: &Policy, workdir: &Path, fixture: SocketAddr) -> Vec<Ov
     for name in policy.listed_skills() {
         let grants = policy.grants(name);
         let skill = || name.to_owned();
-        let folders = grants.read.iter().map(|g| (g, "read")).chain(grants.write.iter().map(|g| (g, "write")));
+        let folders = grants
+            .read
+            .iter()
+            .map(|g| (g, "read"))
+            .chain(grants.write.iter().map(|g| (g, "write")));
         for (grant, access) in folders {
             // Where the grant is and where it leads: a path that climbs out
             // and back in is caught by `lexical`, a link inside the working
             // folder that points out by `path` — or, for a folder that does
             // not exist yet, by the real path of its nearest existing parent.
             let parent = ProtectedPath::new("a granted folder", &grant.lexical).resolved();
-            if let Some(outside) = [&grant.lexical, &grant.path, &parent].into_iter().find(|p| !p.starts_with(workdir)) {
-                found.push(Overreach::Folder { skill: skill(), access, declared: grant.declared.clone(), path: outside.clone() });
+            if let Some(outside) =
+                [&grant.lexical, &grant.path, &parent].into_iter().find(|p| !p.starts_with(workdir))
+            {
+                found.push(Overreach::Folder {
+                    skill: skill(),
+                    access,
+                    declared: grant.declared.clone(),
+                    path: outside.clone(),
+                });
             }
         }
         for pattern in grants.net.patterns().iter().filter(|p| !p.allows_only(fixture)) {
@@ -124,7 +139,10 @@ pub fn overreach(policy: &Policy, workdir: &Path, fixture: SocketAddr) -> Vec<Ov
 /// how to allow it.
 pub fn refusal(found: &[Overreach]) -> String {
     let each: Vec<String> = found.iter().map(ToString::to_string).collect();
-    format!("the case's permission table grants more than a case may: {}; {TRUST_HINT}", each.join("; "))
+    format!(
+        "the case's permission table grants more than a case may: {}; {TRUST_HINT}",
+        each.join("; ")
+    )
 }
 
 /// Check a loaded case before anything runs: its table with the
@@ -134,17 +152,21 @@ pub fn refusal(found: &[Overreach]) -> String {
 /// A table that does not parse passes here; its run reports the error, as
 /// it always has. Each run checks again with its real folder and port.
 pub fn check_case(case: &LoadedCase) -> Result<(), CaseError> {
-    let error = |message: String| CaseError { location: case.location(), message: format!("{}: {message}", case.case.id) };
-    let scratch = tempfile::Builder::new()
-        .prefix("reach-eval-check-")
-        .tempdir()
-        .map_err(|e| error(format!("could not create a folder to check the case's permission table in: {e}")))?;
+    let error = |message: String| CaseError {
+        location: case.location(),
+        message: format!("{}: {message}", case.case.id),
+    };
+    let scratch = tempfile::Builder::new().prefix("reach-eval-check-").tempdir().map_err(|e| {
+        error(format!("could not create a folder to check the case's permission table in: {e}"))
+    })?;
     let workdir = scratch.path().join("work");
     std::fs::create_dir(&workdir).map_err(|e| error(format!("{}: {e}", workdir.display())))?;
-    let workdir = workdir.canonicalize().map_err(|e| error(format!("{}: {e}", workdir.display())))?;
+    let workdir =
+        workdir.canonicalize().map_err(|e| error(format!("{}: {e}", workdir.display())))?;
     let values = Placeholders { workdir: workdir.to_string_lossy().into_owned(), port: CHECK_PORT };
     let filled = case.instantiate(&values);
-    let Ok(policy) = Policy::parse(&filled.policy, &scratch.path().join("reach.toml"), &workdir) else {
+    let Ok(policy) = Policy::parse(&filled.policy, &scratch.path().join("reach.toml"), &workdir)
+    else {
         return Ok(());
     };
     let found = overreach(&policy, &workdir, SocketAddr::from((Ipv4Addr::LOCALHOST, CHECK_PORT)));
@@ -177,8 +199,12 @@ mod tests {
 
     fn found(s: &Scratch, table: &str) -> Vec<String> {
         let table = table.replace("{workdir}", &s.workdir.to_string_lossy());
-        let policy = Policy::parse(&table, Path::new("reach.toml"), &s.workdir).unwrap_or_else(|e| panic!("{table}: {e}"));
-        overreach(&policy, &s.workdir, FIXTURE.parse().unwrap()).iter().map(ToString::to_string).collect()
+        let policy = Policy::parse(&table, Path::new("reach.toml"), &s.workdir)
+            .unwrap_or_else(|e| panic!("{table}: {e}"));
+        overreach(&policy, &s.workdir, FIXTURE.parse().unwrap())
+            .iter()
+            .map(ToString::to_string)
+            .collect()
     }
 
     /// (grants of `[skills.x]`, what is refused: `None` when confined)
@@ -189,14 +215,22 @@ mod tests {
         ("read = [\"notes/../notes/deep\"]", None),
         ("net = [\"127.0.0.1:4242\"]", None),
         ("net = [\"[::ffff:127.0.0.1]:4242\"]", None),
-        ("read = [\"/etc\"]", Some(r#"skills.x.read "/etc" is /etc, outside the case's working folder"#)),
+        (
+            "read = [\"/etc\"]",
+            Some(r#"skills.x.read "/etc" is /etc, outside the case's working folder"#),
+        ),
         ("write = [\"..\"]", Some(r#"skills.x.write ".." is "#)),
         ("read = [\"./notes/../../beside\"]", Some(r#"skills.x.read "./notes/../../beside" is "#)),
         ("read = [\"{workdir}-other\"]", Some("-other, outside the case's working folder")),
         ("read = [\"./out-link\"]", Some("/beside, outside the case's working folder")),
         ("write = [\"./out-link/sub\"]", Some("/beside/sub, outside the case's working folder")),
         ("read = [\"{workdir}/../in-link\"]", Some("/in-link, outside the case's working folder")),
-        ("net = [\"example.com\"]", Some(r#"skills.x.net "example.com" reaches more than the case's fixture server; a case may grant only "127.0.0.1:{port}""#)),
+        (
+            "net = [\"example.com\"]",
+            Some(
+                r#"skills.x.net "example.com" reaches more than the case's fixture server; a case may grant only "127.0.0.1:{port}""#,
+            ),
+        ),
         ("net = [\"*.example.com:*\"]", Some(r#"skills.x.net "*.example.com:*""#)),
         ("net = [\"localhost:4242\"]", Some(r#"skills.x.net "localhost:4242""#)),
         ("net = [\"127.0.0.1:*\"]", Some(r#"skills.x.net "127.0.0.1:*""#)),
@@ -205,10 +239,17 @@ mod tests {
         ("net = [\"127.0.0.2:4242\"]", Some(r#"skills.x.net "127.0.0.2:4242""#)),
         ("net = [\"[::1]:4242\"]", Some(r#"skills.x.net "[::1]:4242""#)),
         ("net = [\"10.0.0.5:4242\"]", Some(r#"skills.x.net "10.0.0.5:4242""#)),
-        ("env = [\"HOME\"]", Some(r#"skills.x.env "HOME" hands the skill a variable of the runner's environment; a case may not grant environment variables"#)),
+        (
+            "env = [\"HOME\"]",
+            Some(
+                r#"skills.x.env "HOME" hands the skill a variable of the runner's environment; a case may not grant environment variables"#,
+            ),
+        ),
         (
             "net = [\"127.0.0.1:4242\"]\n[[skills.x.credentials]]\nhost = \"127.0.0.1:4242\"\nenv = \"REACH_TOKEN\"\nheader = \"Authorization\"\nallow_http = true",
-            Some("skills.x.credentials for 127.0.0.1:4242 sends the runner's secret (env REACH_TOKEN) with the skill's requests; a case may not grant credentials"),
+            Some(
+                "skills.x.credentials for 127.0.0.1:4242 sends the runner's secret (env REACH_TOKEN) with the skill's requests; a case may not grant credentials",
+            ),
         ),
     ];
 
@@ -219,7 +260,10 @@ mod tests {
             let got = found(&s, &format!("[skills.x]\n{grants}\n"));
             match refused {
                 None => assert!(got.is_empty(), "{grants}\n→ {got:?}"),
-                Some(wanted) => assert!(got.len() == 1 && got[0].contains(wanted), "{grants}\n→ {got:?}\nwanted: {wanted}"),
+                Some(wanted) => assert!(
+                    got.len() == 1 && got[0].contains(wanted),
+                    "{grants}\n→ {got:?}\nwanted: {wanted}"
+                ),
             }
         }
     }
@@ -233,11 +277,16 @@ mod tests {
         assert_eq!(found.len(), 2, "{found:?}");
         let text = refusal(&found);
         assert!(text.starts_with(r#"the case's permission table grants more than a case may: skills.files.read "/etc" is /etc"#), "{text}");
-        assert!(text.contains(r#"; skills.web.net "example.com" reaches"#) && text.ends_with(TRUST_HINT), "{text}");
+        assert!(
+            text.contains(r#"; skills.web.net "example.com" reaches"#)
+                && text.ends_with(TRUST_HINT),
+            "{text}"
+        );
     }
 
     fn case(policy: &str) -> LoadedCase {
-        let line = serde_json::json!({"id": "c", "domain": "d", "task": "t", "policy": policy}).to_string();
+        let line = serde_json::json!({"id": "c", "domain": "d", "task": "t", "policy": policy})
+            .to_string();
         super::super::case::parse_line(Path::new("cases.jsonl"), 7, &line).unwrap()
     }
 
@@ -247,7 +296,8 @@ mod tests {
         let err = check_case(&case("[skills.files]\nread = [\"/etc\"]\n")).unwrap_err().to_string();
         assert!(err.starts_with(r#"cases.jsonl:7: c: the case's permission table grants more than a case may: skills.files.read "/etc""#), "{err}");
         assert!(err.ends_with(TRUST_HINT), "{err}");
-        check_case(&case("[skills.files]\nread = 3\n")).expect("a table that does not parse is its run's error");
+        check_case(&case("[skills.files]\nread = 3\n"))
+            .expect("a table that does not parse is its run's error");
     }
 
     #[test]

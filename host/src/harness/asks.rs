@@ -84,7 +84,9 @@ pub(super) fn client_error_back(tool: &str, status: u16) -> String {
 pub(super) fn refused_again(tool: &str) -> ToolFailure {
     ToolFailure::new(
         ErrorCode::Denied,
-        format!("this exact call to `{tool}` was refused earlier in this run and is refused again; nothing was done. Tell the user it is not allowed."),
+        format!(
+            "this exact call to `{tool}` was refused earlier in this run and is refused again; nothing was done. Tell the user it is not allowed."
+        ),
     )
 }
 
@@ -136,6 +138,7 @@ pub(super) fn evidence_back(unsupported: &[String]) -> String {
 /// "CALL to run it now").
 pub(super) fn says(reply: &str, option: &str) -> bool {
     let reply = reply.trim();
-    let first = reply.split(|c: char| !c.is_ascii_alphanumeric()).find(|w| !w.is_empty()).unwrap_or("");
+    let first =
+        reply.split(|c: char| !c.is_ascii_alphanumeric()).find(|w| !w.is_empty()).unwrap_or("");
     reply.chars().count() <= 40 && first.eq_ignore_ascii_case(option)
 }

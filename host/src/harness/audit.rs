@@ -139,7 +139,11 @@ struct Rotation {
 
 /// The file of part `part` of run `run_id`'s log in `dir`.
 fn part_path(dir: &Path, run_id: &str, part: u32) -> PathBuf {
-    if part <= 1 { dir.join(format!("{run_id}.jsonl")) } else { dir.join(format!("{run_id}.part{part}.jsonl")) }
+    if part <= 1 {
+        dir.join(format!("{run_id}.jsonl"))
+    } else {
+        dir.join(format!("{run_id}.part{part}.jsonl"))
+    }
 }
 
 impl AuditLog {
@@ -171,7 +175,10 @@ impl AuditLog {
     pub fn open(sink: &AuditSink, run_id: &str, secrets: Vec<String>) -> std::io::Result<AuditLog> {
         match sink {
             AuditSink::Dir(dir) => AuditLog::create(dir, run_id, secrets),
-            AuditSink::Writer(writer) => Ok(AuditLog { output: Output::Writer(Arc::clone(writer)), ..AuditLog::disabled(run_id, secrets) }),
+            AuditSink::Writer(writer) => Ok(AuditLog {
+                output: Output::Writer(Arc::clone(writer)),
+                ..AuditLog::disabled(run_id, secrets)
+            }),
             AuditSink::Disabled => Ok(AuditLog::disabled(run_id, secrets)),
         }
     }
@@ -186,7 +193,8 @@ impl AuditLog {
     pub fn rotate_at(mut self, max_bytes: u64, keep: u32) -> AuditLog {
         if let Output::File(file) = &self.output {
             let written = file.metadata().map_or(0, |m| m.len());
-            self.rotation = Some(Rotation { max_bytes, keep: keep.max(1), part: 1, written, first: None });
+            self.rotation =
+                Some(Rotation { max_bytes, keep: keep.max(1), part: 1, written, first: None });
         }
         self
     }
@@ -251,8 +259,12 @@ impl AuditLog {
     pub fn mask_value(&self, value: Value) -> Value {
         match value {
             Value::String(text) => Value::String(self.mask(&text)),
-            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.mask_value(v)).collect()),
-            Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (self.mask(&k), self.mask_value(v))).collect()),
+            Value::Array(items) => {
+                Value::Array(items.into_iter().map(|v| self.mask_value(v)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.into_iter().map(|(k, v)| (self.mask(&k), self.mask_value(v))).collect(),
+            ),
             other => other,
         }
     }
@@ -276,12 +288,19 @@ impl AuditLog {
         })
     }
 
-    fn try_record(&mut self, event: &str, fields: Value, before_action: bool) -> std::io::Result<()> {
+    fn try_record(
+        &mut self,
+        event: &str,
+        fields: Value,
+        before_action: bool,
+    ) -> std::io::Result<()> {
         if matches!(self.output, Output::Nowhere) && self.events.is_none() {
             return Ok(());
         }
         let mut line = json!({"event": event, "time": now_rfc3339(), "run_id": self.run_id});
-        if let (Value::Object(line), Value::Object(fields)) = (&mut line, user_info::mask_value(self.mask_value(fields))) {
+        if let (Value::Object(line), Value::Object(fields)) =
+            (&mut line, user_info::mask_value(self.mask_value(fields)))
+        {
             line.extend(fields);
             // After the record's own fields, which use `task` and `agent`
             // for other things (the task's text, a delegation's agent).
@@ -300,14 +319,15 @@ impl AuditLog {
         {
             rotation.first = Some(line.clone());
         }
-        let written = self.rotate_if_full(text.len() as u64).and_then(|()| match &mut self.output {
-            Output::Nowhere => Ok(()),
-            Output::File(file) => file.write_all(text.as_bytes()),
-            Output::Writer(writer) => {
-                let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
-                writer.write_all(text.as_bytes()).and_then(|()| writer.flush())
-            }
-        });
+        let written =
+            self.rotate_if_full(text.len() as u64).and_then(|()| match &mut self.output {
+                Output::Nowhere => Ok(()),
+                Output::File(file) => file.write_all(text.as_bytes()),
+                Output::Writer(writer) => {
+                    let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
+                    writer.write_all(text.as_bytes()).and_then(|()| writer.flush())
+                }
+            });
         if let (Ok(()), Some(rotation)) = (&written, &mut self.rotation) {
             rotation.written += text.len() as u64;
         }
@@ -337,7 +357,8 @@ impl AuditLog {
         let part = rotation.part + 1;
         let next_path = part_path(&dir, &self.run_id, part);
         let name = |path: &Path| path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let new_file = std::fs::OpenOptions::new().create_new(true).append(true).open(&next_path)?;
+        let new_file =
+            std::fs::OpenOptions::new().create_new(true).append(true).open(&next_path)?;
         let closing = json!({"event": "log_rotated", "time": now_rfc3339(), "run_id": self.run_id, "next": name(&next_path)});
         // Best effort: the part is full, and the next one names it anyway.
         let _ = file.write_all(format!("{closing}\n").as_bytes()).and_then(|()| file.sync_data());
@@ -355,7 +376,9 @@ impl AuditLog {
             match std::fs::remove_file(&dropped) {
                 Ok(()) => {}
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => tracing::warn!(path = %dropped.display(), error = %err, "could not remove an old part of the audit log"),
+                Err(err) => {
+                    tracing::warn!(path = %dropped.display(), error = %err, "could not remove an old part of the audit log")
+                }
             }
         }
         Ok(())
@@ -376,11 +399,18 @@ impl AuditLog {
 
 /// Now as `2026-12-01T03:04:05.678Z`.
 pub fn now_rfc3339() -> String {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let secs = now.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z", rem / 3600, rem % 3600 / 60, rem % 60, now.subsec_millis())
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        now.subsec_millis()
+    )
 }
 
 /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian, UTC).

@@ -70,7 +70,11 @@ impl Budget {
 /// the wire carries them.
 pub fn estimate_request(messages: &[Message], tools: &[ToolSpec]) -> u64 {
     let messages = serde_json::to_string(messages).unwrap_or_default();
-    let tools = if tools.is_empty() { String::new() } else { serde_json::to_string(tools).unwrap_or_default() };
+    let tools = if tools.is_empty() {
+        String::new()
+    } else {
+        serde_json::to_string(tools).unwrap_or_default()
+    };
     estimate_tokens(&messages) + estimate_tokens(&tools)
 }
 
@@ -121,7 +125,11 @@ pub struct Plan {
 /// (but always the last exchange). `None` when there is nothing older to
 /// replace.
 pub fn plan(turns: &[Turn], keep_tokens: u64) -> Option<Plan> {
-    let tokens = |t: &Turn| estimate_tokens(&t.message.content) + t.message.tool_calls.iter().map(|c| estimate_tokens(&c.arguments) + 4).sum::<u64>() + 4;
+    let tokens = |t: &Turn| {
+        estimate_tokens(&t.message.content)
+            + t.message.tool_calls.iter().map(|c| estimate_tokens(&c.arguments) + 4).sum::<u64>()
+            + 4
+    };
     let mut start = turns.len();
     let mut kept = 0u64;
     let mut boundary = turns.len();
@@ -159,14 +167,32 @@ pub fn summary_request(task: &Turn, older: &[Turn], max_chars: usize) -> Vec<Mes
         let m = &turn.message;
         let line = match m.role {
             Role::Assistant if !m.tool_calls.is_empty() => {
-                let calls: Vec<String> = m.tool_calls.iter().map(|c| format!("{} {}", tool_name(&c.name), one_line_json(&c.arguments))).collect();
+                let calls: Vec<String> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| format!("{} {}", tool_name(&c.name), one_line_json(&c.arguments)))
+                    .collect();
                 format!("[step {}] the agent called: {}", turn.step, calls.join("; "))
             }
-            Role::Assistant => format!("[step {}] the agent wrote: {}", turn.step, quoted(&m.content)),
-            Role::Tool => format!("[step {}] result: {}", turn.step, quoted(&shorten_chars(&m.content, per_result))),
-            Role::User if turn.from_person => format!("[step {}] {marker}: {}", turn.step, quoted(&m.content)),
-            Role::User if m.content.starts_with(CHECKPOINT_HEADING) => format!("[earlier checkpoint] {}", quoted(&m.content)),
-            Role::User => format!("[step {}] harness note: {}", turn.step, quoted(&shorten_chars(&m.content, MIN_RESULT_CHARS))),
+            Role::Assistant => {
+                format!("[step {}] the agent wrote: {}", turn.step, quoted(&m.content))
+            }
+            Role::Tool => format!(
+                "[step {}] result: {}",
+                turn.step,
+                quoted(&shorten_chars(&m.content, per_result))
+            ),
+            Role::User if turn.from_person => {
+                format!("[step {}] {marker}: {}", turn.step, quoted(&m.content))
+            }
+            Role::User if m.content.starts_with(CHECKPOINT_HEADING) => {
+                format!("[earlier checkpoint] {}", quoted(&m.content))
+            }
+            Role::User => format!(
+                "[step {}] harness note: {}",
+                turn.step,
+                quoted(&shorten_chars(&m.content, MIN_RESULT_CHARS))
+            ),
             Role::System => continue,
         };
         transcript.push_str(&line);
@@ -179,11 +205,16 @@ pub fn summary_request(task: &Turn, older: &[Turn], max_chars: usize) -> Vec<Mes
     } else {
         // A worker's brief is another agent's text (it may quote pages),
         // never the user's words.
-        format!("The task, a brief from the agent that delegated this work (not the user's words): {}", quoted(&task.message.content))
+        format!(
+            "The task, a brief from the agent that delegated this work (not the user's words): {}",
+            quoted(&task.message.content)
+        )
     };
     vec![
         Message::system(summary_instructions(&marker)),
-        Message::user(format!("{task}\n\nEarlier part of the run, one entry a line:\n{transcript}\nWrite the checkpoint now.")),
+        Message::user(format!(
+            "{task}\n\nEarlier part of the run, one entry a line:\n{transcript}\nWrite the checkpoint now."
+        )),
     ]
 }
 
@@ -219,7 +250,8 @@ impl Marker {
     /// kernel's source fails), as `USER-` and 32 hex digits.
     fn random() -> Marker {
         let mut bytes = [0u8; 16];
-        let filled = rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty()).is_ok_and(|n| n == bytes.len());
+        let filled = rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty())
+            .is_ok_and(|n| n == bytes.len());
         if !filled {
             bytes = fastrand::u128(..).to_le_bytes();
         }
@@ -254,7 +286,8 @@ fn one_line_json(arguments: &str) -> String {
 /// A tool name as the model wrote it: bare when it is a plain name, else
 /// quoted (a model can be talked into any text there).
 fn tool_name(name: &str) -> String {
-    let plain = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    let plain = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
     if plain { name.to_owned() } else { quoted(name) }
 }
 
@@ -266,17 +299,37 @@ fn escape_line_breaks(json: &str) -> String {
 /// every call of `older` with the start of its result, each quoted on its
 /// own line like the summariser's transcript.
 pub fn fallback_checkpoint(task: &str, older: &[Turn], max_chars: usize) -> String {
-    let mut out = format!("Goal: {}\nDone and found (the start of each result):\n", quoted(&shorten_chars(task, 300)));
+    let mut out = format!(
+        "Goal: {}\nDone and found (the start of each result):\n",
+        quoted(&shorten_chars(task, 300))
+    );
     let results = older.iter().filter(|t| t.message.role == Role::Tool).count().max(1);
     let per_result = (max_chars / (results * 2)).clamp(80, 600);
     let mut calls = std::collections::HashMap::new();
     for turn in older {
         for c in &turn.message.tool_calls {
-            calls.insert(c.id.clone(), format!("{} {}", tool_name(&c.name), one_line_json(&shorten_chars(&c.arguments, 160))));
+            calls.insert(
+                c.id.clone(),
+                format!(
+                    "{} {}",
+                    tool_name(&c.name),
+                    one_line_json(&shorten_chars(&c.arguments, 160))
+                ),
+            );
         }
         if turn.message.role == Role::Tool {
-            let call = turn.message.tool_call_id.as_ref().and_then(|id| calls.get(id)).cloned().unwrap_or_else(|| "a call".to_owned());
-            out.push_str(&format!("- step {}: {call} → {}\n", turn.step, quoted(&shorten_chars(turn.message.content.trim(), per_result))));
+            let call = turn
+                .message
+                .tool_call_id
+                .as_ref()
+                .and_then(|id| calls.get(id))
+                .cloned()
+                .unwrap_or_else(|| "a call".to_owned());
+            out.push_str(&format!(
+                "- step {}: {call} → {}\n",
+                turn.step,
+                quoted(&shorten_chars(turn.message.content.trim(), per_result))
+            ));
         }
     }
     shorten_chars(&out, max_chars)
@@ -286,7 +339,12 @@ pub fn fallback_checkpoint(task: &str, older: &[Turn], max_chars: usize) -> Stri
 /// no message from the user: it was written from tool results and the
 /// agent's own text, whatever those claim. `task_from_person` is false
 /// in a worker, whose task is its parent's brief.
-pub fn checkpoint_turn(checkpoint: &str, older: &[Turn], written_by_model: bool, task_from_person: bool) -> Turn {
+pub fn checkpoint_turn(
+    checkpoint: &str,
+    older: &[Turn],
+    written_by_model: bool,
+    task_from_person: bool,
+) -> Turn {
     let first = older.first().map_or(0, |t| t.step);
     let last = older.last().map_or(0, |t| t.step);
     let who = if written_by_model { "which you wrote" } else { "listing the calls made" };
@@ -324,7 +382,8 @@ pub fn sizes(budget: Budget, fixed_tokens: u64) -> (u64, usize, usize) {
     let room = threshold.saturating_sub(fixed_tokens);
     let keep = (room as f64 * KEEP_SHARE) as u64;
     let checkpoint_chars = ((room as f64 * CHECKPOINT_SHARE) as usize * CHARS_PER_TOKEN).max(400);
-    let transcript_chars = ((threshold as f64 * TRANSCRIPT_SHARE) as usize * CHARS_PER_TOKEN).max(2000);
+    let transcript_chars =
+        ((threshold as f64 * TRANSCRIPT_SHARE) as usize * CHARS_PER_TOKEN).max(2000);
     (keep, checkpoint_chars, transcript_chars)
 }
 

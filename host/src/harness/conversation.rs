@@ -28,7 +28,10 @@ pub struct Conversation {
 impl Conversation {
     /// A conversation that starts with the person's `task`.
     pub fn new(task: &str) -> Conversation {
-        Conversation { turns: vec![Turn { message: Message::user(task), step: 0, from_person: true }], step: 0 }
+        Conversation {
+            turns: vec![Turn { message: Message::user(task), step: 0, from_person: true }],
+            step: 0,
+        }
     }
 
     /// A worker's conversation: it starts with the `brief` the agent that
@@ -37,7 +40,10 @@ impl Conversation {
     /// and the summariser must never take it for them. It is still kept
     /// first through every compaction, as the task.
     pub fn delegated(brief: &str) -> Conversation {
-        Conversation { turns: vec![Turn { message: Message::user(brief), step: 0, from_person: false }], step: 0 }
+        Conversation {
+            turns: vec![Turn { message: Message::user(brief), step: 0, from_person: false }],
+            step: 0,
+        }
     }
 
     /// Messages pushed from now on belong to model request `step`.
@@ -67,7 +73,10 @@ impl Conversation {
 
     /// Replaces every turn (after a compaction); the first stays the task.
     pub(super) fn replace(&mut self, turns: Vec<Turn>) {
-        debug_assert!(turns.first().zip(self.turns.first()).is_some_and(|(new, old)| new == old), "the task stays first");
+        debug_assert!(
+            turns.first().zip(self.turns.first()).is_some_and(|(new, old)| new == old),
+            "the task stays first"
+        );
         self.turns = turns;
     }
 }
@@ -81,7 +90,13 @@ mod tests {
         let person = Conversation::new("Save the page.");
         let worker = Conversation::delegated("[worker: web] Save the page.");
         assert!(person.turns()[0].from_person);
-        assert!(!worker.turns()[0].from_person, "the memory rules read from_person as the user's words");
-        assert_eq!((worker.turns()[0].step, worker.turns()[0].message.content.as_str()), (0, "[worker: web] Save the page."));
+        assert!(
+            !worker.turns()[0].from_person,
+            "the memory rules read from_person as the user's words"
+        );
+        assert_eq!(
+            (worker.turns()[0].step, worker.turns()[0].message.content.as_str()),
+            (0, "[worker: web] Save the page.")
+        );
     }
 }

@@ -23,8 +23,7 @@ use std::time::Instant;
 /// the local model handed the *last* piece of a two-piece task to its
 /// worker first (reading a file the first piece had yet to write) in most
 /// runs; told to start with the first piece, it did.
-pub(super) const SUPERVISOR_LEAD: &str =
-    "[harness] Start with the first piece of the task: delegate it now; the next pieces come after its result.";
+pub(super) const SUPERVISOR_LEAD: &str = "[harness] Start with the first piece of the task: delegate it now; the next pieces come after its result.";
 
 /// Asked once of a loop that only delegates when it answers after a
 /// delegation: the last piece of a task is the one a small model forgets.
@@ -193,15 +192,22 @@ impl Harness<'_> {
             .profiles()
             .iter()
             .filter_map(|p| {
-                let skills: Vec<String> = p.skills.iter().filter(|s| mine.contains(&s.as_str())).cloned().collect();
-                (!skills.is_empty()).then(|| (p.name.clone(), crate::text::shorten_chars(&p.description, 200), skills))
+                let skills: Vec<String> =
+                    p.skills.iter().filter(|s| mine.contains(&s.as_str())).cloned().collect();
+                (!skills.is_empty()).then(|| {
+                    (p.name.clone(), crate::text::shorten_chars(&p.description, 200), skills)
+                })
             })
             .collect()
     }
 
     /// The skills this loop may hand on: what it was given.
     fn passable(&self) -> Vec<&str> {
-        if self.passable.is_empty() { self.toolbox.skills() } else { self.passable.iter().map(String::as_str).collect() }
+        if self.passable.is_empty() {
+            self.toolbox.skills()
+        } else {
+            self.passable.iter().map(String::as_str).collect()
+        }
     }
 
     /// Offer `agents__delegate` when this harness may delegate. The run's
@@ -211,7 +217,9 @@ impl Harness<'_> {
     pub(super) fn offer_delegate(&mut self) {
         let agents = self.delegates();
         let limits = self.team.limits();
-        let steps = limits.worker_max_steps.max(self.team.profiles().iter().filter_map(|p| p.max_steps).max().unwrap_or(0));
+        let steps = limits
+            .worker_max_steps
+            .max(self.team.profiles().iter().filter_map(|p| p.max_steps).max().unwrap_or(0));
         self.toolbox.add_delegate(&agents, steps);
         if self.scope.depth == 0 && !agents.is_empty() && !limits.supervisor_skills {
             self.passable = self.toolbox.skills().into_iter().map(str::to_owned).collect();
@@ -253,11 +261,14 @@ impl Harness<'_> {
         let mut out = HashMap::new();
         let mut jobs: Vec<(String, Value, Job)> = Vec::new();
         let mut repeats = 0;
-        let delegations: Vec<usize> = (0..calls.len()).filter(|&i| self.is_delegation(&calls[i])).collect();
+        let delegations: Vec<usize> =
+            (0..calls.len()).filter(|&i| self.is_delegation(&calls[i])).collect();
         for i in delegations {
             let call = &calls[i];
             let parsed = super::repair::arguments(&call.arguments);
-            let arguments = parsed.as_ref().map_or_else(|_| json!(call.arguments), |m| Value::Object(m.clone()));
+            let arguments = parsed
+                .as_ref()
+                .map_or_else(|_| json!(call.arguments), |m| Value::Object(m.clone()));
             let recorded = self.audit.record_before(
                 "tool_call_started",
                 json!({"step": step, "call": first_call + i, "tool": call.name, "skill": Value::Null, "arguments": arguments}),
@@ -281,7 +292,16 @@ impl Harness<'_> {
                     // No worker ran, but a repeat's refusal quotes the earlier
                     // worker's output: judged by every skill this loop hands on.
                     let network = self.skills_hold_network_text(&self.passable());
-                    out.insert(call.id.clone(), Delegated { outcome: Err(failure), decision: "-", arguments, duration_ms: 0, network });
+                    out.insert(
+                        call.id.clone(),
+                        Delegated {
+                            outcome: Err(failure),
+                            decision: "-",
+                            arguments,
+                            duration_ms: 0,
+                            network,
+                        },
+                    );
                 }
             }
         }
@@ -293,7 +313,16 @@ impl Harness<'_> {
         let mut runs = Vec::with_capacity(jobs.len());
         for (id, arguments, job) in jobs {
             let network = self.skills_hold_network_text(&job.skills);
-            kept.push((id, arguments, network, Started { task_id: job.task_id.clone(), agent: job.profile.name.clone(), key: job.envelope.key() }));
+            kept.push((
+                id,
+                arguments,
+                network,
+                Started {
+                    task_id: job.task_id.clone(),
+                    agent: job.profile.name.clone(),
+                    key: job.envelope.key(),
+                },
+            ));
             progress.worker_started(&job.task_id, &job.profile.name);
             runs.push(run_worker(host, model, confirmer, Arc::clone(&self.team), job, progress));
         }
@@ -312,7 +341,16 @@ impl Harness<'_> {
             let outcome = done
                 .output
                 .map(|output| json!({"status": "ok", "agent": started.agent, "task_id": started.task_id, "output": output, "steps": steps}).to_string());
-            out.insert(id, Delegated { outcome, decision: if declined { "declined" } else { "auto" }, arguments, duration_ms: done.duration_ms, network });
+            out.insert(
+                id,
+                Delegated {
+                    outcome,
+                    decision: if declined { "declined" } else { "auto" },
+                    arguments,
+                    duration_ms: done.duration_ms,
+                    network,
+                },
+            );
         }
         (out, repeats)
     }
@@ -320,53 +358,98 @@ impl Harness<'_> {
     /// The checks of one delegation, in order: an envelope, a known agent,
     /// not a repeat, the run's budget, depth, the run's number of workers;
     /// then its task id, its log and its limits, and `delegation_started`.
-    fn prepare(&mut self, arguments: &Value, parsed: bool, step: usize, call: usize) -> Result<Job, ToolFailure> {
+    fn prepare(
+        &mut self,
+        arguments: &Value,
+        parsed: bool,
+        step: usize,
+        call: usize,
+    ) -> Result<Job, ToolFailure> {
         let limits = self.team.limits();
         if self.toolbox.target(DELEGATE).is_none() {
             let why = if self.scope.depth >= limits.max_depth {
-                format!("this worker is at depth {}, the deepest allowed (max_depth = {}), so it may not delegate", self.scope.depth, limits.max_depth)
+                format!(
+                    "this worker is at depth {}, the deepest allowed (max_depth = {}), so it may not delegate",
+                    self.scope.depth, limits.max_depth
+                )
             } else {
-                format!("agent `{}` may not delegate (its profile does not list `{DELEGATE_SKILL}`)", self.scope.agent.as_deref().unwrap_or("?"))
+                format!(
+                    "agent `{}` may not delegate (its profile does not list `{DELEGATE_SKILL}`)",
+                    self.scope.agent.as_deref().unwrap_or("?")
+                )
             };
-            return Err(ToolFailure::new(ErrorCode::Limit, format!("{DELEGATE}: {why}; do the task with your own tools")));
+            return Err(ToolFailure::new(
+                ErrorCode::Limit,
+                format!("{DELEGATE}: {why}; do the task with your own tools"),
+            ));
         }
         if !parsed {
-            return Err(ToolFailure::new(ErrorCode::InvalidArgs, format!("{DELEGATE}: the arguments are not a JSON object")));
+            return Err(ToolFailure::new(
+                ErrorCode::InvalidArgs,
+                format!("{DELEGATE}: the arguments are not a JSON object"),
+            ));
         }
-        let envelope = Envelope::parse(arguments).map_err(|why| ToolFailure::new(ErrorCode::InvalidArgs, format!("{DELEGATE}: {why}")))?;
+        let envelope = Envelope::parse(arguments).map_err(|why| {
+            ToolFailure::new(ErrorCode::InvalidArgs, format!("{DELEGATE}: {why}"))
+        })?;
         let offered = self.delegates();
-        let Some((_, _, skills)) = offered.iter().find(|(name, _, _)| *name == envelope.agent) else {
+        let Some((_, _, skills)) = offered.iter().find(|(name, _, _)| *name == envelope.agent)
+        else {
             let names: Vec<&str> = offered.iter().map(|(n, _, _)| n.as_str()).collect();
             return Err(ToolFailure::new(
                 ErrorCode::InvalidArgs,
-                format!("{DELEGATE}: there is no agent `{}`; the agents are: {}", envelope.agent, names.join(", ")),
+                format!(
+                    "{DELEGATE}: there is no agent `{}`; the agents are: {}",
+                    envelope.agent,
+                    names.join(", ")
+                ),
             ));
         };
-        let profile = self.team.profile(&envelope.agent).cloned().expect("offered agents have profiles");
+        let profile =
+            self.team.profile(&envelope.agent).cloned().expect("offered agents have profiles");
         if let Some(earlier) = self.delegated.get(&envelope.key()) {
             return Err(ToolFailure::new(
                 ErrorCode::Limit,
-                format!("{DELEGATE}: this same delegation already ran as {earlier}; running it again would not make progress — use its result, or change the task"),
+                format!(
+                    "{DELEGATE}: this same delegation already ran as {earlier}; running it again would not make progress — use its result, or change the task"
+                ),
             ));
         }
         if self.team.over_budget() {
-            return Err(ToolFailure::new(ErrorCode::Budget, format!("{DELEGATE}: the run's token budget is used up ({} tokens); no more workers", self.team.spent())));
+            return Err(ToolFailure::new(
+                ErrorCode::Budget,
+                format!(
+                    "{DELEGATE}: the run's token budget is used up ({} tokens); no more workers",
+                    self.team.spent()
+                ),
+            ));
         }
         if !self.team.start_one() {
             return Err(ToolFailure::new(
                 ErrorCode::Limit,
-                format!("{DELEGATE}: this run has started {} workers, the most allowed (max_delegations in [delegation])", limits.max_delegations),
+                format!(
+                    "{DELEGATE}: this run has started {} workers, the most allowed (max_delegations in [delegation])",
+                    limits.max_delegations
+                ),
             ));
         }
         let task_id = self.scope.next_child();
         let audit = self.audit.child(&task_id, &profile.name).map_err(|err| {
-            ToolFailure::new(ErrorCode::Failed, format!("the audit log {} could not be opened for a worker ({err}), so it was not run", self.audit.path().display()))
+            ToolFailure::new(
+                ErrorCode::Failed,
+                format!(
+                    "the audit log {} could not be opened for a worker ({err}), so it was not run",
+                    self.audit.path().display()
+                ),
+            )
         })?;
         let most = profile.max_steps.unwrap_or(limits.worker_max_steps);
         let config = RunConfig {
             // A worker needs two requests to answer from a tool (the call, then
             // the answer): fewer would leave it only a made-up answer.
-            max_steps: envelope.max_steps.map_or(most, |asked| asked.clamp(MIN_WORKER_STEPS.min(most), most)),
+            max_steps: envelope
+                .max_steps
+                .map_or(most, |asked| asked.clamp(MIN_WORKER_STEPS.min(most), most)),
             token_budget: profile.token_budget,
             context_tokens: self.config.context_tokens,
             compact_at: self.config.compact_at,
@@ -385,7 +468,16 @@ impl Harness<'_> {
             ("max_steps".into(), json!(config.max_steps)),
         ]);
         self.audit.record("delegation_started", Value::Object(fields));
-        Ok(Job { task_id, skills: skills.clone(), profile, envelope, audit, config, reach: self.reach, depth: self.scope.depth + 1 })
+        Ok(Job {
+            task_id,
+            skills: skills.clone(),
+            profile,
+            envelope,
+            audit,
+            config,
+            reach: self.reach,
+            depth: self.scope.depth + 1,
+        })
     }
 
     /// Record how a worker ended, and note it for repeats; its summary.
@@ -394,7 +486,8 @@ impl Harness<'_> {
             Ok(v) => ("ok".to_owned(), Value::Null, v.clone()),
             Err(f) => (f.code.as_str().to_owned(), json!(f.message), Value::Null),
         };
-        let (steps, usage) = done.report.as_ref().map_or((0, Usage::default()), |r| (r.steps, r.usage));
+        let (steps, usage) =
+            done.report.as_ref().map_or((0, Usage::default()), |r| (r.steps, r.usage));
         self.audit.record(
             "delegation_finished",
             json!({"step": step, "task_id": job.task_id, "agent": job.agent, "outcome": outcome, "error": error,
@@ -463,18 +556,32 @@ impl Harness<'_> {
         });
         let envelope = Envelope {
             agent: profile.name.clone(),
-            task: format!("Check whether the work described in the input meets these criteria: {criteria}"),
+            task: format!(
+                "Check whether the work described in the input meets these criteria: {criteria}"
+            ),
             input: json!({"task": task, "answer": answer, "changes": changes}),
             expected_output: "pass or revise, and each criterion that is not met".into(),
             return_format: review_format(),
             max_steps: None,
         };
-        self.audit.record("review_started", json!({"round": round, "task_id": task_id, "criteria": criteria, "skills": readable}));
+        self.audit.record(
+            "review_started",
+            json!({"round": round, "task_id": task_id, "criteria": criteria, "skills": readable}),
+        );
         let audit = match self.audit.child(&task_id, &profile.name) {
             Ok(a) => a,
-            Err(err) => return self.reviewed(round, &task_id, None, Err(format!("the audit log could not be opened ({err})")), started),
+            Err(err) => {
+                return self.reviewed(
+                    round,
+                    &task_id,
+                    None,
+                    Err(format!("the audit log could not be opened ({err})")),
+                    started,
+                );
+            }
         };
-        let skills: Vec<String> = profile.skills.iter().filter(|s| readable.contains(s)).cloned().collect();
+        let skills: Vec<String> =
+            profile.skills.iter().filter(|s| readable.contains(s)).cloned().collect();
         let config = RunConfig {
             max_steps: profile.max_steps.unwrap_or(self.team.limits().worker_max_steps),
             token_budget: profile.token_budget,
@@ -482,9 +589,26 @@ impl Harness<'_> {
             compact_at: self.config.compact_at,
             ..RunConfig::default()
         };
-        let job = Job { task_id: task_id.clone(), profile, envelope, skills, audit, config, reach: Reach::ReadOnly, depth: 1 };
+        let job = Job {
+            task_id: task_id.clone(),
+            profile,
+            envelope,
+            skills,
+            audit,
+            config,
+            reach: Reach::ReadOnly,
+            depth: 1,
+        };
         progress.worker_started(&task_id, &job.profile.name);
-        let done = run_worker(self.host, self.model, self.confirmer, Arc::clone(&self.team), job, progress).await;
+        let done = run_worker(
+            self.host,
+            self.model,
+            self.confirmer,
+            Arc::clone(&self.team),
+            job,
+            progress,
+        )
+        .await;
         let usage = done.report.as_ref().map(|r| r.usage);
         let verdict = done.output.map_err(|f| format!("{}: {}", f.code, f.message));
         let review = self.reviewed(round, &task_id, usage, verdict, started);
@@ -492,12 +616,26 @@ impl Harness<'_> {
         review
     }
 
-    fn reviewed(&mut self, round: usize, task_id: &str, usage: Option<Usage>, verdict: Result<Value, String>, started: Instant) -> Review {
+    fn reviewed(
+        &mut self,
+        round: usize,
+        task_id: &str,
+        usage: Option<Usage>,
+        verdict: Result<Value, String>,
+        started: Instant,
+    ) -> Review {
         let review = match verdict {
             Ok(v) => Review {
                 round,
                 verdict: v["verdict"].as_str().map(str::to_owned),
-                issues: v["issues"].as_array().into_iter().flatten().filter_map(Value::as_str).take(REVIEW_ISSUES).map(|i| shorten_chars(i, ISSUE_CHARS)).collect(),
+                issues: v["issues"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .take(REVIEW_ISSUES)
+                    .map(|i| shorten_chars(i, ISSUE_CHARS))
+                    .collect(),
                 error: None,
             },
             Err(error) => Review { round, verdict: None, issues: Vec::new(), error: Some(error) },
@@ -537,33 +675,82 @@ fn run_worker<'a>(
 ) -> Pin<Box<dyn Future<Output = Finished> + Send + 'a>> {
     Box::pin(async move {
         let started = Instant::now();
-        let failed = |code, message: String| Finished { report: None, output: Err(ToolFailure::new(code, message)), duration_ms: started.elapsed().as_millis() as u64 };
+        let failed = |code, message: String| Finished {
+            report: None,
+            output: Err(ToolFailure::new(code, message)),
+            duration_ms: started.elapsed().as_millis() as u64,
+        };
         let own: Option<Arc<dyn Model>> = match &job.profile.model {
             None => None,
             Some(name) => match team.model(name) {
                 Some(m) => Some(Arc::clone(m)),
-                None => return failed(ErrorCode::WorkerFailed, format!("worker {} ({}): its model `{name}` is not available", job.task_id, job.profile.name)),
+                None => {
+                    return failed(
+                        ErrorCode::WorkerFailed,
+                        format!(
+                            "worker {} ({}): its model `{name}` is not available",
+                            job.task_id, job.profile.name
+                        ),
+                    );
+                }
             },
         };
         let model: &dyn Model = own.as_deref().unwrap_or(model);
         let slot = team.slot().await;
         let run_id = job.audit.run_id().to_owned();
         let format = job.envelope.return_format.clone();
-        let brief = job.envelope.brief(&job.profile.description, job.profile.instructions.as_deref());
-        let scope = Scope { task: Some(job.task_id.clone()), depth: job.depth, agent: Some(job.profile.name.clone()), children: 0 };
-        let mut harness = Harness::new(host, model, confirmer, job.config.clone(), job.audit).worker(team, scope, &job.skills, job.reach, format.clone(), slot);
-        let report = harness.run(&run_id, &brief, &WorkerProgress { inner: progress, task: &job.task_id }).await;
+        let brief =
+            job.envelope.brief(&job.profile.description, job.profile.instructions.as_deref());
+        let scope = Scope {
+            task: Some(job.task_id.clone()),
+            depth: job.depth,
+            agent: Some(job.profile.name.clone()),
+            children: 0,
+        };
+        let mut harness = Harness::new(host, model, confirmer, job.config.clone(), job.audit)
+            .worker(team, scope, &job.skills, job.reach, format.clone(), slot);
+        let report = harness
+            .run(&run_id, &brief, &WorkerProgress { inner: progress, task: &job.task_id })
+            .await;
         let who = format!("worker {} ({})", job.task_id, job.profile.name);
-        let last = report.answer.as_deref().map_or(String::new(), |a| format!("; its last words: {}", shorten_chars(a, 300)));
+        let last = report
+            .answer
+            .as_deref()
+            .map_or(String::new(), |a| format!("; its last words: {}", shorten_chars(a, 300)));
         let output = match &report.stop {
-            Stop::Answered => envelope::check_output(report.answer.as_deref().unwrap_or(""), &format).map_err(|errors| {
-                ToolFailure::new(ErrorCode::InvalidOutput, format!("{who} answered, but not in the return format ({}){last}", errors.join("; ")))
-            }),
-            Stop::TokenBudget => Err(ToolFailure::new(ErrorCode::Budget, format!("{who} used up its token budget after {} step(s)", report.steps))),
-            Stop::MaxSteps => Err(ToolFailure::new(ErrorCode::WorkerFailed, format!("{who} stopped at its step limit ({}) without an answer", report.steps))),
-            Stop::NoProgress => Err(ToolFailure::new(ErrorCode::WorkerFailed, format!("{who} repeated the same call without progress"))),
-            Stop::Declined => Err(ToolFailure::new(ErrorCode::Denied, format!("{who}: a person declined one of its calls"))),
-            Stop::ModelError(e) => Err(ToolFailure::new(ErrorCode::WorkerFailed, format!("{who}: its model failed: {e}"))),
+            Stop::Answered => {
+                envelope::check_output(report.answer.as_deref().unwrap_or(""), &format).map_err(
+                    |errors| {
+                        ToolFailure::new(
+                            ErrorCode::InvalidOutput,
+                            format!(
+                                "{who} answered, but not in the return format ({}){last}",
+                                errors.join("; ")
+                            ),
+                        )
+                    },
+                )
+            }
+            Stop::TokenBudget => Err(ToolFailure::new(
+                ErrorCode::Budget,
+                format!("{who} used up its token budget after {} step(s)", report.steps),
+            )),
+            Stop::MaxSteps => Err(ToolFailure::new(
+                ErrorCode::WorkerFailed,
+                format!("{who} stopped at its step limit ({}) without an answer", report.steps),
+            )),
+            Stop::NoProgress => Err(ToolFailure::new(
+                ErrorCode::WorkerFailed,
+                format!("{who} repeated the same call without progress"),
+            )),
+            Stop::Declined => Err(ToolFailure::new(
+                ErrorCode::Denied,
+                format!("{who}: a person declined one of its calls"),
+            )),
+            Stop::ModelError(e) => Err(ToolFailure::new(
+                ErrorCode::WorkerFailed,
+                format!("{who}: its model failed: {e}"),
+            )),
         };
         Finished { report: Some(report), output, duration_ms: started.elapsed().as_millis() as u64 }
     })

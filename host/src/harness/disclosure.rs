@@ -65,7 +65,8 @@ pub const RATIO: f64 = 0.4;
 pub fn choose(task: &str, skills: &[(String, String)]) -> Choice {
     let stemmer = Stemmer::create(Algorithm::English);
     let task_words = stems(&stemmer, task);
-    let skill_words: Vec<BTreeSet<String>> = skills.iter().map(|(name, text)| stems(&stemmer, &format!("{name} {text}"))).collect();
+    let skill_words: Vec<BTreeSet<String>> =
+        skills.iter().map(|(name, text)| stems(&stemmer, &format!("{name} {text}"))).collect();
     let mut df: HashMap<&str, usize> = HashMap::new();
     for words in &skill_words {
         for w in words {
@@ -77,7 +78,8 @@ pub fn choose(task: &str, skills: &[(String, String)]) -> Choice {
         .iter()
         .zip(&skill_words)
         .map(|((skill, _), words)| {
-            let shared: Vec<String> = task_words.iter().filter(|w| words.contains(*w)).cloned().collect();
+            let shared: Vec<String> =
+                task_words.iter().filter(|w| words.contains(*w)).cloned().collect();
             let score = shared.iter().map(|w| idf(n, df[w.as_str()] as f64)).sum();
             Score { skill: skill.clone(), score, words: shared }
         })
@@ -87,7 +89,11 @@ pub fn choose(task: &str, skills: &[(String, String)]) -> Choice {
     let chosen = if best < MIN_SCORE {
         Vec::new()
     } else {
-        scores.iter().filter(|s| s.score >= MIN_SCORE && s.score >= RATIO * best).map(|s| s.skill.clone()).collect()
+        scores
+            .iter()
+            .filter(|s| s.score >= MIN_SCORE && s.score >= RATIO * best)
+            .map(|s| s.skill.clone())
+            .collect()
     };
     Choice { chosen, scores }
 }
@@ -105,21 +111,27 @@ fn stems(stemmer: &Stemmer, text: &str) -> BTreeSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(str::to_lowercase)
-        .filter(|w| (w.chars().count() >= 3 || w.chars().any(|c| c.is_ascii_digit())) && !STOP_WORDS.contains(&w.as_str()))
+        .filter(|w| {
+            (w.chars().count() >= 3 || w.chars().any(|c| c.is_ascii_digit()))
+                && !STOP_WORDS.contains(&w.as_str())
+        })
         .map(|w| stemmer.stem(&w).into_owned())
         .collect()
 }
 
 /// Words that say nothing about which skill a task needs.
 const STOP_WORDS: &[&str] = &[
-    "the", "and", "for", "with", "that", "this", "from", "into", "onto", "than", "then", "there", "their", "them", "they", "what",
-    "which", "who", "whom", "whose", "when", "where", "why", "how", "are", "was", "were", "been", "being", "have", "has", "had",
-    "not", "but", "all", "any", "each", "every", "some", "only", "own", "too", "very", "can", "could", "should", "would", "will",
-    "may", "might", "must", "shall", "you", "your", "yours", "our", "ours", "its", "his", "her", "she", "him", "one", "two",
-    "use", "used", "using", "about", "after", "before", "also", "just", "out", "over", "under", "again", "once", "here", "other",
-    "such", "both", "more", "most", "few", "same", "these", "those", "does", "did", "doing", "done", "yes", "get", "gets", "give",
-    "please", "tell", "say", "says", "answer", "reply", "need", "want", "let", "make", "like", "via", "per", "without", "within",
-    "never", "always", "don", "doesn", "isn", "aren", "won",
+    "the", "and", "for", "with", "that", "this", "from", "into", "onto", "than", "then", "there",
+    "their", "them", "they", "what", "which", "who", "whom", "whose", "when", "where", "why",
+    "how", "are", "was", "were", "been", "being", "have", "has", "had", "not", "but", "all", "any",
+    "each", "every", "some", "only", "own", "too", "very", "can", "could", "should", "would",
+    "will", "may", "might", "must", "shall", "you", "your", "yours", "our", "ours", "its", "his",
+    "her", "she", "him", "one", "two", "use", "used", "using", "about", "after", "before", "also",
+    "just", "out", "over", "under", "again", "once", "here", "other", "such", "both", "more",
+    "most", "few", "same", "these", "those", "does", "did", "doing", "done", "yes", "get", "gets",
+    "give", "please", "tell", "say", "says", "answer", "reply", "need", "want", "let", "make",
+    "like", "via", "per", "without", "within", "never", "always", "don", "doesn", "isn", "aren",
+    "won",
 ];
 
 #[cfg(test)]
@@ -141,10 +153,21 @@ mod tests {
     #[test]
     fn a_task_opens_the_skills_its_words_point_to() {
         let skills = catalogue();
-        assert_eq!(choose("Save the page at http://example.test/a as Markdown", &skills).chosen, ["web"]);
-        assert_eq!(choose("Which client caused the most errors in logs/app.log?", &skills).chosen, ["logs"]);
-        assert_eq!(choose("POST the order to the REST API and report its id", &skills).chosen, ["http_api"]);
-        let both = choose("Search the folder notes/ for the word budget and append it to a list", &skills).chosen;
+        assert_eq!(
+            choose("Save the page at http://example.test/a as Markdown", &skills).chosen,
+            ["web"]
+        );
+        assert_eq!(
+            choose("Which client caused the most errors in logs/app.log?", &skills).chosen,
+            ["logs"]
+        );
+        assert_eq!(
+            choose("POST the order to the REST API and report its id", &skills).chosen,
+            ["http_api"]
+        );
+        let both =
+            choose("Search the folder notes/ for the word budget and append it to a list", &skills)
+                .chosen;
         assert_eq!(both[0], "files", "{both:?}");
     }
 

@@ -334,7 +334,8 @@ impl Event {
             Ok(event) => Some(match worker {
                 None => event,
                 Some(task) => {
-                    let agent = line.get("worker_agent").and_then(Value::as_str).unwrap_or("").to_owned();
+                    let agent =
+                        line.get("worker_agent").and_then(Value::as_str).unwrap_or("").to_owned();
                     Event::Worker { task: task.to_owned(), agent, event: Box::new(event) }
                 }
             }),
@@ -358,7 +359,13 @@ impl fmt::Display for Event {
         let shown = |text: &str| escape_for_terminal(text);
         match self {
             Event::RunStarted { run_id, model, tools, .. } => {
-                write!(f, "run {} started: model {}, {} tool(s) offered", shown(run_id), shown(model), tools.len())
+                write!(
+                    f,
+                    "run {} started: model {}, {} tool(s) offered",
+                    shown(run_id),
+                    shown(model),
+                    tools.len()
+                )
             }
             Event::ModelRequest { step, latency_ms, error: Some(error), .. } => {
                 write!(f, "step {step}: the model failed after {latency_ms} ms: {}", shown(error))
@@ -370,10 +377,18 @@ impl fmt::Display for Event {
                     1 => "1 tool call".to_owned(),
                     n => format!("{n} tool calls"),
                 };
-                write!(f, "step {step}: the model replied with {what} ({latency_ms} ms, {tokens} tokens)")
+                write!(
+                    f,
+                    "step {step}: the model replied with {what} ({latency_ms} ms, {tokens} tokens)"
+                )
             }
             Event::ToolCallStarted { step, tool, arguments, .. } => {
-                write!(f, "step {step}: {} {}", shown(tool), shown(&shorten_chars(&arguments.to_string(), SHOWN_ARGUMENTS)))
+                write!(
+                    f,
+                    "step {step}: {} {}",
+                    shown(tool),
+                    shown(&shorten_chars(&arguments.to_string(), SHOWN_ARGUMENTS))
+                )
             }
             Event::Decision { step, tool, decision, reason, .. } => {
                 write!(f, "step {step}: {} {decision}", shown(tool))?;
@@ -382,12 +397,21 @@ impl fmt::Display for Event {
                     None => Ok(()),
                 }
             }
-            Event::ToolCallFinished { step, tool, error_code, duration_ms, result_bytes, .. } => {
+            Event::ToolCallFinished {
+                step, tool, error_code, duration_ms, result_bytes, ..
+            } => {
                 let outcome = error_code.map_or("ok", ErrorCode::as_str);
-                write!(f, "step {step}: {} → {outcome} ({duration_ms} ms, {result_bytes} bytes)", shown(tool))
+                write!(
+                    f,
+                    "step {step}: {} → {outcome} ({duration_ms} ms, {result_bytes} bytes)",
+                    shown(tool)
+                )
             }
             Event::Compaction { step, tokens_before, tokens_after, .. } => {
-                write!(f, "step {step}: context compacted, ~{tokens_before} → ~{tokens_after} tokens")
+                write!(
+                    f,
+                    "step {step}: context compacted, ~{tokens_before} → ~{tokens_after} tokens"
+                )
             }
             Event::RunFinished { stop, steps, usage, tool_calls, .. } => {
                 let why = match stop {
@@ -398,20 +422,44 @@ impl fmt::Display for Event {
                     Stop::Declined => "a person declined a call".to_owned(),
                     Stop::ModelError(e) => format!("the model failed: {}", shown(e)),
                 };
-                write!(f, "run finished ({why}): {steps} step(s), {tool_calls} tool call(s), {} tokens", usage.total())
+                write!(
+                    f,
+                    "run finished ({why}): {steps} step(s), {tool_calls} tool call(s), {} tokens",
+                    usage.total()
+                )
             }
             Event::DelegationStarted { step, task_id, agent, depth, task, .. } => {
                 let task = shorten_chars(task, SHOWN_ARGUMENTS);
-                write!(f, "step {step}: worker {} ({}, depth {depth}) started: {}", shown(task_id), shown(agent), shown(&task))
+                write!(
+                    f,
+                    "step {step}: worker {} ({}, depth {depth}) started: {}",
+                    shown(task_id),
+                    shown(agent),
+                    shown(&task)
+                )
             }
             Event::DelegationFinished { step, task_id: None, agent, outcome, error, .. } => {
-                write!(f, "step {step}: delegation to {} refused: {}", shown(agent), shown(outcome))?;
+                write!(
+                    f,
+                    "step {step}: delegation to {} refused: {}",
+                    shown(agent),
+                    shown(outcome)
+                )?;
                 match error {
                     Some(error) => write!(f, ": {}", shown(error)),
                     None => Ok(()),
                 }
             }
-            Event::DelegationFinished { step, task_id: Some(task_id), outcome, error, steps, usage, duration_ms, .. } => {
+            Event::DelegationFinished {
+                step,
+                task_id: Some(task_id),
+                outcome,
+                error,
+                steps,
+                usage,
+                duration_ms,
+                ..
+            } => {
                 write!(f, "step {step}: worker {} ", shown(task_id))?;
                 match (outcome.as_str(), error) {
                     ("ok", _) => write!(f, "done")?,
@@ -421,15 +469,21 @@ impl fmt::Display for Event {
                 write!(f, " ({steps} step(s), {} tokens, {duration_ms} ms)", usage.total())
             }
             Event::ReviewFinished { round, verdict, issues, .. } => match verdict {
-                Some(verdict) if issues.is_empty() => write!(f, "review {round}: {}", shown(verdict)),
+                Some(verdict) if issues.is_empty() => {
+                    write!(f, "review {round}: {}", shown(verdict))
+                }
                 Some(verdict) => {
                     let issues: Vec<String> = issues.iter().map(|i| shown(i)).collect();
                     write!(f, "review {round}: {} — {}", shown(verdict), issues.join("; "))
                 }
                 None => write!(f, "review {round}: no verdict"),
             },
-            Event::Worker { task, agent, event, .. } => write!(f, "[{} {}] {event}", shown(task), shown(agent)),
-            Event::Lagged { missed } => write!(f, "({missed} event(s) dropped: the consumer fell behind)"),
+            Event::Worker { task, agent, event, .. } => {
+                write!(f, "[{} {}] {event}", shown(task), shown(agent))
+            }
+            Event::Lagged { missed } => {
+                write!(f, "({missed} event(s) dropped: the consumer fell behind)")
+            }
         }
     }
 }
@@ -504,7 +558,10 @@ impl EventReceiver {
     }
 
     /// [`EventReceiver::recv`] for a `Stream`.
-    pub(crate) fn poll_recv(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<Event>> {
+    pub(crate) fn poll_recv(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Event>> {
         self.rx.poll_recv(cx).map(|event| event.or_else(|| self.left_over()))
     }
 
@@ -535,9 +592,16 @@ mod tests {
         }
         // 1 and 2 fit; 3, 4, 5 were dropped.
         let calls: Vec<Event> = vec![rx.recv().await.unwrap(), rx.recv().await.unwrap()];
-        assert!(matches!(calls[0], Event::ToolCallStarted { call: 1, .. }) && matches!(calls[1], Event::ToolCallStarted { call: 2, .. }));
+        assert!(
+            matches!(calls[0], Event::ToolCallStarted { call: 1, .. })
+                && matches!(calls[1], Event::ToolCallStarted { call: 2, .. })
+        );
         tx.record(&started(6));
-        assert_eq!(rx.recv().await, Some(Event::Lagged { missed: 3 }), "said before the next event");
+        assert_eq!(
+            rx.recv().await,
+            Some(Event::Lagged { missed: 3 }),
+            "said before the next event"
+        );
         assert!(matches!(rx.recv().await, Some(Event::ToolCallStarted { call: 6, .. })));
         // Full again at the end of the run: the count comes after the last event.
         for call in 7..=10 {
@@ -564,7 +628,11 @@ mod tests {
                             "reason": "the person said no"});
         let shown = Event::from_record(&record).expect("an event").to_string();
         assert!(!shown.contains('\u{1b}'), "{shown}");
-        assert!(shown.starts_with("step 2: files__write") && shown.ends_with("declined: the person said no"), "{shown}");
+        assert!(
+            shown.starts_with("step 2: files__write")
+                && shown.ends_with("declined: the person said no"),
+            "{shown}"
+        );
     }
 
     fn finished(extra: Value) -> Value {
@@ -576,14 +644,26 @@ mod tests {
 
     #[test]
     fn a_workers_run_finished_is_not_the_runs() {
-        let event = Event::from_record(&finished(json!({"worker": "t1", "worker_agent": "web"}))).expect("an event");
-        let Event::Worker { task, agent, event } = &event else { panic!("not a worker's event: {event:?}") };
+        let event = Event::from_record(&finished(json!({"worker": "t1", "worker_agent": "web"})))
+            .expect("an event");
+        let Event::Worker { task, agent, event } = &event else {
+            panic!("not a worker's event: {event:?}")
+        };
         assert_eq!((task.as_str(), agent.as_str()), ("t1", "web"));
         assert!(matches!(**event, Event::RunFinished { steps: 2, .. }), "{event:?}");
-        assert!(matches!(Event::from_record(&finished(json!({}))), Some(Event::RunFinished { .. })), "the run's own");
-        let nested = Event::from_record(&finished(json!({"worker": "t1.2", "worker_agent": "files\u{1b}[2J"}))).expect("an event");
+        assert!(
+            matches!(Event::from_record(&finished(json!({}))), Some(Event::RunFinished { .. })),
+            "the run's own"
+        );
+        let nested = Event::from_record(&finished(
+            json!({"worker": "t1.2", "worker_agent": "files\u{1b}[2J"}),
+        ))
+        .expect("an event");
         assert!(matches!(&nested, Event::Worker { task, .. } if task == "t1.2"), "{nested:?}");
-        assert_eq!(nested.to_string(), "[t1.2 files\\u{1b}[2J] run finished (the model answered): 2 step(s), 1 tool call(s), 15 tokens");
+        assert_eq!(
+            nested.to_string(),
+            "[t1.2 files\\u{1b}[2J] run finished (the model answered): 2 step(s), 1 tool call(s), 15 tokens"
+        );
     }
 
     #[test]
@@ -591,29 +671,51 @@ mod tests {
         let started = json!({"event": "delegation_started", "time": "t", "run_id": "r", "step": 3, "call": 4, "task_id": "t1", "agent": "web",
                              "depth": 1, "task": "Find the page\u{1b}[2J", "expected_output": "a URL", "return_format": {}, "max_steps": 8});
         let event = Event::from_record(&started).expect("an event");
-        assert!(matches!(&event, Event::DelegationStarted { step: 3, task_id, agent, depth: 1, .. } if task_id == "t1" && agent == "web"), "{event:?}");
+        assert!(
+            matches!(&event, Event::DelegationStarted { step: 3, task_id, agent, depth: 1, .. } if task_id == "t1" && agent == "web"),
+            "{event:?}"
+        );
         let shown = event.to_string();
-        assert!(shown.starts_with("step 3: worker t1 (web, depth 1) started: Find the page") && !shown.contains('\u{1b}'), "{shown}");
+        assert!(
+            shown.starts_with("step 3: worker t1 (web, depth 1) started: Find the page")
+                && !shown.contains('\u{1b}'),
+            "{shown}"
+        );
 
         let failed = json!({"event": "delegation_finished", "time": "t", "run_id": "r", "step": 3, "task_id": "t1", "agent": "web",
                             "outcome": "INVALID_OUTPUT", "error": "missing `url`", "output": null, "steps": 3,
                             "usage": {"input_tokens": 800, "output_tokens": 50, "estimated": false}, "duration_ms": 1234});
         let event = Event::from_record(&failed).expect("an event");
-        assert!(matches!(&event, Event::DelegationFinished { steps: 3, outcome, error: Some(_), .. } if outcome == "INVALID_OUTPUT"), "{event:?}");
-        assert_eq!(event.to_string(), "step 3: worker t1 failed: INVALID_OUTPUT: missing `url` (3 step(s), 850 tokens, 1234 ms)");
+        assert!(
+            matches!(&event, Event::DelegationFinished { steps: 3, outcome, error: Some(_), .. } if outcome == "INVALID_OUTPUT"),
+            "{event:?}"
+        );
+        assert_eq!(
+            event.to_string(),
+            "step 3: worker t1 failed: INVALID_OUTPUT: missing `url` (3 step(s), 850 tokens, 1234 ms)"
+        );
 
         // Refused before a worker started: no task id.
         let refused = json!({"event": "delegation_finished", "time": "t", "run_id": "r", "step": 1, "call": 1, "task_id": null, "agent": "nope",
                              "outcome": "LIMIT", "error": "too many workers", "output": null, "steps": 0,
                              "usage": {"input_tokens": 0, "output_tokens": 0, "estimated": false}, "duration_ms": 0});
         let event = Event::from_record(&refused).expect("an event");
-        assert!(matches!(&event, Event::DelegationFinished { steps: 0, task_id: None, .. }), "{event:?}");
-        assert_eq!(event.to_string(), "step 1: delegation to nope refused: LIMIT: too many workers");
+        assert!(
+            matches!(&event, Event::DelegationFinished { steps: 0, task_id: None, .. }),
+            "{event:?}"
+        );
+        assert_eq!(
+            event.to_string(),
+            "step 1: delegation to nope refused: LIMIT: too many workers"
+        );
         // The model named no agent, or not as text: still the event.
         for agent in [Value::Null, json!(3)] {
             let mut unnamed = refused.clone();
             unnamed["agent"] = agent;
-            assert!(matches!(Event::from_record(&unnamed), Some(Event::DelegationFinished { agent, .. }) if agent.is_empty()), "{unnamed}");
+            assert!(
+                matches!(Event::from_record(&unnamed), Some(Event::DelegationFinished { agent, .. }) if agent.is_empty()),
+                "{unnamed}"
+            );
         }
 
         // Written by worker t1 for its own worker t1.1: t1's event.
@@ -621,22 +723,36 @@ mod tests {
                             "task_id": "t1.1", "agent": "files", "outcome": "ok", "error": null, "output": {"url": "u"}, "steps": 1,
                             "usage": {"input_tokens": 1, "output_tokens": 1, "estimated": true}, "duration_ms": 5});
         let event = Event::from_record(&nested).expect("an event");
-        let Event::Worker { task, agent, event } = &event else { panic!("not a worker's event: {event:?}") };
+        let Event::Worker { task, agent, event } = &event else {
+            panic!("not a worker's event: {event:?}")
+        };
         assert_eq!((task.as_str(), agent.as_str()), ("t1", "web"));
-        assert!(matches!(&**event, Event::DelegationFinished { task_id: Some(id), agent, .. } if id == "t1.1" && agent == "files"), "{event:?}");
+        assert!(
+            matches!(&**event, Event::DelegationFinished { task_id: Some(id), agent, .. } if id == "t1.1" && agent == "files"),
+            "{event:?}"
+        );
 
         let review = json!({"event": "review_finished", "time": "t", "run_id": "r", "round": 1, "task_id": "review1", "verdict": "revise",
                             "issues": ["no source", "too long"], "error": null, "usage": {"input_tokens": 1, "output_tokens": 1, "estimated": false},
                             "duration_ms": 9});
         let event = Event::from_record(&review).expect("an event");
-        assert!(matches!(&event, Event::ReviewFinished { round: 1, verdict: Some(_), .. }), "{event:?}");
+        assert!(
+            matches!(&event, Event::ReviewFinished { round: 1, verdict: Some(_), .. }),
+            "{event:?}"
+        );
         assert_eq!(event.to_string(), "review 1: revise — no source; too long");
-        assert_eq!(Event::from_record(&json!({"event": "review_started", "round": 1, "task_id": "review1", "criteria": "x"})), None);
+        assert_eq!(
+            Event::from_record(
+                &json!({"event": "review_started", "round": 1, "task_id": "review1", "criteria": "x"})
+            ),
+            None
+        );
     }
 
     #[test]
     fn a_workers_event_survives_a_round_trip() {
-        let event = Event::from_record(&finished(json!({"worker": "t2", "worker_agent": "web"}))).expect("an event");
+        let event = Event::from_record(&finished(json!({"worker": "t2", "worker_agent": "web"})))
+            .expect("an event");
         let text = serde_json::to_string(&event).unwrap();
         assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), event, "{text}");
     }

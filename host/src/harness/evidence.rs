@@ -18,12 +18,15 @@ pub fn unsupported(answer: &str, task: &str, results: &[String]) -> Vec<String> 
     let urls = regex::Regex::new(r#"https?://[^\s<>"'`)\]]+"#).expect("valid");
     for m in urls.find_iter(answer) {
         let url = m.as_str().trim_end_matches(['.', ',', ';', ':', '!', '?']);
-        if !seen.contains(&url.trim_end_matches('/').to_lowercase()) && !out.iter().any(|o| o == url) {
+        if !seen.contains(&url.trim_end_matches('/').to_lowercase())
+            && !out.iter().any(|o| o == url)
+        {
             out.push(url.to_owned());
         }
     }
     let without_urls = urls.replace_all(answer, " ");
-    let files = regex::Regex::new(&format!(r"(?i)\b[\w][\w./-]*\.(?:{FILE_EXTENSIONS})\b")).expect("valid");
+    let files =
+        regex::Regex::new(&format!(r"(?i)\b[\w][\w./-]*\.(?:{FILE_EXTENSIONS})\b")).expect("valid");
     for m in files.find_iter(&without_urls) {
         let name = m.as_str();
         let base = name.rsplit('/').next().unwrap_or(name).to_lowercase();
@@ -42,7 +45,13 @@ mod tests {
     fn names_no_result_showed_are_unsupported() {
         let results = vec![r#"{"entries": [{"name": "todo.md"}, {"name": "plan.md"}]}"#.to_owned()];
         let answer = "The newest report is report-2024-05.md; see notes/todo.md, https://example.com/x. and http://h/given.";
-        assert_eq!(unsupported(answer, "Look at http://h/given", &results), ["https://example.com/x", "report-2024-05.md"]);
-        assert!(unsupported("Version 2.5 is out, e.g. today.", "", &[]).is_empty(), "numbers and abbreviations are not files");
+        assert_eq!(
+            unsupported(answer, "Look at http://h/given", &results),
+            ["https://example.com/x", "report-2024-05.md"]
+        );
+        assert!(
+            unsupported("Version 2.5 is out, e.g. today.", "", &[]).is_empty(),
+            "numbers and abbreviations are not files"
+        );
     }
 }

@@ -33,8 +33,8 @@ use serde_json::{Value, json};
 
 mod provenance;
 
-pub use provenance::{Found, quotes, source_of};
 use provenance::{COVERAGE, coverage};
+pub use provenance::{Found, quotes, source_of};
 
 /// The built-in that stores a note.
 pub const REMEMBER: &str = "memory__remember";
@@ -68,8 +68,6 @@ pub fn recall_spec() -> (&'static str, Value) {
     )
 }
 
-
-
 /// Most notes [`RECALL`] returns by default.
 const RECALL_LIMIT: usize = 5;
 
@@ -80,7 +78,12 @@ impl Harness<'_> {
     pub(super) fn remembered(&mut self, task: &str) -> String {
         let Some(memory) = &self.memory else { return String::new() };
         let budget = memory.settings.budget_tokens;
-        let found = match relevant(memory.store.as_ref(), task, self.config.task_type.as_deref(), budget) {
+        let found = match relevant(
+            memory.store.as_ref(),
+            task,
+            self.config.task_type.as_deref(),
+            budget,
+        ) {
             Ok(found) => found,
             Err(err) => {
                 // A broken memory must not stop the task: the run goes on without notes.
@@ -97,35 +100,68 @@ impl Harness<'_> {
             tracing::warn!(error = %err, "could not mark notes as used");
         }
         let block = self.audit.mask(&render(&found));
-        self.audit.record("memory_recalled", json!({"step": 0, "entries": ids, "tokens": crate::model::estimate_tokens(&block)}));
+        self.audit.record(
+            "memory_recalled",
+            json!({"step": 0, "entries": ids, "tokens": crate::model::estimate_tokens(&block)}),
+        );
         block
     }
 
     /// `memory__remember`: where the note came from, the level (and a
     /// person for notes from the network), then the store. Returns the
     /// outcome and the decision.
-    pub(super) fn remember(&mut self, arguments: &Value, seen: &Seen<'_>) -> (Result<String, ToolFailure>, &'static str) {
-        let Some((store, level)) = self.memory.as_ref().map(|m| (m.store.clone(), m.settings.remember)) else {
+    pub(super) fn remember(
+        &mut self,
+        arguments: &Value,
+        seen: &Seen<'_>,
+    ) -> (Result<String, ToolFailure>, &'static str) {
+        let Some((store, level)) =
+            self.memory.as_ref().map(|m| (m.store.clone(), m.settings.remember))
+        else {
             return (Err(ToolFailure::new(ErrorCode::NoSuchTool, "this run has no memory")), "-");
         };
-        let text = |k: &str| arguments.get(k).and_then(Value::as_str).unwrap_or("").trim().to_owned();
+        let text =
+            |k: &str| arguments.get(k).and_then(Value::as_str).unwrap_or("").trim().to_owned();
         let (note, subject) = (text("text"), text("subject"));
         let kind = Kind::from_name(&text("kind")).unwrap_or(Kind::Fact);
         let task_type = Some(text("task_type")).filter(|t| !t.is_empty());
-        let person: Vec<(usize, &str)> =
-            seen.conversation.turns().iter().filter(|t| t.from_person).map(|t| (t.step, t.message.content.as_str())).collect();
+        let person: Vec<(usize, &str)> = seen
+            .conversation
+            .turns()
+            .iter()
+            .filter(|t| t.from_person)
+            .map(|t| (t.step, t.message.content.as_str()))
+            .collect();
         // A recall's result is notes already kept: kept again, a note would
         // take that call as its source and hide where it came from (an
         // import, a page a person let in). Such a note is already known.
-        let recalled = |i: usize| seen.actions.get(i).is_some_and(|a| matches!(self.toolbox.target(&a.tool), Some(Target::MemoryRecall)));
-        let results: Vec<&str> = seen.results.iter().enumerate().map(|(i, r)| if recalled(i) { "" } else { r.as_str() }).collect();
+        let recalled = |i: usize| {
+            seen.actions
+                .get(i)
+                .is_some_and(|a| matches!(self.toolbox.target(&a.tool), Some(Target::MemoryRecall)))
+        };
+        let results: Vec<&str> = seen
+            .results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| if recalled(i) { "" } else { r.as_str() })
+            .collect();
         let known = || {
             let mut known: Vec<&str> = vec![seen.remembered];
-            known.extend(seen.results.iter().enumerate().filter(|(i, _)| recalled(*i)).map(|(_, r)| r.as_str()));
+            known.extend(
+                seen.results
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| recalled(*i))
+                    .map(|(_, r)| r.as_str()),
+            );
             known.iter().any(|k| coverage(&note, k) >= COVERAGE)
         };
         let (provenance, from_network) = match source_of(&subject, &note, &person, &results) {
-            Some(Found::Person { step }) => (Provenance::User { run_id: Some(self.run_id.clone()), step: Some(step as u32) }, false),
+            Some(Found::Person { step }) => (
+                Provenance::User { run_id: Some(self.run_id.clone()), step: Some(step as u32) },
+                false,
+            ),
             Some(Found::Result { index }) => {
                 let action = &seen.actions[index];
                 // Words from the network can reach a result three ways: the skill
@@ -133,7 +169,11 @@ impl Harness<'_> {
                 // this one reads (a page saved in any run); or this run fetched
                 // something and the model moved it on (written, then read back).
                 let network = seen.actions.iter().any(|a| a.network);
-                let provenance = Provenance::Tool { run_id: self.run_id.clone(), step: action.step as u32, tool: Some(action.tool.clone()) };
+                let provenance = Provenance::Tool {
+                    run_id: self.run_id.clone(),
+                    step: action.step as u32,
+                    tool: Some(action.tool.clone()),
+                };
                 (provenance, network)
             }
             _ if known() => {
@@ -152,7 +192,11 @@ impl Harness<'_> {
                     format!(
                         "not remembered: this note rewords the user's message, and a note is the user's only when it copies \
                          one or more of their sentences exactly, every word; copy the sentence itself as the text{}",
-                        if quoted.is_empty() { String::new() } else { format!(", e.g. {}", quoted.join(" or ")) }
+                        if quoted.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", e.g. {}", quoted.join(" or "))
+                        }
                     ),
                 );
                 return (Err(failure), "-");
@@ -183,11 +227,17 @@ impl Harness<'_> {
                 Ok(()) => "confirmed",
                 Err(why) => {
                     let reason = if from_network {
-                        format!("not remembered: the note comes from a tool that reads the network ({}), and a person must confirm such notes: {why}", provenance.describe())
+                        format!(
+                            "not remembered: the note comes from a tool that reads the network ({}), and a person must confirm such notes: {why}",
+                            provenance.describe()
+                        )
                     } else {
-                        format!("not remembered: [memory] remember needs a person's confirmation: {why}")
+                        format!(
+                            "not remembered: [memory] remember needs a person's confirmation: {why}"
+                        )
                     };
-                    let decision = if self.confirmer.person_present() { "declined" } else { "denied" };
+                    let decision =
+                        if self.confirmer.person_present() { "declined" } else { "denied" };
                     return (Err(ToolFailure::new(ErrorCode::Denied, reason)), decision);
                 }
             }
@@ -197,14 +247,19 @@ impl Harness<'_> {
         let added = store.add(NewEntry { kind, subject, text: note, task_type, provenance });
         let out = match added {
             Ok(Added::New(e)) => Ok(json!({"remembered": e.id, "source": e.provenance.describe()})),
-            Ok(Added::Superseded { entry, previous }) => {
-                Ok(json!({"remembered": entry.id, "replaces": previous.id, "source": entry.provenance.describe()}))
-            }
+            Ok(Added::Superseded { entry, previous }) => Ok(
+                json!({"remembered": entry.id, "replaces": previous.id, "source": entry.provenance.describe()}),
+            ),
             Ok(Added::Existing(e)) => Ok(json!({"remembered": e.id, "already_known": true})),
-            Err(err) => Err(ToolFailure::new(ErrorCode::InvalidArgs, format!("not remembered: {err}"))),
+            Err(err) => {
+                Err(ToolFailure::new(ErrorCode::InvalidArgs, format!("not remembered: {err}")))
+            }
         };
         if let Ok(v) = &out {
-            self.audit.record("memory_remembered", json!({"entry": v["remembered"], "decision": decision}));
+            self.audit.record(
+                "memory_remembered",
+                json!({"entry": v["remembered"], "decision": decision}),
+            );
         }
         (out.map(|v| v.to_string()), decision)
     }
@@ -238,30 +293,56 @@ impl Harness<'_> {
         if !grants.net.is_empty() {
             return true;
         }
-        let folders: Vec<&std::path::Path> = grants.read.iter().chain(&grants.write).map(|g| g.path.as_path()).collect();
+        let folders: Vec<&std::path::Path> =
+            grants.read.iter().chain(&grants.write).map(|g| g.path.as_path()).collect();
         self.host.registry.active_skills().into_iter().any(|other| {
             let g = policy.grants(&other.manifest.name);
-            !g.net.is_empty() && g.write.iter().any(|w| folders.iter().any(|f| f.starts_with(&w.path) || w.path.starts_with(f)))
+            !g.net.is_empty()
+                && g.write.iter().any(|w| {
+                    folders.iter().any(|f| f.starts_with(&w.path) || w.path.starts_with(f))
+                })
         })
     }
 
     /// `memory__recall`: a search of the active notes, at its level.
-    pub(super) fn recall(&mut self, arguments: &Value) -> (Result<String, ToolFailure>, &'static str) {
+    pub(super) fn recall(
+        &mut self,
+        arguments: &Value,
+    ) -> (Result<String, ToolFailure>, &'static str) {
         let Some(memory) = &self.memory else {
             return (Err(ToolFailure::new(ErrorCode::NoSuchTool, "this run has no memory")), "-");
         };
         let decision = match memory.settings.recall {
             Level::Confirm => match self.confirmer.confirm("memory", "recall", arguments) {
                 Ok(()) => "confirmed",
-                Err(why) => return (Err(ToolFailure::new(ErrorCode::Denied, format!("notes not searched: {why}"))), "denied"),
+                Err(why) => {
+                    return (
+                        Err(ToolFailure::new(
+                            ErrorCode::Denied,
+                            format!("notes not searched: {why}"),
+                        )),
+                        "denied",
+                    );
+                }
             },
             _ => "auto",
         };
         let query = arguments.get("query").and_then(Value::as_str).unwrap_or("");
-        let limit = arguments.get("limit").and_then(Value::as_u64).map_or(RECALL_LIMIT, |n| n.clamp(1, 20) as usize);
+        let limit = arguments
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(RECALL_LIMIT, |n| n.clamp(1, 20) as usize);
         let found = match memory.store.search(query, self.config.task_type.as_deref(), limit) {
             Ok(found) => found,
-            Err(err) => return (Err(ToolFailure::new(ErrorCode::Failed, format!("the memory could not be searched: {err}"))), decision),
+            Err(err) => {
+                return (
+                    Err(ToolFailure::new(
+                        ErrorCode::Failed,
+                        format!("the memory could not be searched: {err}"),
+                    )),
+                    decision,
+                );
+            }
         };
         let ids: Vec<i64> = found.iter().map(|e| e.id).collect();
         if let Err(err) = memory.store.mark_used(&ids) {

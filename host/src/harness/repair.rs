@@ -24,9 +24,8 @@ pub fn arguments(text: &str) -> Result<Map<String, Value>, String> {
         return Ok(map);
     }
     let unfenced = strip_fences(trimmed);
-    let object = outermost_object(unfenced).ok_or_else(|| {
-        format!("the arguments are not a JSON object: {}", preview(trimmed))
-    })?;
+    let object = outermost_object(unfenced)
+        .ok_or_else(|| format!("the arguments are not a JSON object: {}", preview(trimmed)))?;
     for candidate in [object.to_owned(), without_trailing_commas(object)] {
         match serde_json::from_str::<Value>(&candidate) {
             Ok(Value::Object(map)) => return Ok(map),
@@ -34,7 +33,9 @@ pub fn arguments(text: &str) -> Result<Map<String, Value>, String> {
             Err(_) => continue,
         }
     }
-    let err = serde_json::from_str::<Value>(&without_trailing_commas(object)).err().map_or_else(String::new, |e| format!(" ({e})"));
+    let err = serde_json::from_str::<Value>(&without_trailing_commas(object))
+        .err()
+        .map_or_else(String::new, |e| format!(" ({e})"));
     Err(format!("the arguments are not valid JSON{err}: {}", preview(trimmed)))
 }
 
@@ -45,7 +46,10 @@ pub fn arguments(text: &str) -> Result<Map<String, Value>, String> {
 pub fn scalars_as_typed(arguments: &mut Map<String, Value>, schema: &Value) {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else { return };
     for (key, value) in arguments.iter_mut() {
-        let (Some(text), Some(kind)) = (value.as_str(), properties.get(key).and_then(|p| p.get("type")).and_then(Value::as_str)) else {
+        let (Some(text), Some(kind)) = (
+            value.as_str(),
+            properties.get(key).and_then(|p| p.get("type")).and_then(Value::as_str),
+        ) else {
             continue;
         };
         let text = text.trim();
@@ -142,7 +146,12 @@ fn whole_object(text: &str) -> Option<Map<String, Value>> {
 /// meant.
 pub fn described_call(text: &str, tools: &[crate::model::ToolSpec]) -> Option<TextCall> {
     // An offered name, or its `skill.tool` spelling, as the offered name.
-    let canonical = |name: &str| tools.iter().find(|t| t.name == name || dotted(&t.name).as_deref() == Some(name)).map(|t| t.name.clone());
+    let canonical = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t.name == name || dotted(&t.name).as_deref() == Some(name))
+            .map(|t| t.name.clone())
+    };
     let offered = |name: &str| canonical(name).is_some();
     for block in candidate_objects(text) {
         if let Ok(map) = arguments(block)
@@ -152,7 +161,9 @@ pub fn described_call(text: &str, tools: &[crate::model::ToolSpec]) -> Option<Te
             return Some(call);
         }
     }
-    let mut named = tools.iter().filter(|t| mentions(text, &t.name) || dotted(&t.name).is_some_and(|d| mentions(text, &d)));
+    let mut named = tools
+        .iter()
+        .filter(|t| mentions(text, &t.name) || dotted(&t.name).is_some_and(|d| mentions(text, &d)));
     let tool = named.next()?;
     if named.next().is_some() {
         return None;
@@ -167,7 +178,8 @@ pub fn described_call(text: &str, tools: &[crate::model::ToolSpec]) -> Option<Te
     let from_object = candidate_objects(text).into_iter().find_map(|block| {
         let map = arguments(block).ok()?;
         let known = !map.is_empty() && map.keys().all(|k| properties.contains_key(k));
-        (known && required.iter().all(|r| map.contains_key(*r))).then(|| TextCall { name: tool.name.clone(), arguments: map })
+        (known && required.iter().all(|r| map.contains_key(*r)))
+            .then(|| TextCall { name: tool.name.clone(), arguments: map })
     });
     from_object.or_else(|| described_in_prose(text, &tool.name, &required))
 }
@@ -184,13 +196,17 @@ fn described_in_prose(text: &str, tool: &str, required: &[&str]) -> Option<TextC
     };
     let mut values: Vec<&str> = Vec::new();
     let quoted = text.split('`').skip(1).step_by(2);
-    let links = text.split(|c: char| c.is_whitespace() || "()<>\"'`".contains(c)).filter(|w| w.starts_with("http://") || w.starts_with("https://"));
+    let links = text
+        .split(|c: char| c.is_whitespace() || "()<>\"'`".contains(c))
+        .filter(|w| w.starts_with("http://") || w.starts_with("https://"));
     for value in quoted.chain(links) {
         let value = value.trim().trim_end_matches(['.', ',', ';', ':']);
         let fits = if url {
             value.starts_with("http://") || value.starts_with("https://")
         } else {
-            !value.contains(char::is_whitespace) && !value.contains("://") && (value.contains('/') || value.contains('.'))
+            !value.contains(char::is_whitespace)
+                && !value.contains("://")
+                && (value.contains('/') || value.contains('.'))
         };
         let a_name = value == tool || dotted(tool).as_deref() == Some(value);
         if fits && !a_name && !values.contains(&value) {
@@ -238,13 +254,14 @@ fn as_call(map: &Map<String, Value>, offered: &dyn Fn(&str) -> bool) -> Option<T
     if !offered(name) {
         return None;
     }
-    let arguments = match map.get("arguments").or_else(|| map.get("parameters")).or_else(|| map.get("args")) {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(args)) => args.clone(),
-        // Some models double-encode: "arguments": "{\"path\": …}".
-        Some(Value::String(text)) => arguments(text).ok()?,
-        Some(_) => return None,
-    };
+    let arguments =
+        match map.get("arguments").or_else(|| map.get("parameters")).or_else(|| map.get("args")) {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(args)) => args.clone(),
+            // Some models double-encode: "arguments": "{\"path\": …}".
+            Some(Value::String(text)) => arguments(text).ok()?,
+            Some(_) => return None,
+        };
     Some(TextCall { name: name.to_owned(), arguments })
 }
 
@@ -305,7 +322,10 @@ fn without_trailing_commas(text: &str) -> String {
     for (i, c, structural) in structural_chars(text) {
         let trailing = structural
             && c == ','
-            && text[i + 1..].chars().find(|n| !n.is_whitespace()).is_some_and(|n| n == '}' || n == ']');
+            && text[i + 1..]
+                .chars()
+                .find(|n| !n.is_whitespace())
+                .is_some_and(|n| n == '}' || n == ']');
         if !trailing {
             out.push(c);
         }
@@ -340,8 +360,15 @@ mod tests {
             assert_eq!(arguments(text).as_ref(), Ok(&want), "{text}");
         }
         assert_eq!(arguments("  ").unwrap(), Map::new(), "no arguments");
-        assert_eq!(arguments(r#"{"text": "a,}"}"#).unwrap(), obj(json!({"text": "a,}"})), "commas inside strings stay");
-        assert_eq!(arguments(r#"{"a": {"b": [1, 2,],},}"#).unwrap(), obj(json!({"a": {"b": [1, 2]}})));
+        assert_eq!(
+            arguments(r#"{"text": "a,}"}"#).unwrap(),
+            obj(json!({"text": "a,}"})),
+            "commas inside strings stay"
+        );
+        assert_eq!(
+            arguments(r#"{"a": {"b": [1, 2,],},}"#).unwrap(),
+            obj(json!({"a": {"b": [1, 2]}}))
+        );
     }
 
     #[test]
@@ -385,10 +412,15 @@ mod tests {
     #[test]
     fn numbers_and_booleans_sent_as_text_take_the_schema_type() {
         let schema = json!({"properties": {"limit": {"type": "integer"}, "ratio": {"type": "number"}, "append": {"type": "boolean"}, "path": {"type": "string"}}});
-        let mut args = obj(json!({"limit": " 10", "ratio": "0.5", "append": "TRUE", "path": "10", "extra": "7", "bad": "x"}));
+        let mut args = obj(
+            json!({"limit": " 10", "ratio": "0.5", "append": "TRUE", "path": "10", "extra": "7", "bad": "x"}),
+        );
         args.insert("limit2".into(), json!("ten"));
         scalars_as_typed(&mut args, &schema);
-        assert_eq!(Value::Object(args), json!({"limit": 10, "ratio": 0.5, "append": true, "path": "10", "extra": "7", "bad": "x", "limit2": "ten"}));
+        assert_eq!(
+            Value::Object(args),
+            json!({"limit": 10, "ratio": 0.5, "append": true, "path": "10", "extra": "7", "bad": "x", "limit2": "ten"})
+        );
     }
 
     #[test]
@@ -399,27 +431,57 @@ mod tests {
                 description: String::new(),
                 parameters: json!({"type": "object", "properties": {"url": {}, "path": {}}, "required": ["url"]}),
             },
-            crate::model::ToolSpec { name: "web__fetch".into(), description: String::new(), parameters: json!({"properties": {"url": {}}, "required": ["url"]}) },
+            crate::model::ToolSpec {
+                name: "web__fetch".into(),
+                description: String::new(),
+                parameters: json!({"properties": {"url": {}}, "required": ["url"]}),
+            },
         ];
         // What Qwen2.5-Coder-1.5B answers to "save this page as Markdown".
         let text = "To save the web page, you can use the `web__to_markdown` function with the following arguments:\n\n```json\n{\n  \"url\": \"http://x/a.html\"\n}\n```\n\nThis will fetch the page.";
         let call = described_call(text, &tools).expect("found");
-        assert_eq!((call.name.as_str(), call.arguments), ("web__to_markdown", obj(json!({"url": "http://x/a.html"}))));
+        assert_eq!(
+            (call.name.as_str(), call.arguments),
+            ("web__to_markdown", obj(json!({"url": "http://x/a.html"})))
+        );
         let quoted = "The page says: {\"name\": \"web__fetch\", \"arguments\": {\"url\": \"u\"}} which I ignored.";
-        assert_eq!(described_call(quoted, &tools).map(|c| c.name), Some("web__fetch".to_owned()), "a call-shaped object in prose");
-        assert_eq!(described_call("Use web__to_markdown or web__fetch with {\"url\": \"u\"}", &tools), None, "two tools named");
-        assert_eq!(described_call("web__to_markdown gave {\"status\": \"ok\"}", &tools), None, "keys the schema does not know");
-        assert_eq!(described_call("my_web__to_markdown_x {\"url\": \"u\"}", &tools), None, "not a whole word");
+        assert_eq!(
+            described_call(quoted, &tools).map(|c| c.name),
+            Some("web__fetch".to_owned()),
+            "a call-shaped object in prose"
+        );
+        assert_eq!(
+            described_call("Use web__to_markdown or web__fetch with {\"url\": \"u\"}", &tools),
+            None,
+            "two tools named"
+        );
+        assert_eq!(
+            described_call("web__to_markdown gave {\"status\": \"ok\"}", &tools),
+            None,
+            "keys the schema does not know"
+        );
+        assert_eq!(
+            described_call("my_web__to_markdown_x {\"url\": \"u\"}", &tools),
+            None,
+            "not a whole word"
+        );
         // A tool with one required path or URL, described in prose.
-        let prose = "To get it, you can use the `web__fetch` function with the URL http://x/rates.json.";
-        assert_eq!(described_call(prose, &tools).map(|c| (c.name, c.arguments)), Some(("web__fetch".to_owned(), obj(json!({"url": "http://x/rates.json"})))));
+        let prose =
+            "To get it, you can use the `web__fetch` function with the URL http://x/rates.json.";
+        assert_eq!(
+            described_call(prose, &tools).map(|c| (c.name, c.arguments)),
+            Some(("web__fetch".to_owned(), obj(json!({"url": "http://x/rates.json"}))))
+        );
         let files = vec![crate::model::ToolSpec {
             name: "files__read".into(),
             description: String::new(),
             parameters: json!({"properties": {"path": {}, "limit": {}}, "required": ["path"]}),
         }];
         let prose = "To get the total, you can use the `files__read` function with the path `finance/q2-budget.csv`.";
-        assert_eq!(described_call(prose, &files).map(|c| c.arguments), Some(obj(json!({"path": "finance/q2-budget.csv"}))));
+        assert_eq!(
+            described_call(prose, &files).map(|c| c.arguments),
+            Some(obj(json!({"path": "finance/q2-budget.csv"})))
+        );
         let two = "Use `files__read` on `a/x.md` or `b/y.md`.";
         assert_eq!(described_call(two, &files), None, "two candidate values: no guess");
         assert_eq!(described_call("I used `files__read` for that.", &files), None, "no value");
@@ -434,19 +496,33 @@ mod tests {
     fn calls_written_in_text_are_found_for_offered_tools_only() {
         let offered = |name: &str| name == "files__read";
         let bare = r#"{"name": "files__read", "arguments": {"path": "notes/a.txt"}}"#;
-        let fenced = "```json\n{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n```";
+        let fenced =
+            "```json\n{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n```";
         let tagged = "<tool_call>\n{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n</tool_call>";
-        let function = r#"{"function": {"name": "files__read", "arguments": "{\"path\": \"notes/a.txt\"}"}}"#;
-        let trailing_comma = "{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\",},}";
+        let function =
+            r#"{"function": {"name": "files__read", "arguments": "{\"path\": \"notes/a.txt\"}"}}"#;
+        let trailing_comma =
+            "{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\",},}";
         // Half a fence, as the local model sometimes writes it.
-        let closed_only = "{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n```";
-        let opened_only = "```json\n{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}";
-        let want = TextCall { name: "files__read".into(), arguments: obj(json!({"path": "notes/a.txt"})) };
+        let closed_only =
+            "{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n```";
+        let opened_only =
+            "```json\n{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}";
+        let want =
+            TextCall { name: "files__read".into(), arguments: obj(json!({"path": "notes/a.txt"})) };
         for text in [bare, fenced, tagged, function, trailing_comma, closed_only, opened_only] {
             assert_eq!(call_in_text(text, &offered).as_ref(), Some(&want), "{text}");
         }
-        assert_eq!(call_in_text(r#"{"name": "rm_rf", "arguments": {}}"#, &offered), None, "not offered");
-        assert_eq!(call_in_text("The answer is {\"total\": 3}.", &offered), None, "plain JSON in an answer");
+        assert_eq!(
+            call_in_text(r#"{"name": "rm_rf", "arguments": {}}"#, &offered),
+            None,
+            "not offered"
+        );
+        assert_eq!(
+            call_in_text("The answer is {\"total\": 3}.", &offered),
+            None,
+            "plain JSON in an answer"
+        );
         assert_eq!(call_in_text("No tools needed: the file has 3 lines.", &offered), None);
     }
 

@@ -20,7 +20,12 @@ const MAX_DEPTH: usize = 16;
 /// needs removed. Returns the schema unchanged when it cannot be simplified
 /// safely (a recursive or external `$ref`).
 pub fn compact(schema: &Value) -> Value {
-    let defs = schema.get("$defs").or_else(|| schema.get("definitions")).and_then(Value::as_object).cloned().unwrap_or_default();
+    let defs = schema
+        .get("$defs")
+        .or_else(|| schema.get("definitions"))
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     match inline(schema, &defs, 0) {
         Some(inlined) => simplify(inlined),
         None => schema.clone(),
@@ -36,7 +41,10 @@ fn inline(node: &Value, defs: &Map<String, Value>, depth: usize) -> Option<Value
     match node {
         Value::Object(map) => {
             if let Some(reference) = map.get("$ref") {
-                let name = reference.as_str()?.strip_prefix("#/$defs/").or_else(|| reference.as_str()?.strip_prefix("#/definitions/"))?;
+                let name = reference
+                    .as_str()?
+                    .strip_prefix("#/$defs/")
+                    .or_else(|| reference.as_str()?.strip_prefix("#/definitions/"))?;
                 let mut target = inline(defs.get(name)?, defs, depth + 1)?;
                 // Keywords beside the `$ref` (its description) win over the definition's.
                 if let Value::Object(target_map) = &mut target {
@@ -57,7 +65,11 @@ fn inline(node: &Value, defs: &Map<String, Value>, depth: usize) -> Option<Value
             }
             Some(Value::Object(out))
         }
-        Value::Array(items) => items.iter().map(|v| inline(v, defs, depth + 1)).collect::<Option<Vec<_>>>().map(Value::Array),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| inline(v, defs, depth + 1))
+            .collect::<Option<Vec<_>>>()
+            .map(Value::Array),
         other => Some(other.clone()),
     }
 }
@@ -67,13 +79,18 @@ fn inline(node: &Value, defs: &Map<String, Value>, depth: usize) -> Option<Value
 /// becomes `T`, and numeric `format`s and `default: null` go.
 fn simplify(node: Value) -> Value {
     let mut map = match node {
-        Value::Object(map) => map.into_iter().map(|(k, v)| (k, simplify(v))).collect::<Map<String, Value>>(),
+        Value::Object(map) => {
+            map.into_iter().map(|(k, v)| (k, simplify(v))).collect::<Map<String, Value>>()
+        }
         Value::Array(items) => return Value::Array(items.into_iter().map(simplify).collect()),
         other => return other,
     };
     for key in ["anyOf", "oneOf"] {
         let Some(Value::Array(variants)) = map.get(key) else { continue };
-        let non_null: Vec<&Value> = variants.iter().filter(|v| v.get("type").and_then(Value::as_str) != Some("null")).collect();
+        let non_null: Vec<&Value> = variants
+            .iter()
+            .filter(|v| v.get("type").and_then(Value::as_str) != Some("null"))
+            .collect();
         if non_null.len() == 1 && variants.len() == 2 {
             // An optional value: the field may simply be left out.
             let Value::Object(inner) = non_null[0].clone() else { continue };
@@ -89,13 +106,24 @@ fn simplify(node: Value) -> Value {
         } else if let Some(choices) = string_choices(&non_null) {
             map.remove(key);
             if !map.contains_key("description") {
-                let notes: Vec<String> = choices.iter().filter_map(|(c, note)| note.as_ref().map(|n| format!("{c}: {}", n.trim_end_matches('.')))).collect();
+                let notes: Vec<String> = choices
+                    .iter()
+                    .filter_map(|(c, note)| {
+                        note.as_ref().map(|n| format!("{c}: {}", n.trim_end_matches('.')))
+                    })
+                    .collect();
                 if !notes.is_empty() {
-                    map.insert("description".into(), Value::String(format!("{}.", notes.join("; "))));
+                    map.insert(
+                        "description".into(),
+                        Value::String(format!("{}.", notes.join("; "))),
+                    );
                 }
             }
             map.insert("type".into(), Value::String("string".into()));
-            map.insert("enum".into(), Value::Array(choices.into_iter().map(|(c, _)| Value::String(c)).collect()));
+            map.insert(
+                "enum".into(),
+                Value::Array(choices.into_iter().map(|(c, _)| Value::String(c)).collect()),
+            );
         }
     }
     if let Some(Value::Array(types)) = map.get("type") {
@@ -109,7 +137,20 @@ fn simplify(node: Value) -> Value {
         }
     }
     if let Some(Value::String(format)) = map.get("format")
-        && matches!(format.as_str(), "int8" | "int16" | "int32" | "int64" | "uint" | "uint8" | "uint16" | "uint32" | "uint64" | "float" | "double")
+        && matches!(
+            format.as_str(),
+            "int8"
+                | "int16"
+                | "int32"
+                | "int64"
+                | "uint"
+                | "uint8"
+                | "uint16"
+                | "uint32"
+                | "uint64"
+                | "float"
+                | "double"
+        )
     {
         map.remove("format");
     }
@@ -179,7 +220,8 @@ mod tests {
     fn a_schema_that_cannot_be_inlined_is_offered_as_it_is() {
         let recursive = json!({"$ref": "#/$defs/Node", "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}}});
         assert_eq!(compact(&recursive), recursive);
-        let external = json!({"type": "object", "properties": {"a": {"$ref": "https://example.test/a.json"}}});
+        let external =
+            json!({"type": "object", "properties": {"a": {"$ref": "https://example.test/a.json"}}});
         assert_eq!(compact(&external), external);
     }
 

@@ -98,8 +98,12 @@ impl Toolbox {
             if m.instructions.is_some() {
                 with_instructions.push(m.name.clone());
             }
-            let mut entry =
-                MenuEntry { skill: m.name.clone(), description: first_sentence(&m.description), tools: Vec::new(), words: m.description.clone() };
+            let mut entry = MenuEntry {
+                skill: m.name.clone(),
+                description: first_sentence(&m.description),
+                tools: Vec::new(),
+                words: m.description.clone(),
+            };
             for tool in &m.tools {
                 if host.policy.level(&m.name, &tool.name) == Level::Deny {
                     continue;
@@ -112,7 +116,11 @@ impl Toolbox {
                     continue;
                 }
                 // What the model reads; the runtime checks the arguments against the skill's own schema.
-                let parameters = if compact { super::schema::compact(&tool.parameters) } else { tool.parameters.clone() };
+                let parameters = if compact {
+                    super::schema::compact(&tool.parameters)
+                } else {
+                    tool.parameters.clone()
+                };
                 toolbox.add(&name, &description, parameters, target);
                 entry.tools.push(tool.name.clone());
                 entry.words.push_str(&format!(" {} {}", tool.name, tool.description));
@@ -168,8 +176,18 @@ impl Toolbox {
         }
     }
 
-    fn add(&mut self, name: &str, description: &str, parameters: serde_json::Value, target: Target) {
-        self.specs.push(ToolSpec { name: name.to_owned(), description: description.to_owned(), parameters });
+    fn add(
+        &mut self,
+        name: &str,
+        description: &str,
+        parameters: serde_json::Value,
+        target: Target,
+    ) {
+        self.specs.push(ToolSpec {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            parameters,
+        });
         // `files.read`, as the skills' own docs write it, means `files__read`.
         if let Some(alias) = dotted(name)
             && !self.targets.contains_key(&alias)
@@ -182,7 +200,8 @@ impl Toolbox {
     /// Keep only the tools of `skills` (a worker's profile, within what
     /// its parent may use); the others are withheld ([`Toolbox::withheld`]).
     pub fn keep_skills(&mut self, skills: &[String]) {
-        let outside = |t: &Target| matches!(t, Target::Skill { skill, .. } if !skills.contains(skill));
+        let outside =
+            |t: &Target| matches!(t, Target::Skill { skill, .. } if !skills.contains(skill));
         for (name, target) in &self.targets {
             if let Target::Skill { skill, .. } = target
                 && outside(target)
@@ -218,14 +237,22 @@ impl Toolbox {
             return;
         }
         let names: Vec<&str> = agents.iter().map(|(n, _, _)| n.as_str()).collect();
-        let listed: Vec<String> = agents.iter().map(|(n, d, skills)| format!("{n} — {d} (skills: {})", skills.join(", "))).collect();
+        let listed: Vec<String> = agents
+            .iter()
+            .map(|(n, d, skills)| format!("{n} — {d} (skills: {})", skills.join(", ")))
+            .collect();
         let description = format!(
             "Hand a self-contained piece of the task to a worker agent, which does it with its own tools and returns JSON \
              matching `return_format`. The worker sees only this envelope, not this conversation: put everything it needs \
              in `task` and `input`. Several calls in one reply run at the same time. Workers: {}.",
             listed.join("; ")
         );
-        self.add(crate::agents::DELEGATE, &description, crate::agents::envelope::parameters(&names, max_steps), Target::Delegate);
+        self.add(
+            crate::agents::DELEGATE,
+            &description,
+            crate::agents::envelope::parameters(&names, max_steps),
+            Target::Delegate,
+        );
     }
 
     /// The specs to send to the model.
@@ -239,8 +266,12 @@ impl Toolbox {
     /// were opened. Each request's list starts with the previous one's, so
     /// a server's prompt cache keeps what it read.
     pub fn on_demand(&self, opened: &[String]) -> Vec<ToolSpec> {
-        let mut out: Vec<ToolSpec> =
-            self.specs.iter().filter(|s| !matches!(self.targets.get(&s.name), Some(Target::Skill { .. }))).cloned().collect();
+        let mut out: Vec<ToolSpec> = self
+            .specs
+            .iter()
+            .filter(|s| !matches!(self.targets.get(&s.name), Some(Target::Skill { .. })))
+            .cloned()
+            .collect();
         out.extend(self.open_spec.clone());
         for skill in opened {
             out.extend(self.tools_of(skill).into_iter().cloned());
@@ -268,11 +299,18 @@ impl Toolbox {
         if self.menu.is_empty() {
             return;
         }
-        let menu: Vec<String> = self.menu.iter().map(|e| format!("{} — {} (tools: {})", e.skill, e.description, e.tools.join(", "))).collect();
+        let menu: Vec<String> = self
+            .menu
+            .iter()
+            .map(|e| format!("{} — {} (tools: {})", e.skill, e.description, e.tools.join(", ")))
+            .collect();
         let names: Vec<&str> = self.menu.iter().map(|e| e.skill.as_str()).collect();
         self.open_spec = Some(ToolSpec {
             name: SKILL_OPEN.to_owned(),
-            description: format!("Open a skill to get its tools; call it before using a skill below. Skills: {}.", menu.join("; ")),
+            description: format!(
+                "Open a skill to get its tools; call it before using a skill below. Skills: {}.",
+                menu.join("; ")
+            ),
             parameters: json!({"type": "object", "properties": {
                 "skill": {"type": "string", "enum": names, "description": "The skill to open."}
             }, "required": ["skill"], "additionalProperties": false}),
@@ -299,13 +337,17 @@ impl Toolbox {
             .map(|s| {
                 let offered = s.name.to_ascii_lowercase();
                 // Shared words count for more than spelling: `read_file` means `files__read`.
-                let shared = wanted.split(['_', '-', '.']).filter(|w| w.len() >= 3 && offered.contains(*w)).count();
+                let shared = wanted
+                    .split(['_', '-', '.'])
+                    .filter(|w| w.len() >= 3 && offered.contains(*w))
+                    .count();
                 (distance(&wanted, &offered).saturating_sub(3 * shared), s.name.as_str())
             })
             .collect();
         scored.sort();
         let cutoff = (wanted.len() / 2).max(3);
-        let close: Vec<&str> = scored.iter().filter(|(d, _)| *d <= cutoff).take(3).map(|(_, n)| *n).collect();
+        let close: Vec<&str> =
+            scored.iter().filter(|(d, _)| *d <= cutoff).take(3).map(|(_, n)| *n).collect();
         if close.is_empty() { scored.iter().take(3).map(|(_, n)| *n).collect() } else { close }
     }
 }
@@ -393,14 +435,24 @@ mod tests {
     #[test]
     fn every_built_in_tool_name_is_under_a_reserved_skill_name() {
         use crate::policy::{BUILTIN_TOOL_NAMES, RESERVED_SKILL_NAMES};
-        let built_ins = [WORKBENCH_READ, SKILL_INSTRUCTIONS, SKILL_OPEN, super::super::remember::REMEMBER, super::super::remember::RECALL, crate::agents::DELEGATE];
+        let built_ins = [
+            WORKBENCH_READ,
+            SKILL_INSTRUCTIONS,
+            SKILL_OPEN,
+            super::super::remember::REMEMBER,
+            super::super::remember::RECALL,
+            crate::agents::DELEGATE,
+        ];
         assert_eq!(BUILTIN_TOOL_NAMES.split(", ").count(), built_ins.len());
         for name in built_ins {
             let (skill, tool) = name.split_once("__").expect("SKILL__TOOL");
             // The only skill whose tool could be offered under this name.
             assert!(RESERVED_SKILL_NAMES.contains(&skill), "{name}");
             assert_eq!(offered_name(skill, tool), name);
-            assert!(BUILTIN_TOOL_NAMES.split(", ").any(|n| n == name), "{name} is named in the refusal");
+            assert!(
+                BUILTIN_TOOL_NAMES.split(", ").any(|n| n == name),
+                "{name} is named in the refusal"
+            );
         }
     }
 
@@ -409,7 +461,12 @@ mod tests {
         let mut tb = Toolbox::default();
         tb.add("workbench__read", "", json!({}), Target::WorkbenchRead);
         for (skill, tool) in [("files", "read"), ("files", "write"), ("web", "fetch")] {
-            tb.add(&offered_name(skill, tool), "", json!({}), Target::Skill { skill: skill.into(), tool: tool.into() });
+            tb.add(
+                &offered_name(skill, tool),
+                "",
+                json!({}),
+                Target::Skill { skill: skill.into(), tool: tool.into() },
+            );
         }
         tb.menu = vec![
             MenuEntry {
@@ -418,12 +475,22 @@ mod tests {
                 tools: vec!["read".into(), "write".into()],
                 words: String::new(),
             },
-            MenuEntry { skill: "web".into(), description: "Web pages.".into(), tools: vec!["fetch".into()], words: String::new() },
+            MenuEntry {
+                skill: "web".into(),
+                description: "Web pages.".into(),
+                tools: vec!["fetch".into()],
+                words: String::new(),
+            },
         ];
-        let names = |specs: Vec<ToolSpec>| specs.into_iter().map(|s| (s.name, s.description)).collect::<Vec<_>>();
+        let names = |specs: Vec<ToolSpec>| {
+            specs.into_iter().map(|s| (s.name, s.description)).collect::<Vec<_>>()
+        };
         tb.enable_open();
         let first = names(tb.on_demand(&[]));
-        assert_eq!(first.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["workbench__read", "skills__open"]);
+        assert_eq!(
+            first.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+            ["workbench__read", "skills__open"]
+        );
         assert!(first[1].1.contains("files — Files in granted folders. (tools: read, write); web — Web pages. (tools: fetch)"), "{}", first[1].1);
         let opened = names(tb.on_demand(&["web".to_owned(), "files".to_owned()]));
         // In the order opened, after the menu, which stays the same: each list starts with the last.

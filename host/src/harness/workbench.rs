@@ -61,7 +61,11 @@ impl Workbench {
         let limit = limit.clamp(1, MAX_READ);
         let part: String = text.chars().skip(offset).take(limit).collect();
         let end = (offset + part.chars().count()).min(total);
-        let more = if end < total { format!(" More: offset {end}.") } else { " That is the end.".to_owned() };
+        let more = if end < total {
+            format!(" More: offset {end}.")
+        } else {
+            " That is the end.".to_owned()
+        };
         Ok(format!("[{handle}: characters {offset}..{end} of {total}.{more}]\n{part}"))
     }
 }
@@ -75,12 +79,21 @@ mod tests {
         let mut wb = Workbench::default();
         assert_eq!(wb.shape("short".into(), 10, 20), "short");
         let medium = wb.shape("x".repeat(15), 10, 20);
-        assert!(medium.starts_with(&"x".repeat(10)) && medium.contains("first 10 of 15"), "{medium}");
+        assert!(
+            medium.starts_with(&"x".repeat(10)) && medium.contains("first 10 of 15"),
+            "{medium}"
+        );
         let large = wb.shape(format!("{}{}", "a".repeat(10), "b".repeat(30)), 10, 20);
-        assert!(large.starts_with("[result kept in the workbench as wb1: 40 characters"), "{large}");
+        assert!(
+            large.starts_with("[result kept in the workbench as wb1: 40 characters"),
+            "{large}"
+        );
         assert!(large.ends_with(&"a".repeat(10)));
         let page = wb.read("wb1", 10, 25).unwrap();
-        assert_eq!(page, format!("[wb1: characters 10..35 of 40. More: offset 35.]\n{}", "b".repeat(25)));
+        assert_eq!(
+            page,
+            format!("[wb1: characters 10..35 of 40. More: offset 35.]\n{}", "b".repeat(25))
+        );
         assert!(wb.read("wb1", 35, 100).unwrap().contains("That is the end."));
         assert!(wb.read("wb9", 0, 1).unwrap_err().contains("this run has: wb1"));
     }

@@ -144,7 +144,10 @@ impl HostBuilder {
             PolicySource::Text(text) => {
                 let base = self.working_dir.as_deref().unwrap_or(Path::new("."));
                 // As `Policy::load` protects the `.reach/` beside the file.
-                protected.push(ProtectedPath::private("the audit logs and memory in .reach/", base.join(".reach")));
+                protected.push(ProtectedPath::private(
+                    "the audit logs and memory in .reach/",
+                    base.join(".reach"),
+                ));
                 Policy::parse(&text, Path::new(INLINE_ORIGIN), base)?
             }
             PolicySource::Value(policy) => *policy,

@@ -195,7 +195,10 @@ impl Approvals {
 
     /// Read the time from `clock` (unix seconds) instead of the system's.
     #[cfg(test)]
-    pub(crate) fn with_clock(mut self, clock: impl Fn() -> u64 + Send + Sync + 'static) -> Approvals {
+    pub(crate) fn with_clock(
+        mut self,
+        clock: impl Fn() -> u64 + Send + Sync + 'static,
+    ) -> Approvals {
         self.clock = Arc::new(clock);
         self
     }
@@ -216,9 +219,17 @@ impl Approvals {
     }
 
     /// Whether `state` (from a retry) lets `subject` run for `client`.
-    pub(crate) fn verify(&self, state: &str, subject: &Subject<'_>, client: &Client<'_>) -> Verdict {
+    pub(crate) fn verify(
+        &self,
+        state: &str,
+        subject: &Subject<'_>,
+        client: &Client<'_>,
+    ) -> Verdict {
         use base64::Engine as _;
-        let Some(bytes) = state.strip_prefix(PREFIX).and_then(|b| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(b).ok()) else {
+        let Some(bytes) = state
+            .strip_prefix(PREFIX)
+            .and_then(|b| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(b).ok())
+        else {
             return Verdict::NotForThis;
         };
         if bytes.len() != STATE_BYTES {
@@ -280,9 +291,20 @@ impl Approvals {
         tag
     }
 
-    fn mac(&self, nonce: &[u8; NONCE], expires: u64, tag: &[u8; TAG], subject: &Subject<'_>) -> blake3::Hash {
+    fn mac(
+        &self,
+        nonce: &[u8; NONCE],
+        expires: u64,
+        tag: &[u8; TAG],
+        subject: &Subject<'_>,
+    ) -> blake3::Hash {
         let mut hasher = blake3::Hasher::new_keyed(&self.key);
-        hasher.update(b"request state\0").update(PREFIX.as_bytes()).update(nonce).update(&expires.to_be_bytes()).update(tag);
+        hasher
+            .update(b"request state\0")
+            .update(PREFIX.as_bytes())
+            .update(nonce)
+            .update(&expires.to_be_bytes())
+            .update(tag);
         field(&mut hasher, subject.skill.as_bytes());
         field(&mut hasher, subject.tool.as_bytes());
         field(&mut hasher, subject.arguments.to_string().as_bytes());
@@ -303,11 +325,19 @@ fn unix_now() -> u64 {
 /// can predict or repeat: a hash of the time, a counter and the process.
 fn random<const N: usize>() -> [u8; N] {
     let mut out = [0u8; N];
-    if rustix::rand::getrandom(&mut out, rustix::rand::GetRandomFlags::empty()).is_ok_and(|n| n == N) {
+    if rustix::rand::getrandom(&mut out, rustix::rand::GetRandomFlags::empty())
+        .is_ok_and(|n| n == N)
+    {
         return out;
     }
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let seed = format!("{:?}{}{}{:p}", std::time::SystemTime::now(), COUNTER.fetch_add(1, Ordering::Relaxed), std::process::id(), &out);
+    let seed = format!(
+        "{:?}{}{}{:p}",
+        std::time::SystemTime::now(),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        std::process::id(),
+        &out
+    );
     let mut reader = blake3::Hasher::new().update(seed.as_bytes()).finalize_xof();
     reader.fill(&mut out);
     out
@@ -317,7 +347,12 @@ fn random<const N: usize>() -> [u8; N] {
 trait UsedNonces: Send + Sync {
     /// Record `nonce` (good until `expires`); `Ok(true)` when this is its
     /// first use. Refuses past its limit rather than grow.
-    fn first_use(&self, nonce: &[u8; NONCE], expires: u64, now: u64) -> Result<bool, ApprovalsError>;
+    fn first_use(
+        &self,
+        nonce: &[u8; NONCE],
+        expires: u64,
+        now: u64,
+    ) -> Result<bool, ApprovalsError>;
 }
 
 /// One process's record.
@@ -333,7 +368,12 @@ impl InMemory {
 }
 
 impl UsedNonces for InMemory {
-    fn first_use(&self, nonce: &[u8; NONCE], expires: u64, now: u64) -> Result<bool, ApprovalsError> {
+    fn first_use(
+        &self,
+        nonce: &[u8; NONCE],
+        expires: u64,
+        now: u64,
+    ) -> Result<bool, ApprovalsError> {
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
         if used.contains_key(nonce) {
             return Ok(false);
@@ -372,7 +412,8 @@ impl Sqlite {
         let conn = Connection::open(path).map_err(db)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(db)?;
         // WAL: instances read and write the file at once without blocking readers.
-        let _mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(db)?;
+        let _mode: String =
+            conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(db)?;
         conn.execute_batch("CREATE TABLE IF NOT EXISTS used_states (nonce BLOB PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;")
             .map_err(db)?;
         Ok(Sqlite { conn: Mutex::new(conn), path: path.to_owned(), max })
@@ -380,20 +421,35 @@ impl Sqlite {
 }
 
 impl UsedNonces for Sqlite {
-    fn first_use(&self, nonce: &[u8; NONCE], expires: u64, now: u64) -> Result<bool, ApprovalsError> {
+    fn first_use(
+        &self,
+        nonce: &[u8; NONCE],
+        expires: u64,
+        now: u64,
+    ) -> Result<bool, ApprovalsError> {
         let db = |source| ApprovalsError::Database { path: self.path.clone(), source };
         let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
-        let seen: Option<i64> = tx.query_row("SELECT expires FROM used_states WHERE nonce = ?1", [&nonce[..]], |r| r.get(0)).optional().map_err(db)?;
+        let seen: Option<i64> = tx
+            .query_row("SELECT expires FROM used_states WHERE nonce = ?1", [&nonce[..]], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(db)?;
         if seen.is_some() {
             return Ok(false);
         }
         tx.execute("DELETE FROM used_states WHERE expires <= ?1", [now as i64]).map_err(db)?;
-        let count: i64 = tx.query_row("SELECT count(*) FROM used_states", [], |r| r.get(0)).map_err(db)?;
+        let count: i64 =
+            tx.query_row("SELECT count(*) FROM used_states", [], |r| r.get(0)).map_err(db)?;
         if count as usize >= self.max {
             return Err(ApprovalsError::Full { max: self.max });
         }
-        tx.execute("INSERT INTO used_states (nonce, expires) VALUES (?1, ?2)", rusqlite::params![&nonce[..], expires as i64]).map_err(db)?;
+        tx.execute(
+            "INSERT INTO used_states (nonce, expires) VALUES (?1, ?2)",
+            rusqlite::params![&nonce[..], expires as i64],
+        )
+        .map_err(db)?;
         tx.commit().map_err(db)?;
         Ok(true)
     }
@@ -404,7 +460,13 @@ impl UsedNonces for Sqlite {
 #[cfg(unix)]
 fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt as _;
-    std::fs::OpenOptions::new().read(true).write(true).create(true).mode(0o600).custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32).open(path)
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
 }
 
 #[cfg(not(unix))]
@@ -416,14 +478,18 @@ fn private_file(path: &Path) -> std::io::Result<std::fs::File> {
 #[cfg(unix)]
 fn check_private(file: &std::fs::File, path: &Path) -> Result<(), ApprovalsError> {
     use std::os::unix::fs::MetadataExt as _;
-    let meta = file.metadata().map_err(|source| ApprovalsError::Io { path: path.to_owned(), source })?;
+    let meta =
+        file.metadata().map_err(|source| ApprovalsError::Io { path: path.to_owned(), source })?;
     let me = rustix::process::geteuid().as_raw();
     let why = if !meta.is_file() {
         Some("is not a plain file".to_owned())
     } else if meta.uid() != me {
         Some(format!("belongs to user {}, not to {me} who runs the server", meta.uid()))
     } else if meta.mode() & 0o022 != 0 {
-        Some(format!("has mode {:o}: other users could clear it and replay an answer (fix: chmod 600)", meta.mode() & 0o777))
+        Some(format!(
+            "has mode {:o}: other users could clear it and replay an answer (fix: chmod 600)",
+            meta.mode() & 0o777
+        ))
     } else {
         None
     };

@@ -11,8 +11,8 @@ use crate::CheckedCall;
 use crate::host::confirmation_prompt;
 use rmcp::RoleServer;
 use rmcp::model::{
-    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
-    InputRequests, InputRequiredResult, ProtocolVersion,
+    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use std::collections::BTreeMap;
@@ -36,7 +36,12 @@ pub enum Answer {
 }
 
 /// Ask the person behind the client whether `call` may run.
-pub async fn ask(call: &CheckedCall, params: &CallToolRequestParams, context: &RequestContext<RoleServer>, approvals: &Approvals) -> Answer {
+pub async fn ask(
+    call: &CheckedCall,
+    params: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+    approvals: &Approvals,
+) -> Answer {
     let can_ask = context.client_capabilities().and_then(|caps| caps.elicitation).is_some();
     if !can_ask {
         return Answer::Refused(
@@ -64,13 +69,21 @@ pub async fn ask(call: &CheckedCall, params: &CallToolRequestParams, context: &R
 /// carries the answer and the sealed state naming these very arguments, the
 /// client asked and an expiry. A state is good for one call: the first
 /// accepted use is recorded, any other refused.
-async fn ask_by_retry(call: &CheckedCall, params: &CallToolRequestParams, message: String, context: &RequestContext<RoleServer>, approvals: &Approvals) -> Answer {
+async fn ask_by_retry(
+    call: &CheckedCall,
+    params: &CallToolRequestParams,
+    message: String,
+    context: &RequestContext<RoleServer>,
+    approvals: &Approvals,
+) -> Answer {
     let subject = Subject { skill: call.skill(), tool: call.tool(), arguments: call.value() };
     let name = context.client_info().map(|info| info.name);
     let parts = context.extensions.get::<http::request::Parts>();
     let header = |name: &str| parts.and_then(|p| p.headers.get(name)).map(|v| v.as_bytes());
     // The token, however the scheme was spelt (the server accepts both).
-    let token = header("authorization").map(|v| v.strip_prefix(b"Bearer ").or_else(|| v.strip_prefix(b"bearer ")).unwrap_or(v).trim_ascii());
+    let token = header("authorization").map(|v| {
+        v.strip_prefix(b"Bearer ").or_else(|| v.strip_prefix(b"bearer ")).unwrap_or(v).trim_ascii()
+    });
     let client = Client {
         authorization: token,
         session: header("mcp-session-id"),
@@ -97,7 +110,11 @@ async fn ask_by_retry(call: &CheckedCall, params: &CallToolRequestParams, messag
         };
         let result = match serde_json::from_value::<ElicitResult>(response.clone()) {
             Ok(result) => result,
-            Err(err) => return Answer::Refused(format!("the client's answer to the confirmation request is not an elicitation result: {err}")),
+            Err(err) => {
+                return Answer::Refused(format!(
+                    "the client's answer to the confirmation request is not an elicitation result: {err}"
+                ));
+            }
         };
         let answer = decided(&result);
         if !matches!(answer, Answer::Confirmed) {
@@ -117,13 +134,18 @@ async fn ask_by_retry(call: &CheckedCall, params: &CallToolRequestParams, messag
 
 fn question(message: String, state: String) -> Answer {
     let mut requests = InputRequests::new();
-    requests.insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(form(message))));
+    requests
+        .insert(INPUT_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(form(message))));
     Answer::Ask(InputRequiredResult::new(Some(requests), Some(state)))
 }
 
 /// A form elicitation with nothing to fill in: accept or decline.
 fn form(message: String) -> ElicitRequestParams {
-    ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: ElicitationSchema::new(BTreeMap::new()) }
+    ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema: ElicitationSchema::new(BTreeMap::new()),
+    }
 }
 
 fn decided(result: &ElicitResult) -> Answer {

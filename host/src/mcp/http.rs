@@ -83,7 +83,13 @@ impl HttpOptions {
     /// set one, or choose `no_auth`), no extra hosts or origins.
     pub fn new(addr: SocketAddr) -> HttpOptions {
         let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
-        HttpOptions { addr, token, no_auth: false, allowed_hosts: Vec::new(), allowed_origins: Vec::new() }
+        HttpOptions {
+            addr,
+            token,
+            no_auth: false,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+        }
     }
 }
 
@@ -117,7 +123,12 @@ pub enum HttpError {
 
 /// Listen and serve until `shutdown` is cancelled. `ready` is called with
 /// the bound address (useful with port 0) once connections are accepted.
-pub async fn serve(server: McpServer, options: HttpOptions, shutdown: CancellationToken, ready: impl FnOnce(SocketAddr)) -> Result<(), HttpError> {
+pub async fn serve(
+    server: McpServer,
+    options: HttpOptions,
+    shutdown: CancellationToken,
+    ready: impl FnOnce(SocketAddr),
+) -> Result<(), HttpError> {
     if options.token.is_none() {
         // Off loopback a token is needed whatever was chosen.
         if !options.addr.ip().is_loopback() {
@@ -128,9 +139,13 @@ pub async fn serve(server: McpServer, options: HttpOptions, shutdown: Cancellati
         }
         tracing::warn!(addr = %options.addr, "serving MCP without a bearer token (--no-auth): any process on this machine can call the tools and answer their confirmation questions");
     }
-    let listener = tokio::net::TcpListener::bind(options.addr).await.map_err(|source| HttpError::Bind { addr: options.addr, source })?;
-    let bound = listener.local_addr().map_err(|source| HttpError::Bind { addr: options.addr, source })?;
-    let mut hosts = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned(), "[::1]".to_owned()];
+    let listener = tokio::net::TcpListener::bind(options.addr)
+        .await
+        .map_err(|source| HttpError::Bind { addr: options.addr, source })?;
+    let bound =
+        listener.local_addr().map_err(|source| HttpError::Bind { addr: options.addr, source })?;
+    let mut hosts =
+        vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned(), "[::1]".to_owned()];
     hosts.extend(options.allowed_hosts.iter().cloned());
     if !bound.ip().is_loopback() && !bound.ip().is_unspecified() {
         hosts.push(bound.ip().to_string());
@@ -139,7 +154,11 @@ pub async fn serve(server: McpServer, options: HttpOptions, shutdown: Cancellati
     // pages, so no script can carry it but a client of ours; a page of any
     // other site or port — a local dev server included — is refused.
     let port = bound.port();
-    let mut origins = vec![format!("http://127.0.0.1:{port}"), format!("http://localhost:{port}"), format!("http://[::1]:{port}")];
+    let mut origins = vec![
+        format!("http://127.0.0.1:{port}"),
+        format!("http://localhost:{port}"),
+        format!("http://[::1]:{port}"),
+    ];
     if !bound.ip().is_loopback() {
         origins.push(format!("http://{bound}"));
     }
@@ -151,7 +170,8 @@ pub async fn serve(server: McpServer, options: HttpOptions, shutdown: Cancellati
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(shutdown.child_token());
     let sessions = Arc::new(CappedSessions::new(MAX_SESSIONS));
-    let service = StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), config);
+    let service =
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), config);
     let token = options.token.as_deref().map(|t| *blake3::hash(t.as_bytes()).as_bytes());
     let served = Arc::new(Served { service, sessions, token });
     tracing::info!(addr = %bound, token = token.is_some(), origins = ?options.allowed_origins, "serving MCP over HTTP");
@@ -169,10 +189,11 @@ pub async fn serve(server: McpServer, options: HttpOptions, shutdown: Cancellati
         };
         let served = Arc::clone(&served);
         tokio::spawn(async move {
-            let handle = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-                let served = Arc::clone(&served);
-                async move { Ok::<_, Infallible>(served.route(request).await) }
-            });
+            let handle =
+                hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+                    let served = Arc::clone(&served);
+                    async move { Ok::<_, Infallible>(served.route(request).await) }
+                });
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
             if let Err(err) = builder.serve_connection(TokioIo::new(stream), handle).await {
@@ -204,8 +225,14 @@ impl Served {
             && !authorized(&request, expected)
         {
             tracing::warn!(path = %request.uri().path(), "MCP request refused: missing or wrong bearer token");
-            let mut response = plain(StatusCode::UNAUTHORIZED, "a bearer token is required (Authorization: Bearer …)".to_owned());
-            response.headers_mut().insert(hyper::header::WWW_AUTHENTICATE, hyper::header::HeaderValue::from_static("Bearer"));
+            let mut response = plain(
+                StatusCode::UNAUTHORIZED,
+                "a bearer token is required (Authorization: Bearer …)".to_owned(),
+            );
+            response.headers_mut().insert(
+                hyper::header::WWW_AUTHENTICATE,
+                hyper::header::HeaderValue::from_static("Bearer"),
+            );
             return response;
         }
         let (parts, body) = request.into_parts();
@@ -217,7 +244,9 @@ impl Served {
             tracing::warn!(max = MAX_SESSIONS, "MCP session refused: too many open");
             let text = sessions::SessionsError::Full { max: MAX_SESSIONS }.to_string();
             let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, text);
-            response.headers_mut().insert(hyper::header::RETRY_AFTER, hyper::header::HeaderValue::from_static("60"));
+            response
+                .headers_mut()
+                .insert(hyper::header::RETRY_AFTER, hyper::header::HeaderValue::from_static("60"));
             return response;
         }
         let response = self.service.handle(Request::from_parts(parts, Full::new(body))).await;
@@ -235,32 +264,48 @@ impl Served {
         }
         parts.method == hyper::Method::POST
             && !parts.headers.contains_key("mcp-session-id")
-            && serde_json::from_slice::<Method>(body).is_ok_and(|m| m.method.as_deref() == Some("initialize"))
+            && serde_json::from_slice::<Method>(body)
+                .is_ok_and(|m| m.method.as_deref() == Some("initialize"))
     }
 }
 
 /// The whole body, at most [`MAX_BODY_BYTES`], within [`BODY_TIMEOUT`]; or
 /// the response refusing it.
-async fn read_body(parts: &http::request::Parts, body: hyper::body::Incoming) -> Result<Bytes, Response<Body>> {
+async fn read_body(
+    parts: &http::request::Parts,
+    body: hyper::body::Incoming,
+) -> Result<Bytes, Response<Body>> {
     let too_large = || {
         tracing::warn!(max = MAX_BODY_BYTES, "MCP request refused: body too large");
         plain(
             StatusCode::PAYLOAD_TOO_LARGE,
-            format!("the request body is over {} MiB, the most this server reads; send smaller tool arguments (a large file in several writes)", MAX_BODY_BYTES >> 20),
+            format!(
+                "the request body is over {} MiB, the most this server reads; send smaller tool arguments (a large file in several writes)",
+                MAX_BODY_BYTES >> 20
+            ),
         )
     };
     // Refused before reading a byte of it when it says so itself.
-    let declared = parts.headers.get(hyper::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
         return Err(too_large());
     }
     match tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect()).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
         Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Ok(Err(err)) => Err(plain(StatusCode::BAD_REQUEST, format!("could not read the request body: {err}"))),
+        Ok(Err(err)) => {
+            Err(plain(StatusCode::BAD_REQUEST, format!("could not read the request body: {err}")))
+        }
         Err(_) => {
             tracing::warn!(seconds = BODY_TIMEOUT.as_secs(), "MCP request refused: body too slow");
-            Err(plain(StatusCode::REQUEST_TIMEOUT, format!("the request body did not arrive within {} s", BODY_TIMEOUT.as_secs())))
+            Err(plain(
+                StatusCode::REQUEST_TIMEOUT,
+                format!("the request body did not arrive within {} s", BODY_TIMEOUT.as_secs()),
+            ))
         }
     }
 }
@@ -268,10 +313,13 @@ async fn read_body(parts: &http::request::Parts, body: hyper::body::Incoming) ->
 /// The request's bearer token matches: compared as BLAKE3 digests, so the
 /// comparison's time says nothing about the secret.
 fn authorized(request: &Request<hyper::body::Incoming>, expected: &[u8; 32]) -> bool {
-    let Some(value) = request.headers().get(hyper::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+    let Some(value) =
+        request.headers().get(hyper::header::AUTHORIZATION).and_then(|v| v.to_str().ok())
+    else {
         return false;
     };
-    let Some(given) = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")) else {
+    let Some(given) = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer "))
+    else {
         return false;
     };
     blake3::hash(given.trim().as_bytes()) == blake3::Hash::from_bytes(*expected)

@@ -33,7 +33,9 @@ impl Maskers {
         let mut seen = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         // A `Weak` keeps its allocation: a live entry's address is never
         // reused by another host.
-        if let Some((_, redactor)) = seen.hosts.iter().find(|(h, _)| std::ptr::eq(h.as_ptr(), Arc::as_ptr(host))) {
+        if let Some((_, redactor)) =
+            seen.hosts.iter().find(|(h, _)| std::ptr::eq(h.as_ptr(), Arc::as_ptr(host)))
+        {
             return Arc::clone(redactor);
         }
         seen.hosts.retain(|(h, _)| h.strong_count() > 0);

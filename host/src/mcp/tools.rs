@@ -6,7 +6,9 @@ use crate::Host;
 use crate::error::{ErrorCode, ToolFailure};
 use crate::policy::{Level, SkillGrants};
 use crate::registry::ActiveSkill;
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Prompt, Resource, Tool, ToolAnnotations};
+use rmcp::model::{
+    CallToolResult, ContentBlock, JsonObject, Prompt, Resource, Tool, ToolAnnotations,
+};
 use std::sync::Arc;
 
 /// Scheme and prefix of the resources holding skills' instructions.
@@ -35,7 +37,12 @@ fn served_skills(host: &Host) -> impl Iterator<Item = ActiveSkill<'_>> {
 /// The active skills left out because the table does not name them, for
 /// the log.
 pub fn unserved(host: &Host) -> Vec<String> {
-    host.registry.active_skills().into_iter().map(|s| s.manifest.name.clone()).filter(|name| !served(host, name)).collect()
+    host.registry
+        .active_skills()
+        .into_iter()
+        .map(|s| s.manifest.name.clone())
+        .filter(|name| !served(host, name))
+        .collect()
 }
 
 /// The `(skill, tool)` an MCP tool name stands for, looked up among the
@@ -80,8 +87,12 @@ pub fn list(host: &Host) -> Vec<Tool> {
             };
             let description = described(&spec.description, grants.level_for(&spec.name));
             tools.push(
-                Tool::new(tool_name(&skill.manifest.name, &spec.name), description, Arc::new(schema))
-                    .with_annotations(annotations.clone()),
+                Tool::new(
+                    tool_name(&skill.manifest.name, &spec.name),
+                    description,
+                    Arc::new(schema),
+                )
+                .with_annotations(annotations.clone()),
             );
         }
     }
@@ -131,7 +142,16 @@ pub fn failure(failure: &ToolFailure) -> CallToolResult {
 /// One prompt per served skill with instructions, named after the skill.
 pub fn prompts(host: &Host) -> Vec<Prompt> {
     with_instructions(host)
-        .map(|(skill, _)| Prompt::new(skill.manifest.name.clone(), Some(format!("How to use the {} skill: {}", skill.manifest.name, skill.manifest.description)), None))
+        .map(|(skill, _)| {
+            Prompt::new(
+                skill.manifest.name.clone(),
+                Some(format!(
+                    "How to use the {} skill: {}",
+                    skill.manifest.name, skill.manifest.description
+                )),
+                None,
+            )
+        })
         .collect()
 }
 
@@ -139,7 +159,10 @@ pub fn prompts(host: &Host) -> Vec<Prompt> {
 pub fn resources(host: &Host) -> Vec<Resource> {
     with_instructions(host)
         .map(|(skill, _)| {
-            let mut resource = Resource::new(instructions_uri(&skill.manifest.name), format!("{} instructions", skill.manifest.name));
+            let mut resource = Resource::new(
+                instructions_uri(&skill.manifest.name),
+                format!("{} instructions", skill.manifest.name),
+            );
             resource.description = Some(skill.manifest.description.clone());
             resource.mime_type = Some("text/markdown".to_owned());
             resource
@@ -149,7 +172,10 @@ pub fn resources(host: &Host) -> Vec<Resource> {
 
 /// The instructions of the skill a prompt name or resource URI names.
 pub fn instructions<'h>(host: &'h Host, skill: &str) -> Option<&'h str> {
-    host.registry.active(skill).filter(|_| served(host, skill)).and_then(|active| active.manifest.instructions.as_deref())
+    host.registry
+        .active(skill)
+        .filter(|_| served(host, skill))
+        .and_then(|active| active.manifest.instructions.as_deref())
 }
 
 /// The skill a resource URI names (`reach://skills/NAME/instructions`).

@@ -23,10 +23,7 @@ pub fn parse_export(text: &str) -> Result<Vec<Entry>, MemoryError> {
         if line.trim().is_empty() {
             continue;
         }
-        let bad = |message: String| MemoryError::Import {
-            line: i + 1,
-            message,
-        };
+        let bad = |message: String| MemoryError::Import { line: i + 1, message };
         let entry: Entry =
             serde_json::from_str(line).map_err(|e| bad(format!("not an exported entry: {e}")))?;
         validate(&entry).map_err(bad)?;
@@ -59,9 +56,7 @@ pub(super) fn validate(entry: &Entry) -> Result<(), String> {
         ));
     }
     if let Some(used) = entry.last_used.as_deref().filter(|t| !is_timestamp(t)) {
-        return Err(format!(
-            "last_used {used:?} is not a time like \"2026-12-02T11:36:25.123Z\""
-        ));
+        return Err(format!("last_used {used:?} is not a time like \"2026-12-02T11:36:25.123Z\""));
     }
     Ok(())
 }
@@ -96,10 +91,7 @@ mod tests {
 
     #[test]
     fn every_line_is_checked_and_the_error_names_it() {
-        assert_eq!(
-            parse_export(&format!("{GOOD}\n\n{GOOD}\n")).unwrap().len(),
-            2
-        );
+        assert_eq!(parse_export(&format!("{GOOD}\n\n{GOOD}\n")).unwrap().len(), 2);
         let cases = [
             (
                 GOOD.replace("\"fact\"", "\"rumour\""),
@@ -177,9 +169,7 @@ mod tests {
             ),
         ];
         for (bad, expected) in cases {
-            let err = parse_export(&format!("{GOOD}\n\n{bad}\n{GOOD}\n"))
-                .unwrap_err()
-                .to_string();
+            let err = parse_export(&format!("{GOOD}\n\n{bad}\n{GOOD}\n")).unwrap_err().to_string();
             assert!(err.starts_with(expected), "{err}");
         }
     }

@@ -56,11 +56,7 @@ pub(super) fn all_of(terms: &[String]) -> String {
 fn joined(terms: &[String], operator: &str) -> String {
     // Words hold only letters and digits, so none contains a quote; quoting
     // makes `OR`, `NEAR` and friends plain words.
-    terms
-        .iter()
-        .map(|t| format!("\"{t}\""))
-        .collect::<Vec<_>>()
-        .join(operator)
+    terms.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(operator)
 }
 
 #[cfg(test)]
@@ -84,10 +80,7 @@ mod tests {
         ("subject:secret*", Some(r#""subject" OR "secret""#)),
         ("api OR NOT deploy AND x", Some(r#""api" OR "deploy""#)),
         ("Api api API", Some(r#""api""#)),
-        (
-            "café Ünïcode 東京",
-            Some(r#""café" OR "ünïcode" OR "東京""#),
-        ),
+        ("café Ünïcode 東京", Some(r#""café" OR "ünïcode" OR "東京""#)),
         ("snake_case-word", Some(r#""snake" OR "case" OR "word""#)),
         ("v2 42", Some(r#""v2" OR "42""#)),
     ];

@@ -86,9 +86,7 @@ pub struct SqliteStore {
 
 impl std::fmt::Debug for SqliteStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqliteStore")
-            .field("path", &self.name)
-            .finish_non_exhaustive()
+        f.debug_struct("SqliteStore").field("path", &self.name).finish_non_exhaustive()
     }
 }
 
@@ -132,27 +130,19 @@ impl SqliteStore {
         conn.busy_timeout(BUSY_TIMEOUT).map_err(db)?;
         // Both per connection: deleted rows and freed pages are zeroed, and
         // the journal is a file removed after each transaction.
-        conn.pragma_update(None, "secure_delete", true)
-            .map_err(db)?;
-        let _mode: String = conn
-            .query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0))
-            .map_err(db)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(db)?;
-        let version: i64 = tx
-            .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(db)?;
+        conn.pragma_update(None, "secure_delete", true).map_err(db)?;
+        let _mode: String =
+            conn.query_row("PRAGMA journal_mode = DELETE", [], |r| r.get(0)).map_err(db)?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(db)?;
+        let version: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(db)?;
         match version {
             0 => {
                 tx.execute_batch(SCHEMA).map_err(db)?;
-                tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-                    .map_err(db)?;
+                tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(db)?;
             }
             1 => {
                 tx.execute_batch(TO_VERSION_2).map_err(db)?;
-                tx.pragma_update(None, "user_version", SCHEMA_VERSION)
-                    .map_err(db)?;
+                tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(db)?;
             }
             SCHEMA_VERSION => {}
             found => {
@@ -164,11 +154,7 @@ impl SqliteStore {
             }
         }
         tx.commit().map_err(db)?;
-        Ok(SqliteStore {
-            conn: Mutex::new(conn),
-            name,
-            max_entries: MAX_ENTRIES,
-        })
+        Ok(SqliteStore { conn: Mutex::new(conn), name, max_entries: MAX_ENTRIES })
     }
 
     /// Run `f` in one write transaction; it commits only when `f` succeeds.
@@ -204,11 +190,7 @@ impl SqliteStore {
     /// highest id ever given, so below the limit nothing needs counting.
     fn check_room(&self, tx: &Transaction<'_>) -> rusqlite::Result<Result<(), MemoryError>> {
         let seq: i64 = tx
-            .query_row(
-                "SELECT seq FROM sqlite_sequence WHERE name = 'entries'",
-                [],
-                |r| r.get(0),
-            )
+            .query_row("SELECT seq FROM sqlite_sequence WHERE name = 'entries'", [], |r| r.get(0))
             .optional()?
             .unwrap_or(0);
         if (seq as u64) < self.max_entries {
@@ -218,9 +200,7 @@ impl SqliteStore {
         Ok(if (count as u64) < self.max_entries {
             Ok(())
         } else {
-            Err(MemoryError::Full {
-                limit: self.max_entries,
-            })
+            Err(MemoryError::Full { limit: self.max_entries })
         })
     }
 }
@@ -244,20 +224,8 @@ impl MemoryStore for SqliteStore {
                 )?;
                 tx.execute("DELETE FROM memory_fts WHERE rowid = ?1", [current.id])?;
             }
-            let stored = Stored {
-                created: None,
-                last_used: None,
-                use_count: 0,
-                id: None,
-            };
-            let id = insert(
-                tx,
-                &entry,
-                &key,
-                &stored,
-                current.as_ref().map(|c| c.id),
-                None,
-            )?;
+            let stored = Stored { created: None, last_used: None, use_count: 0, id: None };
+            let id = insert(tx, &entry, &key, &stored, current.as_ref().map(|c| c.id), None)?;
             tx.execute(
                 "INSERT INTO memory_fts (rowid, subject, text) VALUES (?1, ?2, ?3)",
                 params![id, entry.subject, entry.text],
@@ -271,10 +239,7 @@ impl MemoryStore for SqliteStore {
                     )?;
                     let previous =
                         by_id(tx, current.id)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
-                    Added::Superseded {
-                        entry: new,
-                        previous: Box::new(previous),
-                    }
+                    Added::Superseded { entry: new, previous: Box::new(previous) }
                 }
                 None => Added::New(new),
             }))
@@ -301,15 +266,10 @@ impl MemoryStore for SqliteStore {
     }
 
     fn list(&self, include_superseded: bool) -> Result<Vec<Entry>, MemoryError> {
-        let filter = if include_superseded {
-            ""
-        } else {
-            "WHERE e.superseded_by IS NULL"
-        };
+        let filter = if include_superseded { "" } else { "WHERE e.superseded_by IS NULL" };
         self.read(|conn| {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT {COLUMNS} FROM entries e {filter} ORDER BY e.id"
-            ))?;
+            let mut stmt =
+                conn.prepare(&format!("SELECT {COLUMNS} FROM entries e {filter} ORDER BY e.id"))?;
             let rows = stmt.query_map([], entry_from_row)?;
             rows.collect()
         })
@@ -425,16 +385,12 @@ fn active(conn: &Connection, kind: Kind, key: &str) -> rusqlite::Result<Option<E
     let sql = format!(
         "SELECT {COLUMNS} FROM entries e WHERE e.kind = ?1 AND e.subject_key = ?2 AND e.superseded_by IS NULL"
     );
-    conn.prepare_cached(&sql)?
-        .query_row(params![kind.name(), key], entry_from_row)
-        .optional()
+    conn.prepare_cached(&sql)?.query_row(params![kind.name(), key], entry_from_row).optional()
 }
 
 fn by_id(conn: &Connection, id: EntryId) -> rusqlite::Result<Option<Entry>> {
     let sql = format!("SELECT {COLUMNS} FROM entries e WHERE e.id = ?1");
-    conn.prepare_cached(&sql)?
-        .query_row([id], entry_from_row)
-        .optional()
+    conn.prepare_cached(&sql)?.query_row([id], entry_from_row).optional()
 }
 
 fn entry_from_row(row: &Row<'_>) -> rusqlite::Result<Entry> {
@@ -457,10 +413,7 @@ fn entry_from_row(row: &Row<'_>) -> rusqlite::Result<Entry> {
         _ => Provenance::User { run_id, step },
     };
     let provenance = match row.get::<_, Option<String>>(14)? {
-        Some(file) => Provenance::Imported {
-            file,
-            claimed: Box::new(provenance),
-        },
+        Some(file) => Provenance::Imported { file, claimed: Box::new(provenance) },
         None => provenance,
     };
     Ok(Entry {
@@ -479,10 +432,7 @@ fn entry_from_row(row: &Row<'_>) -> rusqlite::Result<Entry> {
 }
 
 fn database(name: &str, e: rusqlite::Error) -> MemoryError {
-    MemoryError::Database {
-        path: name.to_owned(),
-        message: e.to_string(),
-    }
+    MemoryError::Database { path: name.to_owned(), message: e.to_string() }
 }
 
 mod import;

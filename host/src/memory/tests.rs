@@ -9,10 +9,7 @@ fn entry(subject: &str, text: &str) -> NewEntry {
         subject: subject.into(),
         text: text.into(),
         task_type: None,
-        provenance: Provenance::User {
-            run_id: None,
-            step: None,
-        },
+        provenance: Provenance::User { run_id: None, step: None },
     }
 }
 
@@ -37,57 +34,33 @@ fn limits_name_the_field_and_the_limit() {
     );
     checked(entry(&"é".repeat(200), &"x".repeat(MAX_TEXT_CHARS))).expect("at the limits");
     let err = checked(entry("  ", "t")).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "memory: the subject is empty; write a few words"
-    );
+    assert_eq!(err.to_string(), "memory: the subject is empty; write a few words");
     let err = checked(entry("s", "a\u{1b}[2Jb")).unwrap_err();
-    assert!(
-        err.to_string().contains("control character '\\u{1b}'"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("control character '\\u{1b}'"), "{err}");
     checked(entry("s", "line one\n\tline two")).expect("newlines and tabs in text");
-    assert!(
-        checked(entry("a\nb", "t")).is_err(),
-        "no newline in a subject"
-    );
+    assert!(checked(entry("a\nb", "t")).is_err(), "no newline in a subject");
 }
 
 #[test]
 fn task_types_are_trimmed_and_lower_case() {
     let mut e = entry("s", "t");
     e.task_type = Some(" Save-Page ".into());
-    assert_eq!(
-        checked(e.clone()).unwrap().task_type.as_deref(),
-        Some("save-page")
-    );
+    assert_eq!(checked(e.clone()).unwrap().task_type.as_deref(), Some("save-page"));
     e.task_type = Some("   ".into());
     assert_eq!(checked(e).unwrap().task_type, None);
 }
 
 #[test]
 fn provenance_json_is_tagged_by_source() {
-    let tool = Provenance::Tool {
-        run_id: "r1".into(),
-        step: 3,
-        tool: Some("http_api__get".into()),
-    };
+    let tool =
+        Provenance::Tool { run_id: "r1".into(), step: 3, tool: Some("http_api__get".into()) };
     assert_eq!(
         serde_json::to_string(&tool).unwrap(),
         r#"{"source":"tool","run_id":"r1","step":3,"tool":"http_api__get"}"#
     );
-    let user = Provenance::User {
-        run_id: None,
-        step: None,
-    };
-    assert_eq!(
-        serde_json::to_string(&user).unwrap(),
-        r#"{"source":"user"}"#
-    );
-    assert_eq!(
-        tool.describe(),
-        "verified by http_api__get's result in run r1, step 3"
-    );
+    let user = Provenance::User { run_id: None, step: None };
+    assert_eq!(serde_json::to_string(&user).unwrap(), r#"{"source":"user"}"#);
+    assert_eq!(tool.describe(), "verified by http_api__get's result in run r1, step 3");
     assert_eq!(user.describe(), "stated by the user");
     assert!(serde_json::from_str::<Provenance>(r#"{"source":"web"}"#).is_err());
     let imported = user.imported_from("old\nfile.jsonl");

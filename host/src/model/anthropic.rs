@@ -108,12 +108,21 @@ impl AnthropicClient {
     /// key that cannot be sent in a header.
     pub fn new(config: AnthropicConfig) -> Result<AnthropicClient, ModelError> {
         let mut headers = HeaderMap::new();
-        headers.insert(HeaderName::from_static("anthropic-version"), HeaderValue::from_static(ANTHROPIC_VERSION));
+        headers.insert(
+            HeaderName::from_static("anthropic-version"),
+            HeaderValue::from_static(ANTHROPIC_VERSION),
+        );
         if let Some(key) = &config.api_key {
             headers.insert(HeaderName::from_static("x-api-key"), secret_header(key)?);
         }
-        let endpoint =
-            Endpoint::new(&config.base_url, "ANTHROPIC_BASE_URL", "v1/messages", headers, config.timeout, &config.retry)?;
+        let endpoint = Endpoint::new(
+            &config.base_url,
+            "ANTHROPIC_BASE_URL",
+            "v1/messages",
+            headers,
+            config.timeout,
+            &config.retry,
+        )?;
         Ok(AnthropicClient { config, endpoint })
     }
 
@@ -131,7 +140,11 @@ impl AnthropicClient {
 
 impl Model for AnthropicClient {
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> ChatFuture<'a> {
-        Box::pin(self.endpoint.chat(request_body(&self.config, request), parse_response, &self.config.model))
+        Box::pin(self.endpoint.chat(
+            request_body(&self.config, request),
+            parse_response,
+            &self.config.model,
+        ))
     }
 
     fn name(&self) -> &str {
@@ -179,11 +192,14 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
         let (role, blocks) = match message.role {
             Role::System => continue,
             Role::User => ("user", text_block(&message.content).into_iter().collect()),
-            Role::Tool => ("user", vec![json!({
-                "type": "tool_result",
-                "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
-                "content": message.content,
-            })]),
+            Role::Tool => (
+                "user",
+                vec![json!({
+                    "type": "tool_result",
+                    "tool_use_id": message.tool_call_id.as_deref().unwrap_or_default(),
+                    "content": message.content,
+                })],
+            ),
             Role::Assistant => {
                 let mut blocks: Vec<Value> = text_block(&message.content).into_iter().collect();
                 blocks.extend(message.tool_calls.iter().map(|call| {
@@ -202,10 +218,7 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
             _ => turns.push((role, blocks)),
         }
     }
-    turns
-        .into_iter()
-        .map(|(role, blocks)| json!({"role": role, "content": blocks}))
-        .collect()
+    turns.into_iter().map(|(role, blocks)| json!({"role": role, "content": blocks})).collect()
 }
 
 /// A text block, or none for empty text (the API rejects empty text blocks).
@@ -249,8 +262,8 @@ struct WireUsage {
 }
 
 fn parse_response(text: &str) -> Result<Parsed, String> {
-    let wire: WireResponse =
-        serde_json::from_str(text).map_err(|e| format!("not a Messages response ({e}): {}", excerpt(text)))?;
+    let wire: WireResponse = serde_json::from_str(text)
+        .map_err(|e| format!("not a Messages response ({e}): {}", excerpt(text)))?;
     let Some(blocks) = wire.content else {
         return Err(match wire.error {
             Some(error) => format!("error: {}", excerpt(&error.to_string())),
@@ -261,14 +274,20 @@ fn parse_response(text: &str) -> Result<Parsed, String> {
     let mut tool_calls = Vec::new();
     for block in &blocks {
         match block.get("type").and_then(Value::as_str) {
-            Some("text") => content.push_str(block.get("text").and_then(Value::as_str).unwrap_or_default()),
+            Some("text") => {
+                content.push_str(block.get("text").and_then(Value::as_str).unwrap_or_default())
+            }
             Some("tool_use") => {
-                let name = block.get("name").and_then(Value::as_str).ok_or("a tool_use block without a name")?;
+                let name = block
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or("a tool_use block without a name")?;
                 let id = match block.get("id").and_then(Value::as_str) {
                     Some(id) if !id.is_empty() => id.to_owned(),
                     _ => format!("toolu_{}", tool_calls.len()),
                 };
-                let arguments = block.get("input").map_or_else(|| "{}".to_owned(), Value::to_string);
+                let arguments =
+                    block.get("input").map_or_else(|| "{}".to_owned(), Value::to_string);
                 tool_calls.push(ToolCall { id, name: name.to_owned(), arguments });
             }
             // Thinking and other blocks are not part of the answer.
@@ -277,14 +296,21 @@ fn parse_response(text: &str) -> Result<Parsed, String> {
     }
     // Cached prompt tokens are still tokens the model read; the API counts
     // them apart from `input_tokens`.
-    let usage = wire.usage.filter(|u| u.input_tokens.is_some() || u.output_tokens.is_some()).map(|u| Usage {
-        input_tokens: u.input_tokens.unwrap_or(0)
-            + u.cache_creation_input_tokens.unwrap_or(0)
-            + u.cache_read_input_tokens.unwrap_or(0),
-        output_tokens: u.output_tokens.unwrap_or(0),
-        estimated: false,
-    });
-    Ok(Parsed { message: Message::assistant(content, tool_calls), usage, model: wire.model.filter(|m| !m.is_empty()) })
+    let usage =
+        wire.usage.filter(|u| u.input_tokens.is_some() || u.output_tokens.is_some()).map(|u| {
+            Usage {
+                input_tokens: u.input_tokens.unwrap_or(0)
+                    + u.cache_creation_input_tokens.unwrap_or(0)
+                    + u.cache_read_input_tokens.unwrap_or(0),
+                output_tokens: u.output_tokens.unwrap_or(0),
+                estimated: false,
+            }
+        });
+    Ok(Parsed {
+        message: Message::assistant(content, tool_calls),
+        usage,
+        model: wire.model.filter(|m| !m.is_empty()),
+    })
 }
 
 #[cfg(test)]
@@ -295,8 +321,13 @@ mod tests {
     fn from_lookup_needs_a_key_unless_a_gateway_is_set() {
         let err = AnthropicConfig::from_lookup("m", |_| None).unwrap_err().to_string();
         assert!(err.contains("ANTHROPIC_API_KEY"), "{err}");
-        let config = AnthropicConfig::from_lookup("m", |n| (n == "ANTHROPIC_API_KEY").then(|| "k".into())).unwrap();
-        assert_eq!((config.base_url.as_str(), config.api_key.as_deref()), (ANTHROPIC_DEFAULT_BASE_URL, Some("k")));
+        let config =
+            AnthropicConfig::from_lookup("m", |n| (n == "ANTHROPIC_API_KEY").then(|| "k".into()))
+                .unwrap();
+        assert_eq!(
+            (config.base_url.as_str(), config.api_key.as_deref()),
+            (ANTHROPIC_DEFAULT_BASE_URL, Some("k"))
+        );
     }
 
     #[test]
@@ -316,7 +347,11 @@ mod tests {
 
     #[test]
     fn empty_messages_make_no_empty_turns() {
-        let wire = wire_messages(&[Message::user("a"), Message::assistant("", vec![]), Message::user("b")]);
+        let wire = wire_messages(&[
+            Message::user("a"),
+            Message::assistant("", vec![]),
+            Message::user("b"),
+        ]);
         let blocks = json!([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]);
         assert_eq!(wire, vec![json!({"role": "user", "content": blocks})]);
     }
@@ -328,6 +363,9 @@ mod tests {
         )
         .ok()
         .unwrap();
-        assert_eq!(parsed.usage, Some(Usage { input_tokens: 105, output_tokens: 7, estimated: false }));
+        assert_eq!(
+            parsed.usage,
+            Some(Usage { input_tokens: 105, output_tokens: 7, estimated: false })
+        );
     }
 }

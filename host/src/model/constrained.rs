@@ -41,7 +41,10 @@ pub fn system_note(tools: &[ToolSpec]) -> String {
                 map.remove(key);
             }
         }
-        note.push_str(&format!("\n## {}\n{}\nArguments (JSON Schema): {parameters}\n", tool.name, tool.description));
+        note.push_str(&format!(
+            "\n## {}\n{}\nArguments (JSON Schema): {parameters}\n",
+            tool.name, tool.description
+        ));
     }
     note
 }
@@ -94,7 +97,9 @@ fn rewrite_refs(value: &mut Value, tool: &str) {
             for (key, inner) in map.iter_mut() {
                 if key == "$ref"
                     && let Value::String(target) = inner
-                    && let Some(name) = target.strip_prefix("#/$defs/").or_else(|| target.strip_prefix("#/definitions/"))
+                    && let Some(name) = target
+                        .strip_prefix("#/$defs/")
+                        .or_else(|| target.strip_prefix("#/definitions/"))
                 {
                     *target = format!("#/$defs/{tool}__{name}");
                 } else {
@@ -120,7 +125,9 @@ pub fn wire_messages(messages: &[Message], tools: &[ToolSpec]) -> Vec<Value> {
         match message.role {
             Role::System if !noted => {
                 noted = true;
-                out.push(json!({"role": "system", "content": format!("{}\n\n{note}", message.content)}));
+                out.push(
+                    json!({"role": "system", "content": format!("{}\n\n{note}", message.content)}),
+                );
             }
             Role::System => out.push(json!({"role": "system", "content": message.content})),
             Role::User => out.push(json!({"role": "user", "content": message.content})),
@@ -132,7 +139,8 @@ pub fn wire_messages(messages: &[Message], tools: &[ToolSpec]) -> Vec<Value> {
                     .tool_calls
                     .iter()
                     .map(|call| {
-                        let arguments = serde_json::from_str::<Value>(&call.arguments).unwrap_or_else(|_| json!(call.arguments));
+                        let arguments = serde_json::from_str::<Value>(&call.arguments)
+                            .unwrap_or_else(|_| json!(call.arguments));
                         as_reply(&call.name, arguments)
                     })
                     .collect();
@@ -182,7 +190,10 @@ pub fn from_reply(message: Message, id: String) -> Message {
             _ => message,
         };
     }
-    Message::assistant(String::new(), vec![ToolCall { id, name: action, arguments: arguments.to_string() }])
+    Message::assistant(
+        String::new(),
+        vec![ToolCall { id, name: action, arguments: arguments.to_string() }],
+    )
 }
 
 #[cfg(test)]
@@ -200,23 +211,53 @@ mod tests {
             json!({"$schema": "x", "$defs": {"Method": {"enum": ["GET", "POST"]}},
                    "type": "object", "properties": {"method": {"$ref": "#/$defs/Method"}}, "required": ["method"]}),
         );
-        let read = tool("files__read", json!({"type": "object", "properties": {"path": {"type": "string"}}}));
+        let read = tool(
+            "files__read",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        );
         let schema = reply_schema(&[request, read]);
         let variants = schema["anyOf"].as_array().unwrap();
-        let actions: Vec<&str> = variants.iter().map(|v| v["properties"]["action"]["const"].as_str().unwrap()).collect();
+        let actions: Vec<&str> =
+            variants.iter().map(|v| v["properties"]["action"]["const"].as_str().unwrap()).collect();
         assert_eq!(actions, ["http_api__request", "files__read", "answer"]);
-        assert_eq!(variants[0]["properties"]["arguments"]["properties"]["method"]["$ref"], "#/$defs/http_api__request__Method");
+        assert_eq!(
+            variants[0]["properties"]["arguments"]["properties"]["method"]["$ref"],
+            "#/$defs/http_api__request__Method"
+        );
         assert_eq!(schema["$defs"]["http_api__request__Method"]["enum"], json!(["GET", "POST"]));
-        assert!(variants[0]["properties"]["arguments"].get("$defs").is_none() && variants[0]["properties"]["arguments"].get("$schema").is_none());
+        assert!(
+            variants[0]["properties"]["arguments"].get("$defs").is_none()
+                && variants[0]["properties"]["arguments"].get("$schema").is_none()
+        );
     }
 
     #[test]
     fn replies_become_calls_or_the_answer_and_anything_else_stays_text() {
-        let call = from_reply(Message::assistant(r#"{"action": "files__read", "arguments": {"path": "a.md"}}"#, vec![]), "c7".into());
-        assert_eq!(call.tool_calls, vec![ToolCall { id: "c7".into(), name: "files__read".into(), arguments: r#"{"path":"a.md"}"#.into() }]);
-        let answer = from_reply(Message::assistant(r#" {"action": "answer", "arguments": {"text": "Priya"}} "#, vec![]), "c8".into());
+        let call = from_reply(
+            Message::assistant(
+                r#"{"action": "files__read", "arguments": {"path": "a.md"}}"#,
+                vec![],
+            ),
+            "c7".into(),
+        );
+        assert_eq!(
+            call.tool_calls,
+            vec![ToolCall {
+                id: "c7".into(),
+                name: "files__read".into(),
+                arguments: r#"{"path":"a.md"}"#.into()
+            }]
+        );
+        let answer = from_reply(
+            Message::assistant(r#" {"action": "answer", "arguments": {"text": "Priya"}} "#, vec![]),
+            "c8".into(),
+        );
         assert_eq!((answer.content.as_str(), answer.tool_calls.len()), ("Priya", 0));
-        for text in ["Hello!", r#"{"action": "answer", "arguments": {"text": "cut at the li"#, r#"{"answer": 1}"#] {
+        for text in [
+            "Hello!",
+            r#"{"action": "answer", "arguments": {"text": "cut at the li"#,
+            r#"{"answer": 1}"#,
+        ] {
             assert_eq!(from_reply(Message::assistant(text, vec![]), "c".into()).content, text);
         }
     }
@@ -224,7 +265,11 @@ mod tests {
     #[test]
     fn the_conversation_is_rendered_as_replies_and_named_results() {
         let tools = [tool("files__read", json!({"type": "object"}))];
-        let call = ToolCall { id: "c1".into(), name: "files__read".into(), arguments: r#"{"path":"a.md"}"#.into() };
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "files__read".into(),
+            arguments: r#"{"path":"a.md"}"#.into(),
+        };
         let messages = [
             Message::system("PRE"),
             Message::user("task"),
@@ -233,9 +278,15 @@ mod tests {
             Message::assistant("done", vec![]),
         ];
         let wire = wire_messages(&messages, &tools);
-        assert!(wire[0]["content"].as_str().unwrap().starts_with("PRE\n\n# How to reply") && wire[0]["content"].as_str().unwrap().contains("## files__read"));
+        assert!(
+            wire[0]["content"].as_str().unwrap().starts_with("PRE\n\n# How to reply")
+                && wire[0]["content"].as_str().unwrap().contains("## files__read")
+        );
         assert_eq!(wire[2]["content"], r#"{"action":"files__read","arguments":{"path":"a.md"}}"#);
-        assert_eq!((wire[3]["role"].as_str(), wire[3]["content"].as_str()), (Some("user"), Some("Result of files__read:\nhello")));
+        assert_eq!(
+            (wire[3]["role"].as_str(), wire[3]["content"].as_str()),
+            (Some("user"), Some("Result of files__read:\nhello"))
+        );
         assert_eq!(wire[4]["content"], r#"{"action":"answer","arguments":{"text":"done"}}"#);
     }
 }

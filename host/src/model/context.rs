@@ -91,7 +91,8 @@ mod tests {
 
     #[test]
     fn servers_say_it_in_their_model_listing() {
-        let llama = json!({"data": [{"id": "qwen", "meta": {"n_ctx": 12288, "n_ctx_train": 32768}}]});
+        let llama =
+            json!({"data": [{"id": "qwen", "meta": {"n_ctx": 12288, "n_ctx_train": 32768}}]});
         assert_eq!(from_models_listing(&llama, "qwen"), Some(12_288));
         // A single-model server answers whatever name it was asked by.
         assert_eq!(from_models_listing(&llama, "other-name"), Some(12_288));
@@ -100,7 +101,11 @@ mod tests {
         assert_eq!(from_models_listing(&vllm, "c"), None);
         let openai = json!({"data": [{"id": "gpt-4o", "owned_by": "openai"}]});
         assert_eq!(from_models_listing(&openai, "gpt-4o"), None);
-        assert_eq!(from_models_listing(&json!({"data": [{"id": "x", "context_length": 3}]}), "x"), None, "implausible");
+        assert_eq!(
+            from_models_listing(&json!({"data": [{"id": "x", "context_length": 3}]}), "x"),
+            None,
+            "implausible"
+        );
         assert_eq!(from_models_listing(&json!("nonsense"), "x"), None);
     }
 

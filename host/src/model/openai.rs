@@ -4,7 +4,10 @@
 
 use super::retry::RetryPolicy;
 use super::transport::{Endpoint, Parsed, excerpt, redacted, secret_header};
-use super::{ChatFuture, ChatRequest, ChatResponse, Message, Model, ModelError, Role, ToolCall, ToolFormat, ToolSpec, Usage, constrained};
+use super::{
+    ChatFuture, ChatRequest, ChatResponse, Message, Model, ModelError, Role, ToolCall, ToolFormat,
+    ToolSpec, Usage, constrained,
+};
 use reqwest::header::{AUTHORIZATION, HeaderMap};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -95,7 +98,8 @@ impl OpenAiConfig {
                     .into(),
             ));
         }
-        let mut config = OpenAiConfig::new(base_url.unwrap_or_else(|| OPENAI_DEFAULT_BASE_URL.into()), model);
+        let mut config =
+            OpenAiConfig::new(base_url.unwrap_or_else(|| OPENAI_DEFAULT_BASE_URL.into()), model);
         config.api_key = api_key;
         Ok(config)
     }
@@ -120,9 +124,20 @@ impl OpenAiClient {
         if let Some(key) = &config.api_key {
             headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
         }
-        let endpoint =
-            Endpoint::new(&config.base_url, "OPENAI_BASE_URL", "chat/completions", headers, config.timeout, &config.retry)?;
-        Ok(OpenAiClient { config, endpoint, native_only: AtomicBool::new(false), next_call: AtomicU64::new(1) })
+        let endpoint = Endpoint::new(
+            &config.base_url,
+            "OPENAI_BASE_URL",
+            "chat/completions",
+            headers,
+            config.timeout,
+            &config.retry,
+        )?;
+        Ok(OpenAiClient {
+            config,
+            endpoint,
+            native_only: AtomicBool::new(false),
+            next_call: AtomicU64::new(1),
+        })
     }
 
     /// A client for `model` configured from the environment
@@ -141,8 +156,12 @@ impl OpenAiClient {
     /// One request with the tools in the system message and the reply
     /// constrained to a call or the answer. `None` when the server refused
     /// the schema (a 400 or 422): the caller asks natively instead.
-    async fn chat_constrained(&self, request: ChatRequest<'_>) -> Option<Result<ChatResponse, ModelError>> {
-        let mut body = base_body(&self.config, constrained::wire_messages(request.messages, request.tools));
+    async fn chat_constrained(
+        &self,
+        request: ChatRequest<'_>,
+    ) -> Option<Result<ChatResponse, ModelError>> {
+        let mut body =
+            base_body(&self.config, constrained::wire_messages(request.messages, request.tools));
         body["response_format"] = json!({
             "type": "json_schema",
             "json_schema": {"name": "reply", "schema": constrained::reply_schema(request.tools)},
@@ -172,7 +191,9 @@ impl Model for OpenAiClient {
             if constrained && let Some(answer) = self.chat_constrained(request).await {
                 return answer;
             }
-            self.endpoint.chat(request_body(&self.config, request), parse_response, &self.config.model).await
+            self.endpoint
+                .chat(request_body(&self.config, request), parse_response, &self.config.model)
+                .await
         })
     }
 
@@ -224,7 +245,9 @@ fn wire_message(message: &Message) -> Value {
     match message.role {
         Role::System => json!({"role": "system", "content": message.content}),
         Role::User => json!({"role": "user", "content": message.content}),
-        Role::Assistant if message.tool_calls.is_empty() => json!({"role": "assistant", "content": message.content}),
+        Role::Assistant if message.tool_calls.is_empty() => {
+            json!({"role": "assistant", "content": message.content})
+        }
         Role::Assistant => {
             let calls: Vec<Value> = message
                 .tool_calls
@@ -235,7 +258,8 @@ fn wire_message(message: &Message) -> Value {
                 })
                 .collect();
             // The API wants `null`, not "", for a message that only calls tools.
-            let content = if message.content.is_empty() { Value::Null } else { json!(message.content) };
+            let content =
+                if message.content.is_empty() { Value::Null } else { json!(message.content) };
             json!({"role": "assistant", "content": content, "tool_calls": calls})
         }
         Role::Tool => json!({
@@ -294,8 +318,8 @@ struct WireUsage {
 }
 
 fn parse_response(text: &str) -> Result<Parsed, String> {
-    let wire: WireResponse =
-        serde_json::from_str(text).map_err(|e| format!("not a chat completion ({e}): {}", excerpt(text)))?;
+    let wire: WireResponse = serde_json::from_str(text)
+        .map_err(|e| format!("not a chat completion ({e}): {}", excerpt(text)))?;
     let Some(choice) = wire.choices.into_iter().next() else {
         // Some proxies answer 200 with an error object instead of a status.
         return Err(match wire.error {
@@ -317,11 +341,14 @@ fn parse_response(text: &str) -> Result<Parsed, String> {
         .collect();
     let message = Message::assistant(content_text(choice.message.content), tool_calls);
     // A server that reports neither count reported nothing: estimate.
-    let usage = wire.usage.filter(|u| u.prompt_tokens.is_some() || u.completion_tokens.is_some()).map(|u| Usage {
-        input_tokens: u.prompt_tokens.unwrap_or(0),
-        output_tokens: u.completion_tokens.unwrap_or(0),
-        estimated: false,
-    });
+    let usage = wire
+        .usage
+        .filter(|u| u.prompt_tokens.is_some() || u.completion_tokens.is_some())
+        .map(|u| Usage {
+            input_tokens: u.prompt_tokens.unwrap_or(0),
+            output_tokens: u.completion_tokens.unwrap_or(0),
+            estimated: false,
+        });
     Ok(Parsed { message, usage, model: wire.model.filter(|m| !m.is_empty()) })
 }
 
@@ -340,7 +367,9 @@ fn arguments_text(arguments: Option<Value>) -> String {
 fn content_text(content: Option<Value>) -> String {
     match content {
         Some(Value::String(text)) => text,
-        Some(Value::Array(parts)) => parts.iter().filter_map(|part| part.get("text")?.as_str()).collect(),
+        Some(Value::Array(parts)) => {
+            parts.iter().filter_map(|part| part.get("text")?.as_str()).collect()
+        }
         _ => String::new(),
     }
 }
@@ -354,9 +383,13 @@ mod tests {
         let err = OpenAiConfig::from_lookup("m", |_| None).unwrap_err().to_string();
         assert!(err.contains("OPENAI_API_KEY") && err.contains("OPENAI_BASE_URL"), "{err}");
 
-        let base = |n: &str| (n == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:8080/v1".to_owned());
+        let base =
+            |n: &str| (n == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:8080/v1".to_owned());
         let local = OpenAiConfig::from_lookup("m", base).unwrap();
-        assert_eq!((local.base_url.as_str(), local.api_key.as_deref()), ("http://127.0.0.1:8080/v1", None));
+        assert_eq!(
+            (local.base_url.as_str(), local.api_key.as_deref()),
+            ("http://127.0.0.1:8080/v1", None)
+        );
 
         let hosted = OpenAiConfig::from_lookup("m", |n| match n {
             "OPENAI_API_KEY" => Some("sk-secret".into()),
@@ -364,7 +397,10 @@ mod tests {
             _ => None,
         });
         let hosted = hosted.unwrap();
-        assert_eq!((hosted.base_url.as_str(), hosted.api_key.as_deref()), (OPENAI_DEFAULT_BASE_URL, Some("sk-secret")));
+        assert_eq!(
+            (hosted.base_url.as_str(), hosted.api_key.as_deref()),
+            (OPENAI_DEFAULT_BASE_URL, Some("sk-secret"))
+        );
     }
 
     #[test]

@@ -112,7 +112,11 @@ mod tests {
         assert_eq!(policy.ceiling(u32::MAX), Duration::from_secs(20));
         let unbounded = RetryPolicy { max_delay: Duration::MAX, ..RetryPolicy::default() };
         assert_eq!(unbounded.ceiling(200), Duration::from_millis(500) * (1 << 31));
-        let huge = RetryPolicy { base_delay: Duration::MAX / 2, max_delay: Duration::MAX, ..RetryPolicy::default() };
+        let huge = RetryPolicy {
+            base_delay: Duration::MAX / 2,
+            max_delay: Duration::MAX,
+            ..RetryPolicy::default()
+        };
         assert_eq!(huge.ceiling(3), Duration::MAX);
     }
 
@@ -128,7 +132,8 @@ mod tests {
 
     #[test]
     fn server_wait_replaces_backoff_but_is_capped() {
-        let policy = RetryPolicy { max_retry_after: Duration::from_secs(60), ..RetryPolicy::default() };
+        let policy =
+            RetryPolicy { max_retry_after: Duration::from_secs(60), ..RetryPolicy::default() };
         assert_eq!(policy.delay(0, Some(Duration::from_secs(7))), Duration::from_secs(7));
         assert_eq!(policy.delay(5, Some(Duration::ZERO)), Duration::ZERO);
         assert_eq!(policy.delay(0, Some(Duration::from_secs(3600))), Duration::from_secs(60));
@@ -155,7 +160,10 @@ mod tests {
     #[test]
     fn retry_after_as_http_date() {
         let now = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:50:07 GMT", now), Some(Duration::from_secs(30)));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:50:07 GMT", now),
+            Some(Duration::from_secs(30))
+        );
         // A date already past means "retry now", not "never".
         assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:00:00 GMT", now), Some(Duration::ZERO));
     }

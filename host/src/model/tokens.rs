@@ -52,7 +52,11 @@ mod tests {
 
     #[test]
     fn usage_counts_request_and_what_the_model_wrote() {
-        let call = ToolCall { id: "c1".into(), name: "files__read".into(), arguments: r#"{"path":"a.md"}"#.into() };
+        let call = ToolCall {
+            id: "c1".into(),
+            name: "files__read".into(),
+            arguments: r#"{"path":"a.md"}"#.into(),
+        };
         let answer = Message::assistant("Reading it.", vec![call]);
         let usage = estimate_usage(&"x".repeat(400), &answer);
         // "Reading it." = 11 chars → 3; name 11 → 3; arguments 15 → 4.

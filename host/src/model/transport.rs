@@ -53,7 +53,13 @@ impl Endpoint {
         retry: &RetryPolicy,
     ) -> Result<Endpoint, ModelError> {
         check_base_url(base_url, variable)?;
-        Ok(Endpoint { base: base_url.to_owned(), url: join_url(base_url, path), headers, http: http_client(timeout)?, retry: retry.clone() })
+        Ok(Endpoint {
+            base: base_url.to_owned(),
+            url: join_url(base_url, path),
+            headers,
+            http: http_client(timeout)?,
+            retry: retry.clone(),
+        })
     }
 
     /// Sends `body`, parses the answer with `parse`, and estimates usage if
@@ -65,10 +71,17 @@ impl Endpoint {
         model: &str,
     ) -> Result<ChatResponse, ModelError> {
         let body = body.to_string();
-        let answer = post_json(&self.http, &self.url, &self.headers, Bytes::from(body.clone()), &self.retry).await?;
-        let parsed = parse(&answer).map_err(|reason| ModelError::Protocol { endpoint: self.url.clone(), reason })?;
+        let answer =
+            post_json(&self.http, &self.url, &self.headers, Bytes::from(body.clone()), &self.retry)
+                .await?;
+        let parsed = parse(&answer)
+            .map_err(|reason| ModelError::Protocol { endpoint: self.url.clone(), reason })?;
         let usage = parsed.usage.unwrap_or_else(|| estimate_usage(&body, &parsed.message));
-        Ok(ChatResponse { message: parsed.message, usage, model: parsed.model.unwrap_or_else(|| model.to_owned()) })
+        Ok(ChatResponse {
+            message: parsed.message,
+            usage,
+            model: parsed.model.unwrap_or_else(|| model.to_owned()),
+        })
     }
 }
 
@@ -78,7 +91,14 @@ impl Endpoint {
     /// failure — callers fall back to what they know.
     pub(crate) async fn get_json(&self, path: &str) -> Option<serde_json::Value> {
         let url = join_url(&self.base, path);
-        let sent = self.http.get(&url).headers(self.headers.clone()).timeout(PROBE_TIMEOUT).send().await.ok()?;
+        let sent = self
+            .http
+            .get(&url)
+            .headers(self.headers.clone())
+            .timeout(PROBE_TIMEOUT)
+            .send()
+            .await
+            .ok()?;
         if !sent.status().is_success() {
             return None;
         }
@@ -99,7 +119,9 @@ fn http_client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
         .connect_timeout(CONNECT_TIMEOUT.min(timeout))
         .user_agent(concat!("agent-reach/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| ModelError::Config(format!("cannot build the HTTP client for the model: {}", chain(&e))))
+        .map_err(|e| {
+            ModelError::Config(format!("cannot build the HTTP client for the model: {}", chain(&e)))
+        })
 }
 
 /// rustls with the ring provider and the bundled webpki roots, the same
@@ -110,19 +132,22 @@ fn tls_config() -> rustls::ClientConfig {
     CONFIG
         .get_or_init(|| {
             let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
-            rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .expect("ring supports the default TLS versions")
-                .with_root_certificates(roots)
-                .with_no_client_auth()
+            rustls::ClientConfig::builder_with_provider(Arc::new(
+                rustls::crypto::ring::default_provider(),
+            ))
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default TLS versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth()
         })
         .clone()
 }
 
 /// A header value that reqwest and our logs must never print: API keys.
 pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ModelError> {
-    let mut header = HeaderValue::from_str(value)
-        .map_err(|_| ModelError::Config("the API key contains characters not allowed in an HTTP header".into()))?;
+    let mut header = HeaderValue::from_str(value).map_err(|_| {
+        ModelError::Config("the API key contains characters not allowed in an HTTP header".into())
+    })?;
     header.set_sensitive(true);
     Ok(header)
 }
@@ -198,7 +223,8 @@ fn server_wait(headers: &HeaderMap) -> Option<Duration> {
 }
 
 fn unreachable(url: &str, error: &reqwest::Error, attempts: u32) -> ModelError {
-    let reason = if error.is_timeout() { format!("timed out ({})", chain(error)) } else { chain(error) };
+    let reason =
+        if error.is_timeout() { format!("timed out ({})", chain(error)) } else { chain(error) };
     ModelError::Unreachable { endpoint: url.to_owned(), reason, attempts }
 }
 
@@ -248,8 +274,14 @@ mod tests {
     #[test]
     fn join_url_tolerates_trailing_slashes() {
         assert_eq!(join_url("http://h:1/v1", "chat/completions"), "http://h:1/v1/chat/completions");
-        assert_eq!(join_url("http://h:1/v1/", "chat/completions"), "http://h:1/v1/chat/completions");
-        assert_eq!(join_url("https://api.anthropic.com", "/v1/messages"), "https://api.anthropic.com/v1/messages");
+        assert_eq!(
+            join_url("http://h:1/v1/", "chat/completions"),
+            "http://h:1/v1/chat/completions"
+        );
+        assert_eq!(
+            join_url("https://api.anthropic.com", "/v1/messages"),
+            "https://api.anthropic.com/v1/messages"
+        );
     }
 
     #[test]

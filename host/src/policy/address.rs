@@ -26,23 +26,11 @@ pub fn is_internal_address(ip: IpAddr) -> bool {
 /// IPv4 networks that are not the public internet: (network, prefix length,
 /// why it is here).
 const INTERNAL_V4: &[(Ipv4Addr, u8, &str)] = &[
-    (
-        Ipv4Addr::new(0, 0, 0, 0),
-        8,
-        "\"this network\", including 0.0.0.0",
-    ),
+    (Ipv4Addr::new(0, 0, 0, 0), 8, "\"this network\", including 0.0.0.0"),
     (Ipv4Addr::new(10, 0, 0, 0), 8, "private"),
-    (
-        Ipv4Addr::new(100, 64, 0, 0),
-        10,
-        "carrier-grade NAT shared space",
-    ),
+    (Ipv4Addr::new(100, 64, 0, 0), 10, "carrier-grade NAT shared space"),
     (Ipv4Addr::new(127, 0, 0, 0), 8, "loopback"),
-    (
-        Ipv4Addr::new(169, 254, 0, 0),
-        16,
-        "link-local, cloud metadata 169.254.169.254",
-    ),
+    (Ipv4Addr::new(169, 254, 0, 0), 16, "link-local, cloud metadata 169.254.169.254"),
     (Ipv4Addr::new(172, 16, 0, 0), 12, "private"),
     (Ipv4Addr::new(192, 0, 0, 0), 24, "IETF protocol assignments"),
     (Ipv4Addr::new(192, 0, 2, 0), 24, "documentation"),
@@ -51,11 +39,7 @@ const INTERNAL_V4: &[(Ipv4Addr, u8, &str)] = &[
     (Ipv4Addr::new(198, 51, 100, 0), 24, "documentation"),
     (Ipv4Addr::new(203, 0, 113, 0), 24, "documentation"),
     (Ipv4Addr::new(224, 0, 0, 0), 4, "multicast"),
-    (
-        Ipv4Addr::new(240, 0, 0, 0),
-        4,
-        "reserved, including broadcast 255.255.255.255",
-    ),
+    (Ipv4Addr::new(240, 0, 0, 0), 4, "reserved, including broadcast 255.255.255.255"),
 ];
 
 /// IPv6 networks that are not the public internet. The IPv4-carrying forms
@@ -65,26 +49,10 @@ const INTERNAL_V6: &[(Ipv6Addr, u8, &str)] = &[
     (Ipv6Addr::LOCALHOST, 128, "loopback"),
     // What is left of ::/8 after ::, ::1 and the IPv4 forms is reserved.
     (Ipv6Addr::new(0, 0, 0, 0, 0, 0, 0, 0), 8, "reserved"),
-    (
-        Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0),
-        48,
-        "local-use NAT64",
-    ),
-    (
-        Ipv6Addr::new(0x100, 0, 0, 0, 0, 0, 0, 0),
-        64,
-        "discard-only",
-    ),
-    (
-        Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0),
-        32,
-        "Teredo: tunnels to an address we cannot see",
-    ),
-    (
-        Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0),
-        32,
-        "documentation",
-    ),
+    (Ipv6Addr::new(0x64, 0xff9b, 1, 0, 0, 0, 0, 0), 48, "local-use NAT64"),
+    (Ipv6Addr::new(0x100, 0, 0, 0, 0, 0, 0, 0), 64, "discard-only"),
+    (Ipv6Addr::new(0x2001, 0, 0, 0, 0, 0, 0, 0), 32, "Teredo: tunnels to an address we cannot see"),
+    (Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 0), 32, "documentation"),
     (
         Ipv6Addr::new(0xfc00, 0, 0, 0, 0, 0, 0, 0),
         7,
@@ -228,11 +196,7 @@ mod tests {
     fn internal_address_table() {
         for &(text, expected) in CASES {
             let ip: IpAddr = text.parse().expect(text);
-            assert_eq!(
-                is_internal_address(ip),
-                expected,
-                "is_internal_address({text})"
-            );
+            assert_eq!(is_internal_address(ip), expected, "is_internal_address({text})");
         }
     }
 

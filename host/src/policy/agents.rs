@@ -105,7 +105,13 @@ pub struct DelegationSettings {
 
 impl Default for DelegationSettings {
     fn default() -> Self {
-        DelegationSettings { max_workers: 4, max_depth: 2, max_delegations: 16, worker_max_steps: 6, supervisor_skills: false }
+        DelegationSettings {
+            max_workers: 4,
+            max_depth: 2,
+            max_delegations: 16,
+            worker_max_steps: 6,
+            supervisor_skills: false,
+        }
     }
 }
 
@@ -140,9 +146,16 @@ pub(super) struct RawDelegation {
 }
 
 /// A number key that is optional, checked against `range`.
-fn number(src: &Source<'_>, key: &str, value: &Option<Spanned<i64>>, range: RangeInclusive<i64>) -> Result<Option<i64>, PolicyError> {
+fn number(
+    src: &Source<'_>,
+    key: &str,
+    value: &Option<Spanned<i64>>,
+    range: RangeInclusive<i64>,
+) -> Result<Option<i64>, PolicyError> {
     match value {
-        Some(n) if !range.contains(n.get_ref()) => Err(out_of_range(src, &n.span(), key, *n.get_ref(), &range)),
+        Some(n) if !range.contains(n.get_ref()) => {
+            Err(out_of_range(src, &n.span(), key, *n.get_ref(), &range))
+        }
         Some(n) => Ok(Some(*n.get_ref())),
         None => Ok(None),
     }
@@ -154,13 +167,26 @@ impl RawDelegation {
         let defaults = DelegationSettings::default();
         let or = |key: &str, value: &Option<Spanned<i64>>, range, default: usize| {
             // Every range is small and positive, so the value fits.
-            Ok::<_, PolicyError>(number(src, &format!("delegation.{key}"), value, range)?.map_or(default, |n| n as usize))
+            Ok::<_, PolicyError>(
+                number(src, &format!("delegation.{key}"), value, range)?
+                    .map_or(default, |n| n as usize),
+            )
         };
         Ok(DelegationSettings {
             max_workers: or("max_workers", &self.max_workers, MAX_WORKERS, defaults.max_workers)?,
             max_depth: or("max_depth", &self.max_depth, MAX_DEPTH, defaults.max_depth)?,
-            max_delegations: or("max_delegations", &self.max_delegations, MAX_DELEGATIONS, defaults.max_delegations)?,
-            worker_max_steps: or("worker_max_steps", &self.worker_max_steps, STEPS, defaults.worker_max_steps)?,
+            max_delegations: or(
+                "max_delegations",
+                &self.max_delegations,
+                MAX_DELEGATIONS,
+                defaults.max_delegations,
+            )?,
+            worker_max_steps: or(
+                "worker_max_steps",
+                &self.worker_max_steps,
+                STEPS,
+                defaults.worker_max_steps,
+            )?,
             supervisor_skills: self.supervisor_skills.unwrap_or(defaults.supervisor_skills),
         })
     }
@@ -204,14 +230,22 @@ fn resolve_agent(
         return Err(src.invalid(
             &name.span(),
             format!("agents.{text}"),
-            format!("is {} characters long; shorten the name to at most {MAX_NAME_CHARS}", text.len()),
+            format!(
+                "is {} characters long; shorten the name to at most {MAX_NAME_CHARS}",
+                text.len()
+            ),
         ));
     }
     let prefix = format!("agents.{text}");
-    let missing = |field: &str, fix: &str| src.invalid(&name.span(), format!("{prefix}.{field}"), format!("missing; add {fix}"));
+    let missing = |field: &str, fix: &str| {
+        src.invalid(&name.span(), format!("{prefix}.{field}"), format!("missing; add {fix}"))
+    };
 
     let Some(description) = raw.description else {
-        return Err(missing("description", r#"description = "…": one sentence on what this worker is for (the supervisor's model chooses by it)"#));
+        return Err(missing(
+            "description",
+            r#"description = "…": one sentence on what this worker is for (the supervisor's model chooses by it)"#,
+        ));
     };
     let chars = description.get_ref().chars().count();
     if description.get_ref().trim().is_empty() {
@@ -232,10 +266,17 @@ fn resolve_agent(
     }
 
     let Some(listed) = raw.skills else {
-        return Err(missing("skills", r#"skills = ["…"]: the skills this worker may use, each with its own [skills.NAME] table"#));
+        return Err(missing(
+            "skills",
+            r#"skills = ["…"]: the skills this worker may use, each with its own [skills.NAME] table"#,
+        ));
     };
     let table: Vec<&str> = skills.iter().map(|s| s.grants.skill.as_str()).collect();
-    let lists = if table.is_empty() { "[skills.*] lists none".to_owned() } else { format!("[skills.*] lists: {}", table.join(", ")) };
+    let lists = if table.is_empty() {
+        "[skills.*] lists none".to_owned()
+    } else {
+        format!("[skills.*] lists: {}", table.join(", "))
+    };
     if listed.get_ref().is_empty() {
         return Err(src.invalid(
             &listed.span(),
@@ -248,7 +289,11 @@ fn resolve_agent(
         let skill = entry.get_ref();
         let key = format!("{prefix}.skills[{i}]");
         if let Some(first) = profile_skills.iter().position(|s| s == skill) {
-            return Err(src.invalid(&entry.span(), key, format!("{skill:?} is listed twice (also skills[{first}]); drop one")));
+            return Err(src.invalid(
+                &entry.span(),
+                key,
+                format!("{skill:?} is listed twice (also skills[{first}]); drop one"),
+            ));
         }
         if skill != DELEGATE_SKILL && !table.contains(&skill.as_str()) {
             return Err(src.invalid(
@@ -282,7 +327,8 @@ fn resolve_agent(
         }
     }
     let max_steps = number(src, &format!("{prefix}.max_steps"), &raw.max_steps, STEPS)?;
-    let token_budget = number(src, &format!("{prefix}.token_budget"), &raw.token_budget, TOKEN_BUDGET)?;
+    let token_budget =
+        number(src, &format!("{prefix}.token_budget"), &raw.token_budget, TOKEN_BUDGET)?;
 
     Ok(AgentProfile {
         name: text.clone(),
@@ -344,17 +390,41 @@ mod tests {
         assert_eq!(policy.agent("nobody"), None);
         assert!(boss.may_delegate() && !web.may_delegate());
         assert_eq!(policy.delegation(), DelegationSettings::default());
-        assert_eq!(policy.delegation(), DelegationSettings { max_workers: 4, max_depth: 2, max_delegations: 16, worker_max_steps: 6, supervisor_skills: false });
+        assert_eq!(
+            policy.delegation(),
+            DelegationSettings {
+                max_workers: 4,
+                max_depth: 2,
+                max_delegations: 16,
+                worker_max_steps: 6,
+                supervisor_skills: false
+            }
+        );
         // The built-in policy and a table without profiles have none.
-        assert!(Policy::builtin().agents().is_empty() && parse(SKILLS).expect("valid").agents().is_empty());
+        assert!(
+            Policy::builtin().agents().is_empty()
+                && parse(SKILLS).expect("valid").agents().is_empty()
+        );
     }
 
     #[test]
     fn delegation_limits_are_read_up_to_their_maxima() {
         let policy = parse("[delegation]\nmax_workers = 16\nmax_depth = 4\nmax_delegations = 256\nworker_max_steps = 100\n").expect("valid");
-        assert_eq!(policy.delegation(), DelegationSettings { max_workers: 16, max_depth: 4, max_delegations: 256, worker_max_steps: 100, supervisor_skills: false });
+        assert_eq!(
+            policy.delegation(),
+            DelegationSettings {
+                max_workers: 16,
+                max_depth: 4,
+                max_delegations: 256,
+                worker_max_steps: 100,
+                supervisor_skills: false
+            }
+        );
         let policy = parse("[delegation]\nmax_depth = 1\n").expect("valid");
-        assert_eq!(policy.delegation(), DelegationSettings { max_depth: 1, ..DelegationSettings::default() });
+        assert_eq!(
+            policy.delegation(),
+            DelegationSettings { max_depth: 1, ..DelegationSettings::default() }
+        );
     }
 
     #[test]
@@ -373,7 +443,11 @@ mod tests {
     fn errors() -> Vec<(String, &'static str)> {
         let table = |rest: &str| format!("{SKILLS}{rest}");
         // A good profile on lines 8 to 10, then `rest` from line 11.
-        let agent = |rest: &str| table(&format!("[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\"]\n{rest}"));
+        let agent = |rest: &str| {
+            table(&format!(
+                "[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\"]\n{rest}"
+            ))
+        };
         vec![
             (
                 format!("[skills.agents]\n{}", agent("")),
@@ -400,7 +474,10 @@ mod tests {
                 "reach.toml:9:15: agents.web.description: is empty; write one sentence on what this worker is for (the supervisor's model chooses by it)",
             ),
             (
-                table(&format!("[agents.web]\ndescription = \"{}\"\nskills = [\"web\"]\n", "d".repeat(501))),
+                table(&format!(
+                    "[agents.web]\ndescription = \"{}\"\nskills = [\"web\"]\n",
+                    "d".repeat(501)
+                )),
                 "reach.toml:9:15: agents.web.description: is 501 characters long; keep it to 500 (the supervisor's model reads every profile's description in each request)",
             ),
             (
@@ -412,11 +489,15 @@ mod tests {
                 "reach.toml:10:10: agents.web.skills: [] gives the worker nothing to use; list at least one skill of this table ([skills.*] lists: files, web)",
             ),
             (
-                table("[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\", \"files\", \"web\"]\n"),
+                table(
+                    "[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\", \"files\", \"web\"]\n",
+                ),
                 r#"reach.toml:10:27: agents.web.skills[2]: "web" is listed twice (also skills[0]); drop one"#,
             ),
             (
-                table("[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\", \"fils\"]\n"),
+                table(
+                    "[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\", \"fils\"]\n",
+                ),
                 r#"reach.toml:10:18: agents.web.skills[1]: "fils" is not a skill of this table ([skills.*] lists: files, web); list it under [skills.fils] first or fix the name"#,
             ),
             (
@@ -431,9 +512,18 @@ mod tests {
                 agent(&format!("instructions = \"{}\"\n", "i".repeat(4001))),
                 "reach.toml:11:16: agents.web.instructions: is 4001 characters long; keep it to 4000 (it is sent with every task this worker is given)",
             ),
-            (agent("max_steps = 0\n"), "reach.toml:11:13: agents.web.max_steps: 0 is out of range; use 1 to 100"),
-            (agent("max_steps = 101\n"), "reach.toml:11:13: agents.web.max_steps: 101 is out of range; use 1 to 100"),
-            (agent("token_budget = 0\n"), "reach.toml:11:16: agents.web.token_budget: 0 is out of range; use 1 to 100000000"),
+            (
+                agent("max_steps = 0\n"),
+                "reach.toml:11:13: agents.web.max_steps: 0 is out of range; use 1 to 100",
+            ),
+            (
+                agent("max_steps = 101\n"),
+                "reach.toml:11:13: agents.web.max_steps: 101 is out of range; use 1 to 100",
+            ),
+            (
+                agent("token_budget = 0\n"),
+                "reach.toml:11:16: agents.web.token_budget: 0 is out of range; use 1 to 100000000",
+            ),
             (
                 agent("token_budget = 100000001\n"),
                 "reach.toml:11:16: agents.web.token_budget: 100000001 is out of range; use 1 to 100000000",
@@ -446,11 +536,26 @@ mod tests {
                 table("[agents.web]\ndescription = \"Fetches pages.\"\nskills = \"web\"\n"),
                 r#"reach.toml:10:10: invalid type: string "web", expected a sequence"#,
             ),
-            ("[delegation]\nmax_workers = 0\n".to_owned(), "reach.toml:2:15: delegation.max_workers: 0 is out of range; use 1 to 16"),
-            ("[delegation]\nmax_workers = 17\n".to_owned(), "reach.toml:2:15: delegation.max_workers: 17 is out of range; use 1 to 16"),
-            ("[delegation]\nmax_depth = 5\n".to_owned(), "reach.toml:2:13: delegation.max_depth: 5 is out of range; use 1 to 4"),
-            ("[delegation]\nmax_delegations = 257\n".to_owned(), "reach.toml:2:19: delegation.max_delegations: 257 is out of range; use 1 to 256"),
-            ("[delegation]\nworker_max_steps = 0\n".to_owned(), "reach.toml:2:20: delegation.worker_max_steps: 0 is out of range; use 1 to 100"),
+            (
+                "[delegation]\nmax_workers = 0\n".to_owned(),
+                "reach.toml:2:15: delegation.max_workers: 0 is out of range; use 1 to 16",
+            ),
+            (
+                "[delegation]\nmax_workers = 17\n".to_owned(),
+                "reach.toml:2:15: delegation.max_workers: 17 is out of range; use 1 to 16",
+            ),
+            (
+                "[delegation]\nmax_depth = 5\n".to_owned(),
+                "reach.toml:2:13: delegation.max_depth: 5 is out of range; use 1 to 4",
+            ),
+            (
+                "[delegation]\nmax_delegations = 257\n".to_owned(),
+                "reach.toml:2:19: delegation.max_delegations: 257 is out of range; use 1 to 256",
+            ),
+            (
+                "[delegation]\nworker_max_steps = 0\n".to_owned(),
+                "reach.toml:2:20: delegation.worker_max_steps: 0 is out of range; use 1 to 100",
+            ),
             (
                 "[delegation]\nmax_worker = 2\n".to_owned(),
                 "reach.toml:2:1: unknown field `max_worker`, expected one of `max_workers`, `max_depth`, `max_delegations`, `worker_max_steps`, `supervisor_skills`",
@@ -468,8 +573,12 @@ mod tests {
 
     #[test]
     fn the_delegate_pseudo_skill_needs_no_skills_table() {
-        let policy = parse("[agents.boss]\ndescription = \"Plans.\"\nskills = [\"agents\"]\n").expect("valid");
-        assert_eq!(policy.agent("boss").map(|a| a.skills.clone()), Some(vec![DELEGATE_SKILL.to_owned()]));
+        let policy = parse("[agents.boss]\ndescription = \"Plans.\"\nskills = [\"agents\"]\n")
+            .expect("valid");
+        assert_eq!(
+            policy.agent("boss").map(|a| a.skills.clone()),
+            Some(vec![DELEGATE_SKILL.to_owned()])
+        );
         assert!(policy.agents()[0].may_delegate());
     }
 }

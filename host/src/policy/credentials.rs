@@ -10,8 +10,16 @@ use std::net::IpAddr;
 use std::path::PathBuf;
 
 /// Header names a credential may not set: they frame the request itself.
-const RESERVED_HEADERS: &[&str] =
-    &["host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer", "keep-alive"];
+const RESERVED_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "upgrade",
+    "te",
+    "trailer",
+    "keep-alive",
+];
 
 /// One `[[skills.NAME.credentials]]` entry, checked.
 ///
@@ -126,14 +134,20 @@ impl Credential {
                     return Err(format!("{name:?} is not a valid HTTP header name"));
                 }
                 if RESERVED_HEADERS.contains(&lower.as_str()) {
-                    return Err(format!("{name:?} frames the request and cannot carry a credential; use e.g. \"Authorization\""));
+                    return Err(format!(
+                        "{name:?} frames the request and cannot carry a credential; use e.g. \"Authorization\""
+                    ));
                 }
                 check_prefix(&prefix)?;
                 Injection::Header { name: lower, prefix }
             }
             Injection::Query { name, prefix } => {
-                if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b)) {
-                    return Err(format!("{name:?} is not a plain query parameter name; use letters, digits, '-', '_', '.' or '~'"));
+                if name.is_empty()
+                    || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b))
+                {
+                    return Err(format!(
+                        "{name:?} is not a plain query parameter name; use letters, digits, '-', '_', '.' or '~'"
+                    ));
                 }
                 check_prefix(&prefix)?;
                 Injection::Query { name, prefix }
@@ -165,18 +179,27 @@ impl Credential {
     /// True when the credential may travel over `scheme` (`https`, or
     /// `http` with `allow_http`).
     pub fn allows_scheme(&self, scheme: &str) -> bool {
-        scheme.eq_ignore_ascii_case("https") || (self.allow_http && scheme.eq_ignore_ascii_case("http"))
+        scheme.eq_ignore_ascii_case("https")
+            || (self.allow_http && scheme.eq_ignore_ascii_case("http"))
     }
 
     /// Read the secret now. The error says which variable or file is missing,
     /// never a value.
     pub fn secret(&self) -> Result<Secret, String> {
         let value = match &self.source {
-            SecretSource::Env(name) => std::env::var(name)
-                .map_err(|_| format!("the credential for {} comes from ${name}, which is not set on the host", self.target()))?,
+            SecretSource::Env(name) => std::env::var(name).map_err(|_| {
+                format!(
+                    "the credential for {} comes from ${name}, which is not set on the host",
+                    self.target()
+                )
+            })?,
             SecretSource::File(path) => {
                 let mut text = std::fs::read_to_string(path).map_err(|e| {
-                    format!("the credential for {} comes from {}, which cannot be read: {e}", self.target(), path.display())
+                    format!(
+                        "the credential for {} comes from {}, which cannot be read: {e}",
+                        self.target(),
+                        path.display()
+                    )
                 })?;
                 if text.ends_with('\n') {
                     text.pop();
@@ -191,7 +214,10 @@ impl Credential {
             return Err(format!("the credential for {} is empty", self.target()));
         }
         if value.chars().any(char::is_control) {
-            return Err(format!("the credential for {} contains control characters", self.target()));
+            return Err(format!(
+                "the credential for {} contains control characters",
+                self.target()
+            ));
         }
         Ok(Secret(value))
     }
@@ -206,7 +232,11 @@ fn check_prefix(prefix: &str) -> Result<(), String> {
 
 /// Split `host[:port]`, normalising the host.
 fn split_host(text: &str) -> Result<(String, Option<u16>), String> {
-    let bad = || format!("{text:?} is not a host; write an exact host such as \"api.example.com\" or \"127.0.0.1:8080\" (no scheme, path or wildcard)");
+    let bad = || {
+        format!(
+            "{text:?} is not a host; write an exact host such as \"api.example.com\" or \"127.0.0.1:8080\" (no scheme, path or wildcard)"
+        )
+    };
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {
         let (inner, after) = rest.split_once(']').ok_or_else(bad)?;
         let port = match after {
@@ -222,7 +252,8 @@ fn split_host(text: &str) -> Result<(String, Option<u16>), String> {
             None => (text, None),
         }
     };
-    let port = port.map(|p| p.parse::<u16>().ok().filter(|p| *p != 0).ok_or_else(bad)).transpose()?;
+    let port =
+        port.map(|p| p.parse::<u16>().ok().filter(|p| *p != 0).ok_or_else(bad)).transpose()?;
     let host = normalise(host).ok_or_else(bad)?;
     Ok((host, port))
 }
@@ -236,9 +267,9 @@ fn normalise(host: &str) -> Option<String> {
     }
     let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
     let plain = !name.is_empty()
-        && name
-            .split('.')
-            .all(|l| !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+        && name.split('.').all(|l| {
+            !l.is_empty() && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        });
     plain.then_some(name)
 }
 
@@ -288,14 +319,24 @@ mod tests {
         }
         let err = Credential::new("api.example.com", env(), header(), true).unwrap_err();
         assert!(err.contains("loopback"), "{err}");
-        let err = Credential::new("a.com", SecretSource::File("rel/token".into()), header(), false).unwrap_err();
+        let err = Credential::new("a.com", SecretSource::File("rel/token".into()), header(), false)
+            .unwrap_err();
         assert!(err.contains("absolute"), "{err}");
-        let err = Credential::new("a.com", SecretSource::Env("1X".into()), header(), false).unwrap_err();
+        let err =
+            Credential::new("a.com", SecretSource::Env("1X".into()), header(), false).unwrap_err();
         assert!(err.contains("environment variable name"), "{err}");
         let host = Injection::Header { name: "Host".into(), prefix: String::new() };
-        assert!(Credential::new("a.com", env(), host, false).unwrap_err().contains("frames the request"));
+        assert!(
+            Credential::new("a.com", env(), host, false)
+                .unwrap_err()
+                .contains("frames the request")
+        );
         let bad = Injection::Header { name: "Bad Header".into(), prefix: String::new() };
-        assert!(Credential::new("a.com", env(), bad, false).unwrap_err().contains("not a valid HTTP header"));
+        assert!(
+            Credential::new("a.com", env(), bad, false)
+                .unwrap_err()
+                .contains("not a valid HTTP header")
+        );
         let q = Injection::Query { name: "a&b".into(), prefix: String::new() };
         assert!(Credential::new("a.com", env(), q, false).unwrap_err().contains("query parameter"));
         let nl = Injection::Header { name: "X-Key".into(), prefix: "a\nb".into() };
@@ -315,14 +356,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("token");
         std::fs::write(&path, "s3cr3t-value\n").unwrap();
-        let c = Credential::new("a.com", SecretSource::File(path.clone()), header(), false).unwrap();
+        let c =
+            Credential::new("a.com", SecretSource::File(path.clone()), header(), false).unwrap();
         let secret = c.secret().unwrap();
         assert_eq!(secret.expose(), "s3cr3t-value");
         assert_eq!(format!("{secret} {secret:?}"), "[REDACTED] Secret([REDACTED])");
         std::fs::remove_file(&path).unwrap();
         let err = c.secret().unwrap_err();
         assert!(err.contains("cannot be read") && err.contains("a.com"), "{err}");
-        let missing = Credential::new("a.com", SecretSource::Env("AGENT_REACH_TEST_SURELY_UNSET".into()), header(), false).unwrap();
-        assert!(missing.secret().unwrap_err().contains("$AGENT_REACH_TEST_SURELY_UNSET, which is not set"));
+        let missing = Credential::new(
+            "a.com",
+            SecretSource::Env("AGENT_REACH_TEST_SURELY_UNSET".into()),
+            header(),
+            false,
+        )
+        .unwrap();
+        assert!(
+            missing
+                .secret()
+                .unwrap_err()
+                .contains("$AGENT_REACH_TEST_SURELY_UNSET, which is not set")
+        );
     }
 }

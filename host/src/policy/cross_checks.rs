@@ -42,7 +42,13 @@ pub(super) fn check(file: &Path, skills: &[ListedSkill]) -> Result<(), PolicyErr
                 SecretSource::File(path) => spellings(path),
                 SecretSource::Env(_) => Vec::new(),
             };
-            secrets.push(Secret { skill: name, target: cred.target(), line, source: &cred.source, paths });
+            secrets.push(Secret {
+                skill: name,
+                target: cred.target(),
+                line,
+                source: &cred.source,
+                paths,
+            });
         }
     }
     if secrets.is_empty() {
@@ -70,7 +76,9 @@ pub(super) fn check(file: &Path, skills: &[ListedSkill]) -> Result<(), PolicyErr
             }
         }
         for folder in &skill.folders_at {
-            let hit = secrets.iter().find_map(|s| s.paths.iter().find(|p| p.starts_with(&folder.grant.path)).map(|p| (s, p)));
+            let hit = secrets.iter().find_map(|s| {
+                s.paths.iter().find(|p| p.starts_with(&folder.grant.path)).map(|p| (s, p))
+            });
             if let Some((secret, path)) = hit {
                 let whose = if secret.skill == name {
                     "its own credential".to_owned()
@@ -127,17 +135,27 @@ mod tests {
         let api = format!("{API}env = \"TOKEN\"\n");
         let other = format!("{api}\n[skills.web]\nenv = [\"LANG\", \"TOKEN\"]\n");
         let err = parse(Path::new("/"), &other).unwrap_err();
-        assert!(err.starts_with("reach.toml:10:16: skills.web.env[1]: TOKEN is the secret of skill api's credential"), "{err}");
+        assert!(
+            err.starts_with(
+                "reach.toml:10:16: skills.web.env[1]: TOKEN is the secret of skill api's credential"
+            ),
+            "{err}"
+        );
         assert!(err.contains("(line 4)") && err.contains("remove it from skills.web.env"), "{err}");
         // Declared before the credential's skill: still found.
         let before = format!("[skills.web]\nenv = [\"TOKEN\"]\n\n{api}");
-        assert!(parse(Path::new("/"), &before).unwrap_err().starts_with("reach.toml:2:8: skills.web.env[0]"));
+        assert!(
+            parse(Path::new("/"), &before)
+                .unwrap_err()
+                .starts_with("reach.toml:2:8: skills.web.env[0]")
+        );
         // The same skill, as before.
         let own = "[skills.api]\nnet = [\"api.example.com\"]\nenv = [\"TOKEN\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\nenv = \"TOKEN\"\n";
         let err = parse(Path::new("/"), own).unwrap_err();
         assert!(err.starts_with("reach.toml:3:8: skills.api.env[0]: TOKEN is the secret of the credential for api.example.com (line 5)"), "{err}");
         // Another variable is fine.
-        parse(Path::new("/"), &format!("{api}\n[skills.web]\nenv = [\"TOKEN2\"]\n")).expect("no overlap");
+        parse(Path::new("/"), &format!("{api}\n[skills.web]\nenv = [\"TOKEN2\"]\n"))
+            .expect("no overlap");
     }
 
     #[test]
@@ -148,30 +166,59 @@ mod tests {
         std::fs::create_dir_all(base.join("secrets")).unwrap();
         std::fs::write(base.join("docs/keys/token"), "t\n").unwrap();
         std::fs::write(base.join("secrets/token"), "t\n").unwrap();
-        let with_file = |file: &Path, grants: &str| format!("{API}file = \"{}\"\n\n[skills.files]\n{grants}\n", file.display());
+        let with_file = |file: &Path, grants: &str| {
+            format!("{API}file = \"{}\"\n\n[skills.files]\n{grants}\n", file.display())
+        };
 
         for (file, grants, key) in [
             (base.join("docs/keys/token"), "read = [\"./docs\"]", "skills.files.read[0]"),
-            (base.join("docs/keys/token"), "write = [\"./notes\", \"docs/keys\"]", "skills.files.write[1]"),
+            (
+                base.join("docs/keys/token"),
+                "write = [\"./notes\", \"docs/keys\"]",
+                "skills.files.write[1]",
+            ),
             (base.join("docs/../docs/keys/token"), "read = [\"docs\"]", "skills.files.read[0]"),
             (base.join("secrets/token"), "read = [\"/\"]", "skills.files.read[0]"),
             (base.join("secrets/not-yet"), "read = [\"./secrets\"]", "skills.files.read[0]"),
         ] {
             let err = parse(&base, &with_file(&file, grants)).unwrap_err();
-            assert!(err.contains(&format!(": {key}: ")) && err.contains("skill api's credential for api.example.com (line 4)"), "{file:?} {grants}: {err}");
+            assert!(
+                err.contains(&format!(": {key}: "))
+                    && err.contains("skill api's credential for api.example.com (line 4)"),
+                "{file:?} {grants}: {err}"
+            );
         }
-        parse(&base, &with_file(&base.join("secrets/token"), "read = [\"./docs\"]\nwrite = [\"./notes\"]")).expect("secret outside every folder");
+        parse(
+            &base,
+            &with_file(&base.join("secrets/token"), "read = [\"./docs\"]\nwrite = [\"./notes\"]"),
+        )
+        .expect("secret outside every folder");
 
         // Symlinks: a link to the secret's folder, and a link to the secret.
         std::os::unix::fs::symlink(base.join("docs/keys"), base.join("keys-link")).unwrap();
-        std::os::unix::fs::symlink(base.join("docs/keys/token"), base.join("secrets/token-link")).unwrap();
-        for file in [base.join("keys-link/token"), base.join("keys-link/missing"), base.join("secrets/token-link")] {
+        std::os::unix::fs::symlink(base.join("docs/keys/token"), base.join("secrets/token-link"))
+            .unwrap();
+        for file in [
+            base.join("keys-link/token"),
+            base.join("keys-link/missing"),
+            base.join("secrets/token-link"),
+        ] {
             let err = parse(&base, &with_file(&file, "read = [\"./docs\"]")).unwrap_err();
-            assert!(err.contains("skills.files.read[0]") && err.contains("docs/keys/"), "{file:?}: {err}");
+            assert!(
+                err.contains("skills.files.read[0]") && err.contains("docs/keys/"),
+                "{file:?}: {err}"
+            );
         }
         // Its own folders count too.
-        let own = format!("[skills.api]\nnet = [\"api.example.com\"]\nread = [\"./docs\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\nfile = \"{}\"\n", base.join("docs/keys/token").display());
+        let own = format!(
+            "[skills.api]\nnet = [\"api.example.com\"]\nread = [\"./docs\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\nfile = \"{}\"\n",
+            base.join("docs/keys/token").display()
+        );
         let err = parse(&base, &own).unwrap_err();
-        assert!(err.starts_with("reach.toml:3:9: skills.api.read[0]") && err.contains("its own credential"), "{err}");
+        assert!(
+            err.starts_with("reach.toml:3:9: skills.api.read[0]")
+                && err.contains("its own credential"),
+            "{err}"
+        );
     }
 }

@@ -91,38 +91,20 @@ impl Source<'_> {
 
     /// A [`PolicyError::Syntax`] from the TOML parser's error.
     pub(super) fn syntax(&self, error: &toml::de::Error) -> PolicyError {
-        let (line, column) = error
-            .span()
-            .map_or((1, 1), |span| self.position(span.start));
+        let (line, column) = error.span().map_or((1, 1), |span| self.position(span.start));
         // toml's own Display draws the source line with a caret over several
         // lines; a policy error is one line, so keep only the message.
-        let message = error
-            .message()
-            .lines()
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join("; ");
-        PolicyError::Syntax {
-            file: self.origin.to_owned(),
-            line,
-            column,
-            message,
-        }
+        let message = error.message().lines().map(str::trim).collect::<Vec<_>>().join("; ");
+        PolicyError::Syntax { file: self.origin.to_owned(), line, column, message }
     }
 }
 
 /// A key as TOML would write it: bare when it can be, quoted otherwise, so
 /// the dotted path in a message can be pasted back into the file.
 pub(super) fn toml_key(key: &str) -> String {
-    let bare = !key.is_empty()
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if bare {
-        key.to_owned()
-    } else {
-        format!("{key:?}")
-    }
+    let bare =
+        !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if bare { key.to_owned() } else { format!("{key:?}") }
 }
 
 #[cfg(test)]
@@ -146,15 +128,8 @@ mod tests {
     #[test]
     fn positions_are_one_based_lines_and_character_columns() {
         for &(text, offset, line, column) in POSITIONS {
-            let source = Source {
-                text,
-                origin: Path::new("t.toml"),
-            };
-            assert_eq!(
-                source.position(offset),
-                (line, column),
-                "{text:?} at {offset}"
-            );
+            let source = Source { text, origin: Path::new("t.toml") };
+            assert_eq!(source.position(offset), (line, column), "{text:?} at {offset}");
         }
     }
 

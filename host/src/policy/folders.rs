@@ -46,9 +46,7 @@ pub(super) fn resolve_folder(declared: &str, base_dir: &Path) -> Result<FolderGr
     if declared.starts_with('~') {
         // Taken literally this would be a folder named "~" next to the policy
         // file, which is never what was meant.
-        return Err(format!(
-            "{declared:?}: \"~\" is not expanded; write the full path"
-        ));
+        return Err(format!("{declared:?}: \"~\" is not expanded; write the full path"));
     }
     let lexical = lexical_normalize(&base_dir.join(declared));
     let (path, exists) = match std::fs::canonicalize(&lexical) {
@@ -66,16 +64,9 @@ pub(super) fn resolve_folder(declared: &str, base_dir: &Path) -> Result<FolderGr
     // Paths travel into WASI preopens, messages and JSON as text; a path that
     // cannot be written down exactly is refused rather than mangled.
     if path.to_str().is_none() {
-        return Err(format!(
-            "{declared:?} resolves to a path that is not valid UTF-8"
-        ));
+        return Err(format!("{declared:?} resolves to a path that is not valid UTF-8"));
     }
-    Ok(FolderGrant {
-        path,
-        declared: declared.to_owned(),
-        lexical,
-        exists,
-    })
+    Ok(FolderGrant { path, declared: declared.to_owned(), lexical, exists })
 }
 
 /// Remove `.` and resolve `..` textually; `..` never climbs above the root.
@@ -99,7 +90,9 @@ pub(super) fn lexical_normalize(path: &Path) -> PathBuf {
 /// symlink makes look elsewhere still counts where it is.
 pub(super) fn strictly_inside(inner: &FolderGrant, outer: &FolderGrant) -> bool {
     let inside = |a: &Path, b: &Path| a != b && a.starts_with(b);
-    [&inner.lexical, &inner.path].iter().any(|i| [&outer.lexical, &outer.path].iter().any(|o| inside(i, o)))
+    [&inner.lexical, &inner.path]
+        .iter()
+        .any(|i| [&outer.lexical, &outer.path].iter().any(|o| inside(i, o)))
 }
 
 /// A path the host itself depends on — the permission table, the skills
@@ -175,10 +168,8 @@ pub(super) fn split_read_write(
     write: Vec<FolderGrant>,
 ) -> (Vec<FolderGrant>, Vec<FolderGrant>) {
     let write = dedupe(write);
-    let read = dedupe(read)
-        .into_iter()
-        .filter(|r| !write.iter().any(|w| w.path == r.path))
-        .collect();
+    let read =
+        dedupe(read).into_iter().filter(|r| !write.iter().any(|w| w.path == r.path)).collect();
     (read, write)
 }
 
@@ -234,11 +225,7 @@ mod tests {
                 lexical: PathBuf::from(folder),
                 exists: true,
             };
-            assert_eq!(
-                grant.allows(Path::new(path)),
-                expected,
-                "{folder} allows {path:?}"
-            );
+            assert_eq!(grant.allows(Path::new(path)), expected, "{folder} allows {path:?}");
         }
     }
 
@@ -257,11 +244,7 @@ mod tests {
     #[test]
     fn normalize_table() {
         for &(path, expected) in NORMALIZE {
-            assert_eq!(
-                lexical_normalize(Path::new(path)),
-                Path::new(expected),
-                "{path}"
-            );
+            assert_eq!(lexical_normalize(Path::new(path)), Path::new(expected), "{path}");
         }
     }
 

@@ -104,7 +104,8 @@ impl HostPattern {
     /// where a name leads — nor does a bare address (two ports, 80 and 443)
     /// or `:*`. For confining a table to one known server (`reach eval`).
     pub fn allows_only(&self, addr: std::net::SocketAddr) -> bool {
-        matches!(self.host, HostMatch::Ip(ip) if ip == addr.ip().to_canonical()) && self.port == PortMatch::Exact(addr.port())
+        matches!(self.host, HostMatch::Ip(ip) if ip == addr.ip().to_canonical())
+            && self.port == PortMatch::Exact(addr.port())
     }
 }
 
@@ -172,9 +173,7 @@ impl NetAllowlist {
     pub fn allows(&self, scheme: &str, host: &str, port: u16) -> Option<&HostPattern> {
         let default = default_port(scheme)?;
         let host = RequestHost::parse(host)?;
-        self.patterns
-            .iter()
-            .find(|p| p.matches(default, &host, port))
+        self.patterns.iter().find(|p| p.matches(default, &host, port))
     }
 
     /// True when the table names this resolved address itself, so the SSRF
@@ -190,7 +189,9 @@ impl NetAllowlist {
     pub fn names_address_explicitly(&self, scheme: &str, ip: IpAddr, port: u16) -> bool {
         let Some(default) = default_port(scheme) else { return false };
         let ip = RequestHost::Ip(ip.to_canonical());
-        self.patterns.iter().any(|p| matches!(p.host, HostMatch::Ip(_)) && p.matches(default, &ip, port))
+        self.patterns
+            .iter()
+            .any(|p| matches!(p.host, HostMatch::Ip(_)) && p.matches(default, &ip, port))
     }
 }
 
@@ -239,9 +240,8 @@ impl RequestHost {
             return Some(RequestHost::Ip(ip.to_canonical()));
         }
         let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
-        let plain = name
-            .split('.')
-            .all(|label| !label.is_empty() && label.bytes().all(is_label_byte));
+        let plain =
+            name.split('.').all(|label| !label.is_empty() && label.bytes().all(is_label_byte));
         plain.then_some(RequestHost::Name(name))
     }
 }
@@ -304,13 +304,7 @@ mod tests {
         ("*.example.com", "https", "aexample.com", 443, false),
         ("*.example.com", "https", ".example.com", 443, false),
         ("*.example.com", "https", "a..example.com", 443, false),
-        (
-            "*.example.com",
-            "https",
-            "a.example.com.evil.net",
-            443,
-            false,
-        ),
+        ("*.example.com", "https", "a.example.com.evil.net", 443, false),
         ("*.example.com", "https", "*.example.com", 443, false),
         ("*.example.com", "http", "a.example.com", 8080, false),
         ("*.example.com:8443", "https", "api.example.com", 8443, true),
@@ -344,13 +338,7 @@ mod tests {
         ("[2001:db8::1]", "https", "[2001:DB8::1]", 443, true),
         // Names with underscores and punycode are ordinary names.
         ("my_host.internal", "http", "my_host.internal", 80, true),
-        (
-            "xn--bcher-kva.example",
-            "https",
-            "XN--BCHER-KVA.example",
-            443,
-            true,
-        ),
+        ("xn--bcher-kva.example", "https", "XN--BCHER-KVA.example", 443, true),
     ];
 
     #[test]
@@ -363,11 +351,7 @@ mod tests {
                 "{pattern:?} allows {scheme}://{host}:{port}"
             );
             let list = NetAllowlist::new([parsed.clone()]);
-            assert_eq!(
-                list.allows(scheme, host, port).is_some(),
-                expected,
-                "list of {pattern:?}"
-            );
+            assert_eq!(list.allows(scheme, host, port).is_some(), expected, "list of {pattern:?}");
         }
     }
 
@@ -379,22 +363,14 @@ mod tests {
             .collect();
         assert_eq!(list.patterns().len(), 2);
         assert_eq!(list.to_string(), "api.example.com, *.example.com:*");
-        let hit = list
-            .allows("https", "api.example.com", 443)
-            .map(ToString::to_string);
+        let hit = list.allows("https", "api.example.com", 443).map(ToString::to_string);
         assert_eq!(hit.as_deref(), Some("api.example.com"));
-        let hit = list
-            .allows("https", "api.example.com", 8443)
-            .map(ToString::to_string);
+        let hit = list.allows("https", "api.example.com", 8443).map(ToString::to_string);
         assert_eq!(hit.as_deref(), Some("*.example.com:*"));
         assert!(list.allows("https", "example.com", 443).is_none());
         assert!(NetAllowlist::default().is_empty());
         assert_eq!(NetAllowlist::default().to_string(), "none");
-        assert!(
-            NetAllowlist::default()
-                .allows("https", "example.com", 443)
-                .is_none()
-        );
+        assert!(NetAllowlist::default().allows("https", "example.com", 443).is_none());
     }
 
     /// (pattern, address, allows that address and nothing else?)
@@ -471,7 +447,8 @@ mod tests {
     #[test]
     fn names_address_explicitly_table() {
         for &(patterns, scheme, ip, port, expected) in EXPLICIT {
-            let list: NetAllowlist = patterns.iter().map(|p| HostPattern::parse(p).expect(p)).collect();
+            let list: NetAllowlist =
+                patterns.iter().map(|p| HostPattern::parse(p).expect(p)).collect();
             let ip: IpAddr = ip.parse().expect(ip);
             assert_eq!(
                 list.names_address_explicitly(scheme, ip, port),
@@ -483,10 +460,8 @@ mod tests {
 
     #[test]
     fn serializes_as_canonical_strings() {
-        let list: NetAllowlist = ["EXAMPLE.com", "::1"]
-            .iter()
-            .map(|p| HostPattern::parse(p).expect(p))
-            .collect();
+        let list: NetAllowlist =
+            ["EXAMPLE.com", "::1"].iter().map(|p| HostPattern::parse(p).expect(p)).collect();
         let value = toml::Value::try_from(&list).expect("serialize");
         assert_eq!(value.to_string(), r#"["example.com", "[::1]"]"#);
     }

@@ -63,9 +63,7 @@ impl FromStr for Level {
             "auto" | "l2" => Ok(Level::Auto),
             "confirm" | "l1" => Ok(Level::Confirm),
             "deny" | "l0" => Ok(Level::Deny),
-            _ => Err(LevelParseError {
-                input: s.to_owned(),
-            }),
+            _ => Err(LevelParseError { input: s.to_owned() }),
         }
     }
 }

@@ -64,10 +64,7 @@ impl MemorySettings {
 }
 
 #[derive(Deserialize)]
-#[serde(
-    deny_unknown_fields,
-    expecting = "a table with path, remember, recall, budget_tokens"
-)]
+#[serde(deny_unknown_fields, expecting = "a table with path, remember, recall, budget_tokens")]
 pub(super) struct RawMemory {
     path: Option<Spanned<String>>,
     remember: Option<Spanned<String>>,
@@ -122,9 +119,7 @@ fn resolve_path(
         )));
     }
     if text.starts_with('~') {
-        return Err(invalid(format!(
-            "{text:?}: \"~\" is not expanded; write the full path"
-        )));
+        return Err(invalid(format!("{text:?}: \"~\" is not expanded; write the full path")));
     }
     if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
         return Err(invalid(format!(
@@ -138,9 +133,7 @@ fn resolve_path(
         )));
     }
     if resolved.to_str().is_none() {
-        return Err(invalid(format!(
-            "{text:?} resolves to a path that is not valid UTF-8"
-        )));
+        return Err(invalid(format!("{text:?} resolves to a path that is not valid UTF-8")));
     }
     Ok(resolved)
 }
@@ -159,20 +152,15 @@ fn check_outside_grants(
     let folder = db.parent().unwrap_or(db);
     // As written and with symlinks resolved, so a link cannot hide that it
     // lies in a grant.
-    let spellings = [
-        folder.to_owned(),
-        ProtectedPath::new("the memory database", folder).resolved(),
-    ];
+    let spellings =
+        [folder.to_owned(), ProtectedPath::new("the memory database", folder).resolved()];
     if spellings.iter().any(|f| f.starts_with(&reach)) {
         return Ok(());
     }
     for skill in skills {
         for at in &skill.folders_at {
             let grants = [&at.grant.path, &at.grant.lexical];
-            if spellings
-                .iter()
-                .any(|f| grants.iter().any(|g| f.starts_with(g)))
-            {
+            if spellings.iter().any(|f| grants.iter().any(|g| f.starts_with(g))) {
                 let verb = if at.writable { "write" } else { "read" };
                 return Err(src.invalid(
                     span,

@@ -46,7 +46,10 @@ pub struct ModelSettings {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget, tool_format, context_tokens, compact_at")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget, tool_format, context_tokens, compact_at"
+)]
 pub(super) struct RawModel {
     provider: Option<Spanned<String>>,
     base_url: Option<Spanned<String>>,
@@ -64,27 +67,51 @@ impl RawModel {
         if let Some(p) = &self.provider
             && !matches!(p.get_ref().as_str(), "openai" | "anthropic")
         {
-            return Err(src.invalid(&p.span(), "model.provider", format!("{:?} is not a provider; use \"openai\" or \"anthropic\"", p.get_ref())));
+            return Err(src.invalid(
+                &p.span(),
+                "model.provider",
+                format!("{:?} is not a provider; use \"openai\" or \"anthropic\"", p.get_ref()),
+            ));
         }
         if let Some(u) = &self.base_url
             && !(u.get_ref().starts_with("http://") || u.get_ref().starts_with("https://"))
         {
-            return Err(src.invalid(&u.span(), "model.base_url", format!("{:?} is not an http(s) URL; e.g. \"http://127.0.0.1:8691/v1\"", u.get_ref())));
+            return Err(src.invalid(
+                &u.span(),
+                "model.base_url",
+                format!(
+                    "{:?} is not an http(s) URL; e.g. \"http://127.0.0.1:8691/v1\"",
+                    u.get_ref()
+                ),
+            ));
         }
         if let Some(f) = &self.tool_format
             && !matches!(f.get_ref().as_str(), "native" | "constrained")
         {
-            return Err(src.invalid(&f.span(), "model.tool_format", format!("{:?} is not a tool format; use \"native\" or \"constrained\"", f.get_ref())));
+            return Err(src.invalid(
+                &f.span(),
+                "model.tool_format",
+                format!(
+                    "{:?} is not a tool format; use \"native\" or \"constrained\"",
+                    f.get_ref()
+                ),
+            ));
         }
         if let Some(t) = &self.temperature
             && !(0.0..=2.0).contains(t.get_ref())
         {
-            return Err(src.invalid(&t.span(), "model.temperature", format!("{} is out of range; use 0 to 2", t.get_ref())));
+            return Err(src.invalid(
+                &t.span(),
+                "model.temperature",
+                format!("{} is out of range; use 0 to 2", t.get_ref()),
+            ));
         }
         let positive = |v: &Option<Spanned<i64>>, key: &str, max: i64| match v {
-            Some(n) if !(1..=max).contains(n.get_ref()) => {
-                Err(src.invalid(&n.span(), key, format!("{} is out of range; use 1 to {max}", n.get_ref())))
-            }
+            Some(n) if !(1..=max).contains(n.get_ref()) => Err(src.invalid(
+                &n.span(),
+                key,
+                format!("{} is out of range; use 1 to {max}", n.get_ref()),
+            )),
             Some(n) => Ok(Some(*n.get_ref())),
             None => Ok(None),
         };
@@ -98,7 +125,14 @@ impl RawModel {
         if let Some(p) = &self.compact_at
             && !(10..=95).contains(p.get_ref())
         {
-            return Err(src.invalid(&p.span(), "model.compact_at", format!("{} is out of range; use a percent from 10 to 95 (default 80)", p.get_ref())));
+            return Err(src.invalid(
+                &p.span(),
+                "model.compact_at",
+                format!(
+                    "{} is out of range; use a percent from 10 to 95 (default 80)",
+                    p.get_ref()
+                ),
+            ));
         }
         Ok(ModelSettings {
             provider: self.provider.map(Spanned::into_inner),

@@ -11,9 +11,9 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::credentials::{Credential, Injection, SecretSource};
 use super::error::{PolicyError, Source, toml_key};
 use super::folders::{resolve_folder, split_read_write, strictly_inside};
-use super::credentials::{Credential, Injection, SecretSource};
 use super::{HostPattern, Level, Limits, NetAllowlist, SkillGrants};
 
 /// Allowed `memory_mb`: a skill needs at least a page, and 4 GiB is the most
@@ -133,7 +133,13 @@ impl Spot {
 
     /// A [`PolicyError::Invalid`] pointing at this entry of `file`.
     pub(super) fn invalid(&self, file: &Path, message: String) -> PolicyError {
-        PolicyError::Invalid { file: file.to_owned(), line: self.line, column: self.column, key: self.key.clone(), message }
+        PolicyError::Invalid {
+            file: file.to_owned(),
+            line: self.line,
+            column: self.column,
+            key: self.key.clone(),
+            message,
+        }
     }
 }
 
@@ -201,15 +207,7 @@ impl RawPolicy {
             Some(raw) => raw.resolve(src)?,
             None => super::DelegationSettings::default(),
         };
-        Ok(Resolved {
-            level,
-            limits,
-            skills,
-            model,
-            memory,
-            agents,
-            delegation,
-        })
+        Ok(Resolved { level, limits, skills, model, memory, agents, delegation })
     }
 }
 
@@ -244,12 +242,7 @@ fn resolve_skill(
         ));
     }
     let prefix = format!("skills.{}", name.get_ref());
-    let level = resolve_level(
-        src,
-        &format!("{prefix}.level"),
-        raw.level.as_ref(),
-        default_level,
-    )?;
+    let level = resolve_level(src, &format!("{prefix}.level"), raw.level.as_ref(), default_level)?;
 
     let folders = |list: &[Spanned<String>], field: &str| {
         list.iter()
@@ -264,17 +257,18 @@ fn resolve_skill(
     let (read, write) = (folders(&raw.read, "read")?, folders(&raw.write, "write")?);
     // Where each folder was declared, for the checks across the whole table
     // (nested grants, the host's own files) made once every skill is read.
-    let at = |list: &[Spanned<String>], grants: &[super::FolderGrant], field: &str, writable: bool| {
-        list.iter()
-            .zip(grants)
-            .enumerate()
-            .map(|(i, (entry, grant))| FolderAt {
-                grant: grant.clone(),
-                at: Spot::new(src, &entry.span(), format!("{prefix}.{field}[{i}]")),
-                writable,
-            })
-            .collect::<Vec<_>>()
-    };
+    let at =
+        |list: &[Spanned<String>], grants: &[super::FolderGrant], field: &str, writable: bool| {
+            list.iter()
+                .zip(grants)
+                .enumerate()
+                .map(|(i, (entry, grant))| FolderAt {
+                    grant: grant.clone(),
+                    at: Spot::new(src, &entry.span(), format!("{prefix}.{field}[{i}]")),
+                    writable,
+                })
+                .collect::<Vec<_>>()
+        };
     let mut folders_at = at(&raw.read, &read, "read", false);
     folders_at.extend(at(&raw.write, &write, "write", true));
     let (read, write) = split_read_write(read, write);
@@ -312,13 +306,22 @@ fn resolve_skill(
             env.push(var.clone());
         }
     }
-    let env_at = raw.env.iter().enumerate().map(|(i, e)| (e.get_ref().clone(), Spot::new(src, &e.span(), format!("{prefix}.env[{i}]")))).collect();
+    let env_at = raw
+        .env
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            (e.get_ref().clone(), Spot::new(src, &e.span(), format!("{prefix}.env[{i}]")))
+        })
+        .collect();
 
     let credentials = raw
         .credentials
         .iter()
         .enumerate()
-        .map(|(i, entry)| resolve_credential(src, &format!("{prefix}.credentials[{i}]"), entry, &net))
+        .map(|(i, entry)| {
+            resolve_credential(src, &format!("{prefix}.credentials[{i}]"), entry, &net)
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let credential_lines = raw.credentials.iter().map(|c| src.line(&c.span())).collect();
     // Whether a credential's secret is also granted (by `env` or a folder),
@@ -402,10 +405,7 @@ fn resolve_pin(
             ),
         ));
     }
-    Ok(super::SkillPin {
-        sha256: text.clone(),
-        line: src.line(&digest.span()),
-    })
+    Ok(super::SkillPin { sha256: text.clone(), line: src.line(&digest.span()) })
 }
 
 /// Check one credential: exactly one source and one injection, and a host
@@ -443,8 +443,10 @@ fn resolve_credential(
     let allow_http = raw.allow_http.as_ref().is_some_and(|a| *a.get_ref());
     let credential = Credential::new(raw.host.get_ref(), source, inject, allow_http)
         .map_err(|why| src.invalid(&raw.host.span(), format!("{key}.host"), why))?;
-    let https = net.allows("https", &credential.target_host(), credential.port.unwrap_or(443)).is_some();
-    let http = allow_http && net.allows("http", &credential.target_host(), credential.port.unwrap_or(80)).is_some();
+    let https =
+        net.allows("https", &credential.target_host(), credential.port.unwrap_or(443)).is_some();
+    let http = allow_http
+        && net.allows("http", &credential.target_host(), credential.port.unwrap_or(80)).is_some();
     if !https && !http {
         return Err(src.invalid(
             &raw.host.span(),
@@ -487,13 +489,7 @@ fn resolve_limits(
         let n = *value.get_ref();
         match u64::try_from(n) {
             Ok(ok) if range.contains(&n) => Ok(Some(ok)),
-            _ => Err(out_of_range(
-                src,
-                &value.span(),
-                &format!("{prefix}.{name}"),
-                n,
-                &range,
-            )),
+            _ => Err(out_of_range(src, &value.span(), &format!("{prefix}.{name}"), n, &range)),
         }
     };
     let mut limits = inherited;
@@ -517,15 +513,7 @@ pub(super) fn out_of_range(
     n: i64,
     range: &RangeInclusive<i64>,
 ) -> PolicyError {
-    src.invalid(
-        span,
-        key,
-        format!(
-            "{n} is out of range; use {} to {}",
-            range.start(),
-            range.end()
-        ),
-    )
+    src.invalid(span, key, format!("{n} is out of range; use {} to {}", range.start(), range.end()))
 }
 
 /// `[a-z][a-z0-9_-]*`: skill names are also folder names and CLI arguments.
@@ -547,9 +535,7 @@ pub(super) fn is_tool_name(name: &str) -> bool {
 /// else (`=`, NUL) could not be passed through as a single variable.
 pub(super) fn is_env_name(name: &str) -> bool {
     let mut bytes = name.bytes();
-    bytes
-        .next()
-        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
@@ -663,10 +649,7 @@ mod tests {
         for &(n, mem, timeout, output) in RANGES {
             let text = format!("[defaults]\nmemory_mb = {n}\n");
             let limits_of = |text: &str| {
-                let src = Source {
-                    text,
-                    origin: Path::new("t.toml"),
-                };
+                let src = Source { text, origin: Path::new("t.toml") };
                 RawPolicy::parse(&src)?.resolve(&src, Path::new("/"))
             };
             assert_eq!(limits_of(&text).is_ok(), mem, "memory_mb = {n}");

@@ -10,9 +10,7 @@ fn parse_in(base: &Path, text: &str) -> Result<Policy, PolicyError> {
 
 /// The error text for `text`, with folders relative to `/`.
 fn error(text: &str) -> String {
-    parse_in(Path::new("/"), text)
-        .expect_err("should be refused")
-        .to_string()
+    parse_in(Path::new("/"), text).expect_err("should be refused").to_string()
 }
 
 fn tempdir() -> (tempfile::TempDir, PathBuf) {
@@ -54,26 +52,16 @@ fn a_full_table_resolves_to_absolute_deduplicated_grants() {
 
     assert!(files.listed);
     assert_eq!(files.level, Level::Auto);
-    let read: Vec<_> = files
-        .read
-        .iter()
-        .map(|g| (g.path.clone(), g.exists))
-        .collect();
+    let read: Vec<_> = files.read.iter().map(|g| (g.path.clone(), g.exists)).collect();
     assert_eq!(
         read,
-        [
-            (base.join("docs"), true),
-            (PathBuf::from("/definitely/missing"), false)
-        ],
+        [(base.join("docs"), true), (PathBuf::from("/definitely/missing"), false)],
         "docs once, notes only writable, missing folder kept"
     );
     assert_eq!(files.read[0].declared, "./docs");
     let write: Vec<_> = files.write.iter().map(|g| g.path.clone()).collect();
     assert_eq!(write, [base.join("notes")]);
-    assert_eq!(
-        files.net.to_string(),
-        "api.example.com, *.example.org:*, [::1]:8080"
-    );
+    assert_eq!(files.net.to_string(), "api.example.com, *.example.org:*, [::1]:8080");
     assert_eq!(files.env, ["LANG", "HOME"]);
 
     // Limits inherit key by key: memory from [defaults], timeout overridden,
@@ -110,12 +98,7 @@ fn an_unlisted_skill_gets_no_folders_network_or_environment() {
     assert_eq!(stranger.limits.memory_bytes, 32 * 1024 * 1024);
     assert!(stranger.read.is_empty() && stranger.write.is_empty());
     assert!(stranger.net.is_empty() && stranger.env.is_empty());
-    assert!(
-        stranger
-            .net
-            .allows("https", "api.example.com", 443)
-            .is_none()
-    );
+    assert!(stranger.net.allows("https", "api.example.com", 443).is_none());
     assert_eq!(policy.skill_line("stranger"), None);
     assert!(policy.tool_overrides("stranger").is_empty());
 }
@@ -127,10 +110,7 @@ fn listing_follows_the_file_and_reports_lines() {
     assert_eq!(policy.listed_skills(), ["files", "clock"]);
     assert_eq!(policy.skill_line("files"), Some(7));
     assert_eq!(policy.skill_line("clock"), Some(21));
-    assert_eq!(
-        policy.tool_overrides("files"),
-        [("write", 15), ("delete", 18)]
-    );
+    assert_eq!(policy.tool_overrides("files"), [("write", 15), ("delete", 18)]);
     assert_eq!(policy.origin(), Path::new("reach.toml"));
 }
 
@@ -164,13 +144,7 @@ fn an_empty_file_and_the_builtin_policy_grant_nothing() {
     assert_eq!(builtin.origin(), Path::new("<built-in>"));
     for policy in [&empty, &builtin] {
         let grants = policy.grants("files");
-        assert_eq!(
-            grants,
-            SkillGrants {
-                level: Level::Confirm,
-                ..SkillGrants::none("files")
-            }
-        );
+        assert_eq!(grants, SkillGrants { level: Level::Confirm, ..SkillGrants::none("files") });
         assert_eq!(grants.limits, Limits::default());
         assert!(policy.listed_skills().is_empty());
     }
@@ -193,11 +167,7 @@ fn load_resolves_folders_against_the_files_directory() {
     let (_dir, base) = tempdir();
     std::fs::create_dir_all(base.join("conf/data")).expect("mkdir");
     let file = base.join("conf/reach.toml");
-    std::fs::write(
-        &file,
-        "[skills.files]\nread = [\"data\", \"../elsewhere\"]\n",
-    )
-    .expect("write");
+    std::fs::write(&file, "[skills.files]\nread = [\"data\", \"../elsewhere\"]\n").expect("write");
     let policy = Policy::load(&file).expect("load");
     assert_eq!(policy.origin(), file);
     let read = policy.grants("files").read;
@@ -281,7 +251,9 @@ fn errors_from_the_parser_name_line_column_and_key() {
 #[test]
 fn a_table_may_not_grant_a_name_the_built_in_tools_use() {
     for name in ["memory", "skills", "agents", "workbench"] {
-        let message = error(&format!("[skills.files]\nlevel = \"auto\"\n\n[skills.{name}]\nlevel = \"auto\"\n"));
+        let message = error(&format!(
+            "[skills.files]\nlevel = \"auto\"\n\n[skills.{name}]\nlevel = \"auto\"\n"
+        ));
         assert!(message.starts_with(&format!("reach.toml:4:9: skills.{name}: \"{name}\" is reserved for the harness's built-in tools")), "{message}");
     }
     insta::assert_snapshot!(
@@ -290,7 +262,11 @@ fn a_table_may_not_grant_a_name_the_built_in_tools_use() {
     );
     // Names that only start like one are skills like any other.
     for name in ["memory2", "my-agents", "skills_extra", "workbenches"] {
-        assert!(Policy::parse(&format!("[skills.{name}]\n"), Path::new("reach.toml"), Path::new("/")).is_ok(), "{name}");
+        assert!(
+            Policy::parse(&format!("[skills.{name}]\n"), Path::new("reach.toml"), Path::new("/"))
+                .is_ok(),
+            "{name}"
+        );
     }
 }
 
@@ -359,12 +335,7 @@ fn a_file_granted_as_a_folder_is_refused() {
         err,
         @r#"reach.toml:2:9: skills.files.read[0]: "./notes.txt" is a file, not a folder"#
     );
-    let PolicyError::Invalid {
-        line, column, key, ..
-    } = err
-    else {
-        panic!("{err:?}")
-    };
+    let PolicyError::Invalid { line, column, key, .. } = err else { panic!("{err:?}") };
     assert_eq!((line, column, key.as_str()), (2, 9, "skills.files.read[0]"));
 }
 
@@ -372,11 +343,7 @@ fn a_file_granted_as_a_folder_is_refused() {
 fn the_first_error_in_file_order_is_reported() {
     // `zeta` sorts after `alpha` but comes first in the file.
     let text = "[skills.zeta]\nlevel = \"bad\"\n[skills.alpha]\nlevel = \"worse\"\n";
-    assert!(
-        error(text).starts_with("reach.toml:2:9: skills.zeta.level"),
-        "{}",
-        error(text)
-    );
+    assert!(error(text).starts_with("reach.toml:2:9: skills.zeta.level"), "{}", error(text));
 }
 
 const CREDENTIAL: &str = r#"
@@ -404,7 +371,10 @@ fn credentials_resolve_with_their_source_and_injection() {
     assert_eq!(api.credentials.len(), 2);
     let first = &api.credentials[0];
     assert_eq!(first.source, SecretSource::Env("EXAMPLE_TOKEN".into()));
-    assert_eq!(first.inject, Injection::Header { name: "authorization".into(), prefix: "Bearer ".into() });
+    assert_eq!(
+        first.inject,
+        Injection::Header { name: "authorization".into(), prefix: "Bearer ".into() }
+    );
     assert!(first.matches_host("api.example.com", 443) && !first.allows_scheme("http"));
     let second = &api.credentials[1];
     assert_eq!(second.inject, Injection::Query { name: "api_key".into(), prefix: String::new() });
@@ -414,11 +384,20 @@ fn credentials_resolve_with_their_source_and_injection() {
 
 #[test]
 fn credential_errors_name_the_entry_and_the_fix() {
-    let with = |extra: &str| format!("[skills.api]\nnet = [\"api.example.com\"]\n\n[[skills.api.credentials]]\n{extra}\n");
+    let with = |extra: &str| {
+        format!(
+            "[skills.api]\nnet = [\"api.example.com\"]\n\n[[skills.api.credentials]]\n{extra}\n"
+        )
+    };
     let cases = [
-        (with("host = \"api.example.com\"\nheader = \"Authorization\""), "reach.toml:4:1: skills.api.credentials[0]: set exactly one of `env`"),
         (
-            with("host = \"api.example.com\"\nenv = \"T\"\nfile = \"/t\"\nheader = \"Authorization\""),
+            with("host = \"api.example.com\"\nheader = \"Authorization\""),
+            "reach.toml:4:1: skills.api.credentials[0]: set exactly one of `env`",
+        ),
+        (
+            with(
+                "host = \"api.example.com\"\nenv = \"T\"\nfile = \"/t\"\nheader = \"Authorization\"",
+            ),
             "set exactly one of `env`",
         ),
         (with("host = \"api.example.com\"\nenv = \"T\""), "set exactly one of `header`"),
@@ -430,7 +409,10 @@ fn credential_errors_name_the_entry_and_the_fix() {
             with("host = \"api.example.com\"\nenv = \"T\"\nheader = \"X-Key\"\nallow_http = true"),
             "allow_http is only for loopback test hosts",
         ),
-        (with("host = \"api.example.com\"\nenv = \"T\"\nheader = \"X-Key\"\ncolour = 1"), "unknown field `colour`"),
+        (
+            with("host = \"api.example.com\"\nenv = \"T\"\nheader = \"X-Key\"\ncolour = 1"),
+            "unknown field `colour`",
+        ),
     ];
     for (text, want) in cases {
         let got = error(&text);
@@ -464,13 +446,28 @@ fn the_model_table_is_checked_and_optional() {
     assert_eq!((m.context_tokens, m.compact_at), (Some(12288), Some(70)));
     assert_eq!(parse_in(Path::new("/"), "").unwrap().model(), &ModelSettings::default());
     for (text, want) in [
-        ("[model]\nprovider = \"gemini\"\n", "reach.toml:2:12: model.provider: \"gemini\" is not a provider"),
-        ("[model]\nbase_url = \"127.0.0.1:8691\"\n", "model.base_url: \"127.0.0.1:8691\" is not an http(s) URL"),
+        (
+            "[model]\nprovider = \"gemini\"\n",
+            "reach.toml:2:12: model.provider: \"gemini\" is not a provider",
+        ),
+        (
+            "[model]\nbase_url = \"127.0.0.1:8691\"\n",
+            "model.base_url: \"127.0.0.1:8691\" is not an http(s) URL",
+        ),
         ("[model]\nmax_steps = 0\n", "model.max_steps: 0 is out of range; use 1 to 1000"),
-        ("[model]\ntool_format = \"grammar\"\n", "model.tool_format: \"grammar\" is not a tool format; use \"native\" or \"constrained\""),
+        (
+            "[model]\ntool_format = \"grammar\"\n",
+            "model.tool_format: \"grammar\" is not a tool format; use \"native\" or \"constrained\"",
+        ),
         ("[model]\napi_key = \"sk-…\"\n", "unknown field `api_key`"),
-        ("[model]\ncontext_tokens = 512\n", "model.context_tokens: 512 is out of range; use 1024 to 100000000"),
-        ("[model]\ncompact_at = 100\n", "model.compact_at: 100 is out of range; use a percent from 10 to 95"),
+        (
+            "[model]\ncontext_tokens = 512\n",
+            "model.context_tokens: 512 is out of range; use 1024 to 100000000",
+        ),
+        (
+            "[model]\ncompact_at = 100\n",
+            "model.compact_at: 100 is out of range; use a percent from 10 to 95",
+        ),
     ] {
         let got = error(text);
         assert!(got.contains(want), "want {want:?} in {got:?}");
@@ -497,7 +494,13 @@ fn a_malformed_sha256_pin_names_line_column_and_the_fix() {
     );
     // Upper case, a stray prefix, one character short or long: all refused,
     // so a pin can never silently match nothing.
-    for bad in [DIGEST.to_uppercase(), format!("sha256:{DIGEST}"), DIGEST[1..].to_owned(), format!("{DIGEST}0"), DIGEST.replace('a', "g")] {
+    for bad in [
+        DIGEST.to_uppercase(),
+        format!("sha256:{DIGEST}"),
+        DIGEST[1..].to_owned(),
+        format!("{DIGEST}0"),
+        DIGEST.replace('a', "g"),
+    ] {
         let got = error(&format!("[skills.files]\nsha256 = \"{bad}\"\n"));
         assert!(got.starts_with("reach.toml:2:10: skills.files.sha256: "), "{bad}: {got}");
     }
@@ -533,7 +536,11 @@ fn a_read_only_folder_inside_a_writable_one_is_a_table_error() {
     );
     // The same folder in both lists is writable (as documented), and a
     // writable folder inside a read-only one is fine: each handle keeps its rule.
-    let ok = parse_in(Path::new("/"), "[skills.files]\nwrite = [\"/data\", \"/srv/notes\"]\nread = [\"/data\", \"/srv\"]\n").expect("valid");
+    let ok = parse_in(
+        Path::new("/"),
+        "[skills.files]\nwrite = [\"/data\", \"/srv/notes\"]\nread = [\"/data\", \"/srv\"]\n",
+    )
+    .expect("valid");
     assert_eq!(ok.grants("files").read.len(), 1);
 }
 
@@ -548,8 +555,10 @@ fn no_skill_may_write_the_hosts_own_files() {
         ProtectedPath::new("the compile cache", base.join("cache/not-made-yet")),
     ];
     let check = |text: &str| parse_in(&base, text).expect("parses").check_protected(&protected);
-    check("[skills.files]\nwrite = [\"./notes\"]\nread = [\".\"]\n").expect("reading is not writing");
-    let err = check("[skills.files]\nwrite = [\".\"]\n").expect_err("the base folder holds the skills");
+    check("[skills.files]\nwrite = [\"./notes\"]\nread = [\".\"]\n")
+        .expect("reading is not writing");
+    let err =
+        check("[skills.files]\nwrite = [\".\"]\n").expect_err("the base folder holds the skills");
     assert_eq!(
         err.to_string(),
         format!(
@@ -557,9 +566,11 @@ fn no_skill_may_write_the_hosts_own_files() {
             base.join("skills").display()
         )
     );
-    let err = check("[skills.x]\nwrite = [\"./cache\"]\n").expect_err("the cache, before it exists");
+    let err =
+        check("[skills.x]\nwrite = [\"./cache\"]\n").expect_err("the cache, before it exists");
     assert!(err.to_string().contains("the compile cache"), "{err}");
-    let err = check("[skills.x]\nwrite = [\"./skills/sub\"]\n").expect_err("inside the skills folder");
+    let err =
+        check("[skills.x]\nwrite = [\"./skills/sub\"]\n").expect_err("inside the skills folder");
     assert!(err.to_string().contains("skills.x.write[0]"), "{err}");
 
     // `Policy::load` protects the table itself and `.reach/` beside it.
@@ -599,7 +610,8 @@ fn no_skill_may_read_the_hosts_records() {
     #[cfg(unix)]
     {
         std::os::unix::fs::symlink(&base, base.join("docs/up")).expect("symlink");
-        let err = load("[skills.files]\nread = [\"./docs/up\"]\n").expect_err("a link to the folder holding .reach/");
+        let err = load("[skills.files]\nread = [\"./docs/up\"]\n")
+            .expect_err("a link to the folder holding .reach/");
         assert!(err.to_string().contains("would let files read the audit logs"), "{err}");
     }
     load("[skills.files]\nread = [\"./docs\"]\n").expect("a folder beside .reach/");
@@ -610,7 +622,9 @@ fn no_skill_may_read_the_hosts_records() {
     let err = policy.check_protected(&elsewhere).expect_err("the runs folder inside a read grant");
     assert!(err.to_string().contains("would let files read the audit logs"), "{err}");
     // What only must not be written may still be read.
-    policy.check_protected(&[ProtectedPath::new("the skills folder", base.join("docs"))]).expect("reading is not writing");
+    policy
+        .check_protected(&[ProtectedPath::new("the skills folder", base.join("docs"))])
+        .expect("reading is not writing");
 }
 
 #[test]
@@ -703,19 +717,31 @@ fn a_folder_inside_another_skills_writable_folder_is_a_table_error() {
     let (_dir, base) = tempdir();
     std::fs::create_dir_all(base.join("work/out")).expect("mkdir");
     std::fs::create_dir_all(base.join("secret")).expect("mkdir");
-    let err = parse_in(&base, "[skills.a]\nwrite = [\"./work\"]\n\n[skills.b]\nread = [\"./work/out\"]\n").expect_err("nested across skills");
+    let err = parse_in(
+        &base,
+        "[skills.a]\nwrite = [\"./work\"]\n\n[skills.b]\nread = [\"./work/out\"]\n",
+    )
+    .expect_err("nested across skills");
     insta::assert_snapshot!(
         err,
         @r#"reach.toml:5:9: skills.b.read[0]: "./work/out" lies inside "./work", which skill a may write (skills.a.write[0], line 2); a could replace it with a symbolic link to anything, which the next start would follow — grant folders that do not nest, or the same folder to both"#
     );
-    let err = parse_in(&base, "[skills.a]\nwrite = [\"./work\", \"./work/out\"]\n").expect_err("nested in one skill");
-    assert!(err.to_string().contains("skills.a.write[1]") && err.to_string().contains("drop it"), "{err}");
+    let err = parse_in(&base, "[skills.a]\nwrite = [\"./work\", \"./work/out\"]\n")
+        .expect_err("nested in one skill");
+    assert!(
+        err.to_string().contains("skills.a.write[1]") && err.to_string().contains("drop it"),
+        "{err}"
+    );
 
     // After the swap, the grant still counts where it is declared, not
     // where the link points.
     std::fs::remove_dir(base.join("work/out")).expect("rmdir");
     std::os::unix::fs::symlink("../secret", base.join("work/out")).expect("symlink");
-    let err = parse_in(&base, "[skills.a]\nwrite = [\"./work\"]\n\n[skills.b]\nread = [\"./work/out\"]\n").expect_err("the link does not hide it");
+    let err = parse_in(
+        &base,
+        "[skills.a]\nwrite = [\"./work\"]\n\n[skills.b]\nread = [\"./work/out\"]\n",
+    )
+    .expect_err("the link does not hide it");
     assert!(err.to_string().contains("skills.b.read[0]"), "{err}");
 
     // The same folder for several skills, or in both lists, nests nothing.
@@ -729,12 +755,26 @@ fn the_memory_table_is_checked_and_optional() {
     let policy = parse_in(&base, "[memory]\npath = \"state/mem.db\"\nremember = \"auto\"\nrecall = \"DENY\"\nbudget_tokens = 0\n").expect("valid");
     assert_eq!(
         policy.memory(),
-        &MemorySettings { path: base.join("state/mem.db"), remember: Level::Auto, recall: Level::Deny, budget_tokens: 0 }
+        &MemorySettings {
+            path: base.join("state/mem.db"),
+            remember: Level::Auto,
+            recall: Level::Deny,
+            budget_tokens: 0
+        }
     );
-    let defaults = MemorySettings { path: base.join(".reach/memory.db"), remember: Level::Confirm, recall: Level::Auto, budget_tokens: 300 };
+    let defaults = MemorySettings {
+        path: base.join(".reach/memory.db"),
+        remember: Level::Confirm,
+        recall: Level::Auto,
+        budget_tokens: 300,
+    };
     assert_eq!(parse_in(&base, "").expect("empty").memory(), &defaults);
     assert_eq!(parse_in(&base, "[memory]\n").expect("empty table").memory(), &defaults);
-    assert_eq!(Policy::builtin().memory().path, Path::new(".reach/memory.db"), "the working directory's");
+    assert_eq!(
+        Policy::builtin().memory().path,
+        Path::new(".reach/memory.db"),
+        "the working directory's"
+    );
 
     let error = |text: &str| parse_in(&base, text).expect_err("refused").to_string();
     insta::assert_snapshot!(
@@ -746,16 +786,43 @@ fn the_memory_table_is_checked_and_optional() {
         @"reach.toml:2:17: memory.budget_tokens: 9000 is out of range; use 0 (no notes in the prompt) to 8000"
     );
     for (text, want) in [
-        ("[memory]\nrecall = \"yes\"\n", "reach.toml:2:10: memory.recall: \"yes\" is not a level; use auto, confirm or deny"),
-        ("[memory]\nbudget_tokens = -1\n", "reach.toml:2:17: memory.budget_tokens: -1 is out of range; use 0 (no notes in the prompt) to 8000"),
-        ("[memory]\nbudget_tokens = \"300\"\n", "reach.toml:2:17: invalid type: string \"300\", expected i64"),
-        ("[memory]\npath = \"\"\n", "reach.toml:2:8: memory.path: \"\" is not a file; write a path such as \".reach/memory.db\""),
-        ("[memory]\npath = \"~/mem.db\"\n", "memory.path: \"~/mem.db\": \"~\" is not expanded; write the full path"),
-        ("[memory]\npath = \"afolder\"\n", "memory.path: \"afolder\" is a folder; name the database file in it, e.g. \"afolder/memory.db\""),
-        ("[memory]\npath = \"state/\"\n", "memory.path: \"state/\" names a folder; name the database file in it, e.g. \"state/memory.db\""),
-        ("[memory]\nsize = 3\n", "reach.toml:2:1: unknown field `size`, expected one of `path`, `remember`, `recall`, `budget_tokens`"),
+        (
+            "[memory]\nrecall = \"yes\"\n",
+            "reach.toml:2:10: memory.recall: \"yes\" is not a level; use auto, confirm or deny",
+        ),
+        (
+            "[memory]\nbudget_tokens = -1\n",
+            "reach.toml:2:17: memory.budget_tokens: -1 is out of range; use 0 (no notes in the prompt) to 8000",
+        ),
+        (
+            "[memory]\nbudget_tokens = \"300\"\n",
+            "reach.toml:2:17: invalid type: string \"300\", expected i64",
+        ),
+        (
+            "[memory]\npath = \"\"\n",
+            "reach.toml:2:8: memory.path: \"\" is not a file; write a path such as \".reach/memory.db\"",
+        ),
+        (
+            "[memory]\npath = \"~/mem.db\"\n",
+            "memory.path: \"~/mem.db\": \"~\" is not expanded; write the full path",
+        ),
+        (
+            "[memory]\npath = \"afolder\"\n",
+            "memory.path: \"afolder\" is a folder; name the database file in it, e.g. \"afolder/memory.db\"",
+        ),
+        (
+            "[memory]\npath = \"state/\"\n",
+            "memory.path: \"state/\" names a folder; name the database file in it, e.g. \"state/memory.db\"",
+        ),
+        (
+            "[memory]\nsize = 3\n",
+            "reach.toml:2:1: unknown field `size`, expected one of `path`, `remember`, `recall`, `budget_tokens`",
+        ),
         ("[memory]\nlevel = \"auto\"\n", "unknown field `level`"),
-        ("memory = \"on\"\n", "reach.toml:1:10: invalid type: string \"on\", expected a table with path, remember, recall, budget_tokens"),
+        (
+            "memory = \"on\"\n",
+            "reach.toml:1:10: invalid type: string \"on\", expected a table with path, remember, recall, budget_tokens",
+        ),
     ] {
         let err = error(text);
         assert!(err.contains(want), "{text:?}:\n{err}\nwanted: {want}");
@@ -780,14 +847,21 @@ fn the_memory_database_may_not_lie_in_a_folder_a_skill_can_read_or_write() {
     assert!(err.contains("which skill files may read (skills.files.read[0], line 2)"), "{err}");
     with("private/memory.db").expect("outside every grant");
     with(".reach/mem.db").expect("under .reach/");
-    let err = parse_in(&base, "[skills.all]\nread = [\".\"]\n\n[memory]\npath = \"private/memory.db\"\n").expect_err("the base is readable").to_string();
-    assert!(err.contains("\"./private/memory.db\" lies inside \".\", which skill all may read"), "{err}");
+    let err =
+        parse_in(&base, "[skills.all]\nread = [\".\"]\n\n[memory]\npath = \"private/memory.db\"\n")
+            .expect_err("the base is readable")
+            .to_string();
+    assert!(
+        err.contains("\"./private/memory.db\" lies inside \".\", which skill all may read"),
+        "{err}"
+    );
     // The default, under .reach/, which Policy::load keeps from every grant.
     parse_in(&base, "[skills.all]\nread = [\".\"]\n").expect("default path");
 
     #[cfg(unix)]
     {
-        std::os::unix::fs::symlink(base.join("notes"), base.join("looks-private")).expect("symlink");
+        std::os::unix::fs::symlink(base.join("notes"), base.join("looks-private"))
+            .expect("symlink");
         let err = with("looks-private/memory.db").expect_err("a link into a grant").to_string();
         assert!(err.contains("which skill files may write"), "{err}");
     }

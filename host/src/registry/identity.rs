@@ -53,7 +53,12 @@ pub(super) fn name_mismatch(path: &Path, manifest: &Manifest) -> Option<String> 
 
 /// Why a file with digest `found` may not be `name` under `pin`, or `None`
 /// when the digests match.
-pub(super) fn pin_mismatch(name: &str, found: &str, pin: &SkillPin, policy: &Path) -> Option<String> {
+pub(super) fn pin_mismatch(
+    name: &str,
+    found: &str,
+    pin: &SkillPin,
+    policy: &Path,
+) -> Option<String> {
     if found == pin.sha256 {
         return None;
     }
@@ -126,7 +131,8 @@ mod tests {
             tools: Vec::new(),
             instructions: None,
         };
-        let reason = name_mismatch(Path::new("/srv/skills/weather.wasm"), &manifest).expect("refused");
+        let reason =
+            name_mismatch(Path::new("/srv/skills/weather.wasm"), &manifest).expect("refused");
         insta::assert_snapshot!(reason, @"weather.wasm claims to be skill `files` 9.9.9, but a skill's file must be named after it, so it gets nothing; if you trust it to be `files`, rename it to files.wasm or files-9.9.9.wasm, otherwise remove it");
         assert_eq!(name_mismatch(Path::new("/srv/skills/files-9.9.9.wasm"), &manifest), None);
     }
@@ -135,8 +141,12 @@ mod tests {
     fn a_pin_mismatch_gives_both_digests_and_the_line() {
         let pin = SkillPin { sha256: "a".repeat(64), line: 7 };
         assert_eq!(pin_mismatch("files", &"a".repeat(64), &pin, Path::new("reach.toml")), None);
-        let reason = pin_mismatch("files", &"b".repeat(64), &pin, Path::new("reach.toml")).expect("refused");
-        assert!(reason.contains(&format!("pinned to sha256 {} (reach.toml line 7)", "a".repeat(64))), "{reason}");
+        let reason =
+            pin_mismatch("files", &"b".repeat(64), &pin, Path::new("reach.toml")).expect("refused");
+        assert!(
+            reason.contains(&format!("pinned to sha256 {} (reach.toml line 7)", "a".repeat(64))),
+            "{reason}"
+        );
         assert!(reason.contains(&format!("this file's sha256 is {}", "b".repeat(64))), "{reason}");
     }
 }

@@ -52,7 +52,8 @@ pub struct Example {
 fn valid_name(name: &str, extra: &[char]) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || extra.contains(&c))
+        && chars
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || extra.contains(&c))
         && name.len() <= 64
 }
 
@@ -60,7 +61,10 @@ impl Manifest {
     /// Check a manifest returned by `describe`; the error says what to fix.
     pub(crate) fn from_raw(raw: RawManifest) -> Result<Manifest, String> {
         if !valid_name(&raw.name, &['-']) {
-            return Err(format!("skill name {:?} is invalid: use [a-z][a-z0-9_-]*, at most 64 characters", raw.name));
+            return Err(format!(
+                "skill name {:?} is invalid: use [a-z][a-z0-9_-]*, at most 64 characters",
+                raw.name
+            ));
         }
         if RESERVED_SKILL_NAMES.contains(&raw.name.as_str()) {
             // Its tools would be offered, confirmed and logged under a built-in's name.
@@ -70,13 +74,19 @@ impl Manifest {
                 RESERVED_SKILL_NAMES.join(", ")
             ));
         }
-        let version = semver::Version::parse(&raw.version)
-            .map_err(|e| format!("version {:?} of skill {} is not semver (e.g. 1.2.0): {e}", raw.version, raw.name))?;
+        let version = semver::Version::parse(&raw.version).map_err(|e| {
+            format!(
+                "version {:?} of skill {} is not semver (e.g. 1.2.0): {e}",
+                raw.version, raw.name
+            )
+        })?;
         let mut tools: Vec<ToolSpec> = Vec::with_capacity(raw.tools.len());
         for tool in raw.tools {
             let at = format!("{}.{}", raw.name, tool.name);
             if !valid_name(&tool.name, &[]) {
-                return Err(format!("tool name {at:?} is invalid: use [a-z][a-z0-9_]*, at most 64 characters"));
+                return Err(format!(
+                    "tool name {at:?} is invalid: use [a-z][a-z0-9_]*, at most 64 characters"
+                ));
             }
             if tools.iter().any(|t| t.name == tool.name) {
                 return Err(format!("tool {at} is listed twice"));
@@ -87,7 +97,9 @@ impl Manifest {
                 return Err(format!("{at}: parameters are not a valid JSON Schema: {err}"));
             }
             if parameters.get("type").and_then(|t| t.as_str()) != Some("object") {
-                return Err(format!("{at}: the parameters schema must describe an object (\"type\": \"object\")"));
+                return Err(format!(
+                    "{at}: the parameters schema must describe an object (\"type\": \"object\")"
+                ));
             }
             let spec = ToolSpec {
                 name: tool.name,
@@ -101,13 +113,26 @@ impl Manifest {
                 let arguments: serde_json::Value = serde_json::from_str(&ex.arguments)
                     .map_err(|e| format!("{at}: an example's arguments are not JSON: {e}"))?;
                 if let Err(f) = spec.validate(&raw.name, &arguments) {
-                    return Err(format!("{at}: example {:?} does not match the schema: {}", ex.description, f.message));
+                    return Err(format!(
+                        "{at}: example {:?} does not match the schema: {}",
+                        ex.description, f.message
+                    ));
                 }
-                examples.push(Example { description: ex.description, arguments, result: ex.output });
+                examples.push(Example {
+                    description: ex.description,
+                    arguments,
+                    result: ex.output,
+                });
             }
             tools.push(ToolSpec { examples, ..spec });
         }
-        Ok(Manifest { name: raw.name, version, description: raw.description, tools, instructions: raw.instructions })
+        Ok(Manifest {
+            name: raw.name,
+            version,
+            description: raw.description,
+            tools,
+            instructions: raw.instructions,
+        })
     }
 
     /// The tool with this name.
@@ -124,7 +149,10 @@ impl ToolSpec {
             Some(v) => v,
             None => {
                 let compiled = jsonschema::validator_for(&self.parameters).map_err(|e| {
-                    ToolFailure::new(ErrorCode::Failed, format!("{skill}.{}: the tool's schema does not compile: {e}", self.name))
+                    ToolFailure::new(
+                        ErrorCode::Failed,
+                        format!("{skill}.{}: the tool's schema does not compile: {e}", self.name),
+                    )
                 })?;
                 self.validator.get_or_init(|| compiled)
             }
@@ -143,11 +171,20 @@ impl ToolSpec {
         } else if problems.iter().any(|p| p.contains("additionalProperties")) {
             // Say what the tool does take: a small model that invented a key
             // can only fix the call if it knows the real ones.
-            let known: Vec<&str> =
-                self.parameters.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+            let known: Vec<&str> = self
+                .parameters
+                .get("properties")
+                .and_then(|p| p.as_object())
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
             Err(ToolFailure::new(
                 ErrorCode::InvalidArgs,
-                format!("{skill}.{}: invalid arguments: {}; this tool takes only: {}", self.name, problems.join("; "), known.join(", ")),
+                format!(
+                    "{skill}.{}: invalid arguments: {}; this tool takes only: {}",
+                    self.name,
+                    problems.join("; "),
+                    known.join(", ")
+                ),
             ))
         } else {
             Err(ToolFailure::new(

@@ -126,7 +126,9 @@ impl Change {
             std::cmp::Ordering::Less => ChangeKind::Downgraded,
             std::cmp::Ordering::Equal => ChangeKind::Replaced,
         };
-        let missing = |from: &[String], other: &[String]| from.iter().filter(|t| !other.contains(t)).cloned().collect();
+        let missing = |from: &[String], other: &[String]| {
+            from.iter().filter(|t| !other.contains(t)).cloned().collect()
+        };
         Change {
             change,
             previous: previous.clone(),
@@ -145,7 +147,11 @@ impl fmt::Display for Change {
             ChangeKind::Downgraded => write!(f, "downgraded from {}", previous.version)?,
             ChangeKind::Replaced => {
                 let short = previous.sha256.get(..12).unwrap_or(&previous.sha256);
-                write!(f, "replaced: same version {}, another file (was sha256 {short}…)", previous.version)?;
+                write!(
+                    f,
+                    "replaced: same version {}, another file (was sha256 {short}…)",
+                    previous.version
+                )?;
             }
         }
         let mut parts = Vec::new();
@@ -186,14 +192,16 @@ pub struct SeenState {
 impl SeenState {
     /// The state file for the policy file at `policy_file`.
     pub fn beside(policy_file: &Path) -> PathBuf {
-        let dir = policy_file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir =
+            policy_file.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         dir.join(SEEN_FILE)
     }
 
     /// Read the state at `path`; a missing file is an empty state.
     pub fn load(path: &Path) -> Result<SeenState, SeenError> {
         let file = match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|source| SeenError::Parse { path: path.to_owned(), source })?,
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map_err(|source| SeenError::Parse { path: path.to_owned(), source })?,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => File::default(),
             Err(source) => return Err(SeenError::Read { path: path.to_owned(), source }),
         };
@@ -242,7 +250,8 @@ impl SeenState {
     /// one), so a crash or a concurrent `reach` never leaves half a file.
     pub fn save(&self) -> Result<(), SeenError> {
         let write_err = |source| SeenError::Write { path: self.path.clone(), source };
-        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let dir =
+            self.path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(write_err)?;
         let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
         let json = serde_json::to_vec_pretty(&self.file).map_err(|e| write_err(e.into()))?;
@@ -293,14 +302,23 @@ mod tests {
         assert_eq!(down.to_string(), "downgraded from 2.0.0");
         let same = state.record("web", seen("1.0.0", 'c', &["fetch"])).unwrap();
         assert_eq!(same.change, ChangeKind::Replaced);
-        assert_eq!(same.to_string(), "replaced: same version 1.0.0, another file (was sha256 bbbbbbbbbbbb…)");
+        assert_eq!(
+            same.to_string(),
+            "replaced: same version 1.0.0, another file (was sha256 bbbbbbbbbbbb…)"
+        );
         assert_eq!(state.record("web", seen("1.0.0", 'c', &["fetch"])), None);
     }
 
     #[test]
     fn the_file_sits_beside_the_policy_and_a_corrupt_one_says_how_to_recover() {
-        assert_eq!(SeenState::beside(Path::new("reach.toml")), Path::new("./.reach/skills-seen.json"));
-        assert_eq!(SeenState::beside(Path::new("/etc/reach/reach.toml")), Path::new("/etc/reach/.reach/skills-seen.json"));
+        assert_eq!(
+            SeenState::beside(Path::new("reach.toml")),
+            Path::new("./.reach/skills-seen.json")
+        );
+        assert_eq!(
+            SeenState::beside(Path::new("/etc/reach/reach.toml")),
+            Path::new("/etc/reach/.reach/skills-seen.json")
+        );
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("skills-seen.json");
         std::fs::write(&path, "{not json").unwrap();
@@ -310,7 +328,8 @@ mod tests {
 
     #[test]
     fn json_of_a_change_has_the_previous_file_and_the_tool_diff() {
-        let change = Change::between(&seen("1.0.0", 'a', &["x", "y"]), &seen("2.0.0", 'b', &["x", "z"]));
+        let change =
+            Change::between(&seen("1.0.0", 'a', &["x", "y"]), &seen("2.0.0", 'b', &["x", "z"]));
         let json = serde_json::to_value(&change).unwrap();
         assert_eq!(json["change"], "upgraded");
         assert_eq!(json["version"], "1.0.0");

@@ -13,8 +13,8 @@
 
 use super::{LiveHost, ReloadSource};
 use arc_swap::ArcSwap;
-use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
 use notify::RecursiveMode;
+use notify::event::{AccessKind, AccessMode, EventKind, ModifyKind};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -116,7 +116,11 @@ impl Armed {
     /// that is not watched yet or is not the one watched before. A folder
     /// that does not exist now is left for a later call. The first error is
     /// returned after trying every folder.
-    fn arm(&mut self, watcher: &mut impl notify::Watcher, folders: &[PathBuf]) -> Result<(), WatchError> {
+    fn arm(
+        &mut self,
+        watcher: &mut impl notify::Watcher,
+        folders: &[PathBuf],
+    ) -> Result<(), WatchError> {
         let gone: Vec<PathBuf> = self.0.keys().filter(|p| !folders.contains(p)).cloned().collect();
         for path in gone {
             let _ = watcher.unwatch(&path);
@@ -144,7 +148,10 @@ impl Armed {
                 }
                 Err(err) => {
                     self.0.remove(folder);
-                    first_error.get_or_insert(WatchError::Watch { path: folder.clone(), reason: err.to_string() });
+                    first_error.get_or_insert(WatchError::Watch {
+                        path: folder.clone(),
+                        reason: err.to_string(),
+                    });
                 }
             }
         }
@@ -337,7 +344,9 @@ mod tests {
         let overflow = notify::Event::new(EventKind::Other).set_flag(notify::event::Flag::Rescan);
         assert!(t.concerns(&overflow));
         let builtin = Targets { table: Vec::new(), ..targets() };
-        assert!(!builtin.concerns(&notify::Event::new(EventKind::Any).add_path(PathBuf::from("/srv/agent/reach.toml"))));
+        assert!(!builtin.concerns(
+            &notify::Event::new(EventKind::Any).add_path(PathBuf::from("/srv/agent/reach.toml"))
+        ));
     }
 
     #[cfg(unix)]
@@ -352,7 +361,11 @@ mod tests {
         std::os::unix::fs::symlink("..2026_01", root.join("..data")).unwrap();
         std::os::unix::fs::symlink("..data/reach.toml", root.join("reach.toml")).unwrap();
         let names = table_names(&root.join("reach.toml"));
-        for name in [root.join("reach.toml"), root.join("..data/reach.toml"), root.join("..2026_01/reach.toml")] {
+        for name in [
+            root.join("reach.toml"),
+            root.join("..data/reach.toml"),
+            root.join("..2026_01/reach.toml"),
+        ] {
             assert!(names.contains(&name), "{} missing from {names:?}", name.display());
         }
         let t = Targets { skills: root.join("skills"), table: names, folders: Vec::new() };
@@ -365,7 +378,12 @@ mod tests {
             (write, root.join("..2026_01/other.toml"), false),
             (renamed_to, root.join("..data_tmp"), false),
         ] {
-            assert_eq!(t.concerns(&notify::Event::new(kind).add_path(path.clone())), want, "{kind:?} {}", path.display());
+            assert_eq!(
+                t.concerns(&notify::Event::new(kind).add_path(path.clone())),
+                want,
+                "{kind:?} {}",
+                path.display()
+            );
         }
     }
 }

@@ -101,10 +101,14 @@ impl CompileCache {
                 // just not vouched for. Compile again and replace it.
                 tracing::info!(path = %path.display(), "compile-cache entry has no tag; compiling again");
             } else {
-                match check(path, key).and_then(|()| deserialize(engine, path).map_err(|e| format!("{e:#}"))) {
+                match check(path, key)
+                    .and_then(|()| deserialize(engine, path).map_err(|e| format!("{e:#}")))
+                {
                     Ok(component) => return Ok((component, LoadSource::Cache)),
                     // Not an error: compile again from the .wasm and replace it.
-                    Err(why) => tracing::warn!(path = %path.display(), "compile-cache entry refused, compiling again: {why}"),
+                    Err(why) => {
+                        tracing::warn!(path = %path.display(), "compile-cache entry refused, compiling again: {why}")
+                    }
                 }
             }
         }
@@ -121,7 +125,8 @@ impl CompileCache {
 
 /// The key file for a cache folder: beside it, never inside it.
 fn key_path(dir: &Path) -> PathBuf {
-    let mut name = dir.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "agent-reach-cache".into());
+    let mut name =
+        dir.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "agent-reach-cache".into());
     name.push(".key");
     dir.with_file_name(name)
 }
@@ -135,13 +140,17 @@ fn prepare(dir: &Path) -> Result<[u8; TAG_LEN], String> {
     if !path.exists() {
         make_key(&path).map_err(|e| format!("cannot create the key {}: {e}", path.display()))?;
     }
-    let meta = std::fs::symlink_metadata(&path).map_err(|e| format!("cannot read the key {}: {e}", path.display()))?;
+    let meta = std::fs::symlink_metadata(&path)
+        .map_err(|e| format!("cannot read the key {}: {e}", path.display()))?;
     if !meta.is_file() {
         return Err(format!("the key {} is not a plain file", path.display()));
     }
     check_owned(&meta, 0o077).map_err(|why| format!("the key {} {why}", path.display()))?;
-    let bytes = std::fs::read(&path).map_err(|e| format!("cannot read the key {}: {e}", path.display()))?;
-    bytes.try_into().map_err(|_| format!("the key {} is not {TAG_LEN} bytes; delete it to make a new one", path.display()))
+    let bytes =
+        std::fs::read(&path).map_err(|e| format!("cannot read the key {}: {e}", path.display()))?;
+    bytes.try_into().map_err(|_| {
+        format!("the key {} is not {TAG_LEN} bytes; delete it to make a new one", path.display())
+    })
 }
 
 #[cfg(unix)]
@@ -175,14 +184,18 @@ fn make_key(path: &Path) -> std::io::Result<()> {
 fn fill_random(buf: &mut [u8]) -> std::io::Result<()> {
     let mut filled = 0;
     while filled < buf.len() {
-        filled += rustix::rand::getrandom(&mut buf[filled..], rustix::rand::GetRandomFlags::empty())?;
+        filled +=
+            rustix::rand::getrandom(&mut buf[filled..], rustix::rand::GetRandomFlags::empty())?;
     }
     Ok(())
 }
 
 #[cfg(not(unix))]
 fn fill_random(_: &mut [u8]) -> std::io::Result<()> {
-    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no random source for the cache key on this platform"))
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "no random source for the cache key on this platform",
+    ))
 }
 
 /// The file or folder belongs to the user the host runs as and has none of
@@ -233,7 +246,8 @@ fn tag_path(entry: &Path) -> PathBuf {
 fn check(path: &Path, key: &[u8; TAG_LEN]) -> Result<(), String> {
     let tag_file = tag_path(path);
     for file in [path, tag_file.as_path()] {
-        let meta = std::fs::symlink_metadata(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let meta =
+            std::fs::symlink_metadata(file).map_err(|e| format!("{}: {e}", file.display()))?;
         if !meta.is_file() {
             return Err(format!("{} is not a plain file", file.display()));
         }
@@ -260,14 +274,20 @@ fn deserialize(engine: &Engine, path: &Path) -> Result<Component, wasmtime::Erro
     unsafe { Component::deserialize_file(engine, path) }
 }
 
-fn store(component: &Component, path: &Path, key: &[u8; TAG_LEN]) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+fn store(
+    component: &Component,
+    path: &Path,
+    key: &[u8; TAG_LEN],
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let dir = path.parent().ok_or("cache entry has no parent folder")?;
     let bytes = component.serialize()?;
     let tag = tag(key, &entry_name(path), &bytes);
     // Each written to a temporary file (0600) and renamed, so a concurrent
     // reader never sees half a file; a reader that sees a new entry with the
     // old tag refuses it and compiles.
-    for (target, content) in [(path.to_owned(), bytes.as_slice()), (tag_path(path), tag.as_bytes().as_slice())] {
+    for (target, content) in
+        [(path.to_owned(), bytes.as_slice()), (tag_path(path), tag.as_bytes().as_slice())]
+    {
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         tmp.write_all(content)?;
         tmp.persist(target)?;
@@ -300,7 +320,10 @@ mod tests {
         let cache = CompileCache::new(&engine, Some(dir.path().join("cache")));
         assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled);
         assert_eq!(load(&cache, &engine, ONE), LoadSource::Cache);
-        assert!(dir.path().join("cache.key").is_file(), "the key lives beside the folder, not in it");
+        assert!(
+            dir.path().join("cache.key").is_file(),
+            "the key lives beside the folder, not in it"
+        );
     }
 
     #[test]
@@ -325,8 +348,16 @@ mod tests {
         let two_entry = cache.entry(&digest_two).unwrap();
         std::fs::copy(&two_entry, &entry).unwrap();
         std::fs::copy(tag_path(&two_entry), tag_path(&entry)).unwrap();
-        assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled, "a tag binds the entry to its name");
-        assert_eq!(load(&cache, &engine, ONE), LoadSource::Cache, "and the rewritten entry is good again");
+        assert_eq!(
+            load(&cache, &engine, ONE),
+            LoadSource::Compiled,
+            "a tag binds the entry to its name"
+        );
+        assert_eq!(
+            load(&cache, &engine, ONE),
+            LoadSource::Cache,
+            "and the rewritten entry is good again"
+        );
     }
 
     #[cfg(unix)]
@@ -341,14 +372,22 @@ mod tests {
         let (_, digest) = wasm(ONE);
         let entry = cache.entry(&digest).unwrap();
         std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
-        assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled, "a world-writable entry is not trusted");
+        assert_eq!(
+            load(&cache, &engine, ONE),
+            LoadSource::Compiled,
+            "a world-writable entry is not trusted"
+        );
 
         std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o777)).unwrap();
         let open = CompileCache::new(&engine, Some(folder.clone()));
         assert!(open.dir().is_none(), "a world-writable folder turns the cache off");
         std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o700)).unwrap();
 
-        std::fs::set_permissions(dir.path().join("cache.key"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(
+            dir.path().join("cache.key"),
+            std::fs::Permissions::from_mode(0o644),
+        )
+        .unwrap();
         let readable_key = CompileCache::new(&engine, Some(folder));
         assert!(readable_key.dir().is_none(), "a key others can read vouches for nothing");
     }

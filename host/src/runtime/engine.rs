@@ -4,7 +4,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use wasmtime::{Config, Engine, Enabled, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig};
+use wasmtime::{
+    Config, Enabled, Engine, InstanceAllocationStrategy, OptLevel, PoolingAllocationConfig,
+};
 
 /// How often the epoch advances; the granularity of timeouts.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
@@ -52,7 +54,9 @@ pub(crate) fn build(pooled: bool) -> Result<(Engine, bool), wasmtime::Error> {
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling()));
         match Engine::new(&config) {
             Ok(engine) => return Ok((engine, true)),
-            Err(err) => tracing::warn!(error = %err, "pooling allocator unavailable; using on-demand allocation"),
+            Err(err) => {
+                tracing::warn!(error = %err, "pooling allocator unavailable; using on-demand allocation")
+            }
         }
     }
     Ok((Engine::new(&base_config())?, false))

@@ -117,7 +117,10 @@ fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
     }
     let file = std::fs::File::from(dir);
     if !file.metadata()?.is_dir() {
-        return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, format!("{} is not a folder", path.display())));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a folder", path.display()),
+        ));
     }
     Ok(file)
 }
@@ -126,7 +129,10 @@ fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
 fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
     let file = std::fs::File::open(path)?;
     if !file.metadata()?.is_dir() {
-        return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, format!("{} is not a folder", path.display())));
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::NotADirectory,
+            format!("{} is not a folder", path.display()),
+        ));
     }
     Ok(file)
 }
@@ -138,7 +144,8 @@ pub(crate) fn add_to_linker(linker: &mut Linker<StoreState>) -> wasmtime::Result
     let mut preopens = linker.instance(PREOPENS)?;
     preopens.func_wrap("get-directories", |mut store, (): ()| {
         let state = store.data_mut();
-        let mut handles: Vec<(Resource<Descriptor>, String)> = Vec::with_capacity(state.folders.len());
+        let mut handles: Vec<(Resource<Descriptor>, String)> =
+            Vec::with_capacity(state.folders.len());
         for (dir, guest_path) in &state.folders {
             let handle = state.table.push(Descriptor::Dir(dir.clone()))?;
             handles.push((handle, guest_path.clone()));

@@ -37,7 +37,8 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error, RequestOptions, WasiBody, WasiHttpHooks};
 
 type IoFuture = Box<dyn Future<Output = Result<(), Error>> + Send>;
-type SendFuture = Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send>;
+type SendFuture =
+    Box<dyn Future<Output = Result<(http::Response<WasiBody>, IoFuture), Error>> + Send>;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -63,7 +64,12 @@ pub(crate) struct NetGuard {
 
 impl NetGuard {
     /// The guard for one call of `skill` that must end by `deadline`.
-    pub(crate) fn new(skill: &str, allow: NetAllowlist, credentials: &[Credential], deadline: Instant) -> Self {
+    pub(crate) fn new(
+        skill: &str,
+        allow: NetAllowlist,
+        credentials: &[Credential],
+        deadline: Instant,
+    ) -> Self {
         NetGuard {
             skill: skill.into(),
             allow: Arc::new(allow),
@@ -104,7 +110,11 @@ impl Denials {
         if self.kept.len() >= Self::KEPT {
             self.more += 1;
             if self.more == 1 {
-                tracing::warn!(skill, capability = "net", "further refusals in this call are counted, not logged");
+                tracing::warn!(
+                    skill,
+                    capability = "net",
+                    "further refusals in this call are counted, not logged"
+                );
             }
             return;
         }
@@ -118,7 +128,8 @@ impl Denials {
         if self.kept.is_empty() {
             return None;
         }
-        let more = if self.more > 0 { format!("; and {} more refused", self.more) } else { String::new() };
+        let more =
+            if self.more > 0 { format!("; and {} more refused", self.more) } else { String::new() };
         Some(format!("{}{more}", self.kept.join("; ")))
     }
 }
@@ -176,7 +187,9 @@ impl WasiHttpHooks for NetGuard {
             }
             let scheme = uri.scheme().cloned().unwrap_or(Scheme::HTTPS);
             let https = scheme == Scheme::HTTPS;
-            let Some(host) = uri.host().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned()) else {
+            let Some(host) =
+                uri.host().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_owned())
+            else {
                 return Err(Error::HttpRequestUriInvalid);
             };
             let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
@@ -185,10 +198,16 @@ impl WasiHttpHooks for NetGuard {
                 return Err(Error::HttpRequestDenied);
             }
             let Some(pattern) = allow.allows(scheme.as_str(), &host, port) else {
-                deny(&skill, &denials, format!("{target} is not granted ({})", allowed_list(&allow)));
+                deny(
+                    &skill,
+                    &denials,
+                    format!("{target} is not granted ({})", allowed_list(&allow)),
+                );
                 return Err(Error::HttpRequestDenied);
             };
-            if !https && let Some(from) = downgrade.lock().unwrap_or_else(|e| e.into_inner()).as_deref() {
+            if !https
+                && let Some(from) = downgrade.lock().unwrap_or_else(|e| e.into_inner()).as_deref()
+            {
                 // Following an https → http redirect would send this request,
                 // and read its answer, in clear text on the network.
                 deny(
@@ -204,7 +223,9 @@ impl WasiHttpHooks for NetGuard {
             tracing::debug!(skill = &*skill, capability = "net", %pattern, "granted: {target}");
 
             let addr = resolve(&host, port, deadline).await?;
-            if is_internal_address(addr.ip()) && !allow.names_address_explicitly(scheme.as_str(), addr.ip(), port) {
+            if is_internal_address(addr.ip())
+                && !allow.names_address_explicitly(scheme.as_str(), addr.ip(), port)
+            {
                 deny(
                     &skill,
                     &denials,
@@ -245,7 +266,11 @@ impl WasiHttpHooks for NetGuard {
                     Some(r) => r.text(&to).into_owned(),
                     None => to,
                 };
-                tracing::warn!(skill = &*skill, capability = "net", "{target} redirects to plain http ({to}); plain http is refused for the rest of this call");
+                tracing::warn!(
+                    skill = &*skill,
+                    capability = "net",
+                    "{target} redirects to plain http ({to}); plain http is refused for the rest of this call"
+                );
                 remember_downgrade(&downgrade, &target, &to);
             }
             let response = match redactor {
@@ -294,17 +319,24 @@ fn unmaskable_coding(headers: &http::HeaderMap) -> Option<String> {
     let codings = |name, plain: &[&str]| {
         headers.get_all(&name).iter().find_map(|value| {
             let text = String::from_utf8_lossy(value.as_bytes()).into_owned();
-            let odd = text.split(',').map(str::trim).any(|c| !c.is_empty() && !plain.iter().any(|p| c.eq_ignore_ascii_case(p)));
+            let odd = text
+                .split(',')
+                .map(str::trim)
+                .any(|c| !c.is_empty() && !plain.iter().any(|p| c.eq_ignore_ascii_case(p)));
             odd.then(|| format!("{name}: {text}"))
         })
     };
-    codings(http::header::CONTENT_ENCODING, &["identity"]).or_else(|| codings(http::header::TRANSFER_ENCODING, &["chunked", "identity"]))
+    codings(http::header::CONTENT_ENCODING, &["identity"])
+        .or_else(|| codings(http::header::TRANSFER_ENCODING, &["chunked", "identity"]))
 }
 
 /// Note that `target` (an https request) redirected to `to` (plain http);
 /// the first such redirect is the one named in later refusals.
 fn remember_downgrade(downgrade: &Mutex<Option<String>>, target: &str, to: &str) {
-    downgrade.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert_with(|| format!("{target} (to {to})"));
+    downgrade
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(|| format!("{target} (to {to})"));
 }
 
 /// The `Location` of a redirect, when it leads to plain http.
@@ -321,12 +353,18 @@ fn plain_http_location<B>(response: &http::Response<B>) -> Option<String> {
 
 /// Add the credential to the request; returns the exact text sent (prefix
 /// and value), which is masked in the response along with the bare value.
-fn inject(request: &mut http::Request<WasiBody>, cred: &Credential, secret: &Secret) -> Result<String, Error> {
+fn inject(
+    request: &mut http::Request<WasiBody>,
+    cred: &Credential,
+    secret: &Secret,
+) -> Result<String, Error> {
     match &cred.inject {
         Injection::Header { name, prefix } => {
             let text = format!("{prefix}{}", secret.expose());
-            let name = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| Error::HttpRequestDenied)?;
-            let mut value = http::HeaderValue::from_str(&text).map_err(|_| Error::HttpRequestDenied)?;
+            let name = http::HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| Error::HttpRequestDenied)?;
+            let mut value =
+                http::HeaderValue::from_str(&text).map_err(|_| Error::HttpRequestDenied)?;
             value.set_sensitive(true);
             // Replaces whatever the skill put under that name.
             request.headers_mut().insert(name, value);
@@ -341,8 +379,10 @@ fn inject(request: &mut http::Request<WasiBody>, cred: &Credential, secret: &Sec
                 _ => format!("{name}={}", percent_encode(&text)),
             };
             let mut parts = uri.clone().into_parts();
-            parts.path_and_query = Some(format!("{path}?{query}").parse().map_err(|_| Error::HttpRequestUriInvalid)?);
-            *request.uri_mut() = http::Uri::from_parts(parts).map_err(|_| Error::HttpRequestUriInvalid)?;
+            parts.path_and_query =
+                Some(format!("{path}?{query}").parse().map_err(|_| Error::HttpRequestUriInvalid)?);
+            *request.uri_mut() =
+                http::Uri::from_parts(parts).map_err(|_| Error::HttpRequestUriInvalid)?;
             Ok(text)
         }
     }
@@ -353,12 +393,14 @@ fn inject(request: &mut http::Request<WasiBody>, cred: &Credential, secret: &Sec
 /// Each value is masked bare and as sent (with its prefix), in every
 /// spelling the [`Redactor`] knows (escaped, percent-encoded, base64).
 pub(crate) fn credential_redactor(credentials: &[Credential]) -> Redactor {
-    Redactor::new(credentials.iter().filter_map(|c| c.secret().ok().map(|s| (c, s))).flat_map(|(c, s)| {
-        let prefix = match &c.inject {
-            Injection::Header { prefix, .. } | Injection::Query { prefix, .. } => prefix,
-        };
-        [s.expose().to_owned(), format!("{prefix}{}", s.expose())]
-    }))
+    Redactor::new(credentials.iter().filter_map(|c| c.secret().ok().map(|s| (c, s))).flat_map(
+        |(c, s)| {
+            let prefix = match &c.inject {
+                Injection::Header { prefix, .. } | Injection::Query { prefix, .. } => prefix,
+            };
+            [s.expose().to_owned(), format!("{prefix}{}", s.expose())]
+        },
+    ))
 }
 
 /// RFC 3986 percent-encoding of everything but unreserved characters.
@@ -376,7 +418,10 @@ fn percent_encode(text: &str) -> String {
 
 /// Mask the credential in the response's headers, body and trailers. The
 /// length may change, so `Content-Length` goes.
-fn mask_response(response: http::Response<WasiBody>, redactor: Arc<Redactor>) -> http::Response<WasiBody> {
+fn mask_response(
+    response: http::Response<WasiBody>,
+    redactor: Arc<Redactor>,
+) -> http::Response<WasiBody> {
     let (mut parts, body) = response.into_parts();
     parts.headers.remove(http::header::CONTENT_LENGTH);
     redactor.headers(&mut parts.headers);
@@ -394,7 +439,10 @@ impl Body for InFlight {
     type Data = Bytes;
     type Error = Error;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         let polled = Pin::new(&mut self.body).poll_frame(cx);
         if matches!(polled, Poll::Ready(None | Some(Err(_)))) {
             self.permit = None;
@@ -462,8 +510,12 @@ async fn connect(addr: SocketAddr, https: bool, host: &str) -> Result<(Sender, C
         _ => Error::Connect(e),
     })?;
     let stream: Box<dyn Stream> = if https {
-        let name = rustls::pki_types::ServerName::try_from(host.to_owned()).map_err(|_| Error::HttpRequestUriInvalid)?;
-        let tls = tokio_rustls::TlsConnector::from(tls_config()).connect(name, tcp).await.map_err(Error::Tls)?;
+        let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+            .map_err(|_| Error::HttpRequestUriInvalid)?;
+        let tls = tokio_rustls::TlsConnector::from(tls_config())
+            .connect(name, tcp)
+            .await
+            .map_err(Error::Tls)?;
         Box::new(tls)
     } else {
         Box::new(tcp)
@@ -485,17 +537,21 @@ async fn send(
     let first_byte_timeout = options.and_then(|o| o.first_byte_timeout).unwrap_or(CONNECT_TIMEOUT);
     // The whole connection set-up, TLS included: a server that accepts and
     // then stays silent must not hold the request past the call.
-    let (mut sender, conn) = tokio::time::timeout(connect_timeout.min(remaining(deadline)), connect(addr, https, host))
-        .await
-        .map_err(|_| Error::ConnectionTimeout)??;
+    let (mut sender, conn) =
+        tokio::time::timeout(connect_timeout.min(remaining(deadline)), connect(addr, https, host))
+            .await
+            .map_err(|_| Error::ConnectionTimeout)??;
     // hyper sends the URI as given; an origin server expects only path and query.
     let path = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_owned();
     *request.uri_mut() = path.parse().map_err(|_| Error::HttpRequestUriInvalid)?;
 
     let conn = tokio::spawn(conn);
-    let response = tokio::time::timeout(first_byte_timeout.min(remaining(deadline)), sender.send_request(request))
-        .await
-        .map_err(|_| Error::ConnectionReadTimeout)??;
+    let response = tokio::time::timeout(
+        first_byte_timeout.min(remaining(deadline)),
+        sender.send_request(request),
+    )
+    .await
+    .map_err(|_| Error::ConnectionReadTimeout)??;
     let response = response.map(|body| body.map_err(Error::from).boxed_unsync());
     let io: IoFuture = Box::new(async move {
         match conn.await {
@@ -534,16 +590,21 @@ mod tests {
     }
 
     fn guard(deadline: Instant) -> NetGuard {
-        let allow: NetAllowlist = ["127.0.0.1:*", "example.com"].iter().map(|p| p.parse().unwrap()).collect();
+        let allow: NetAllowlist =
+            ["127.0.0.1:*", "example.com"].iter().map(|p| p.parse().unwrap()).collect();
         NetGuard::new("probe", allow, &[], deadline)
     }
 
     fn request(url: &str) -> http::Request<WasiBody> {
-        let body = http_body_util::Empty::<Bytes>::new().map_err(|never| match never {}).boxed_unsync();
+        let body =
+            http_body_util::Empty::<Bytes>::new().map_err(|never| match never {}).boxed_unsync();
         http::Request::get(url).body(body).unwrap()
     }
 
-    async fn send_through(guard: &mut NetGuard, url: &str) -> Result<http::Response<WasiBody>, Error> {
+    async fn send_through(
+        guard: &mut NetGuard,
+        url: &str,
+    ) -> Result<http::Response<WasiBody>, Error> {
         let future = guard.send_request(request(url), None, Box::new(async { Ok(()) }));
         Pin::from(future).await.map(|(response, _io)| response)
     }
@@ -561,7 +622,11 @@ mod tests {
                     use tokio::io::{AsyncReadExt, AsyncWriteExt};
                     let mut buf = [0; 1024];
                     let _ = socket.read(&mut buf).await;
-                    let _ = socket.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok").await;
+                    let _ = socket
+                        .write_all(
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                        )
+                        .await;
                 });
             }
         });
@@ -574,16 +639,24 @@ mod tests {
         let err = send_through(&mut guard, &format!("http://{addr}/landing")).await.unwrap_err();
         assert!(matches!(err, Error::HttpRequestDenied), "{err:?}");
         let denials = guard.denials.lock().unwrap().summary().unwrap_or_default();
-        assert!(denials.contains("redirected from https to plain http") && denials.contains("example.com"), "{denials}");
+        assert!(
+            denials.contains("redirected from https to plain http")
+                && denials.contains("example.com"),
+            "{denials}"
+        );
         let err = send_through(&mut guard, &format!("http://{addr}/elsewhere")).await.unwrap_err();
-        assert!(matches!(err, Error::HttpRequestDenied), "any plain http, not only the target: {err:?}");
+        assert!(
+            matches!(err, Error::HttpRequestDenied),
+            "any plain http, not only the target: {err:?}"
+        );
     }
 
     #[tokio::test]
     async fn dns_obeys_the_calls_deadline() {
         let err = resolve("localhost", 80, Instant::now()).await.unwrap_err();
         assert!(matches!(err, Error::DnsTimeout), "{err:?}");
-        let addr = resolve("127.0.0.1", 80, Instant::now()).await.expect("a literal needs no lookup");
+        let addr =
+            resolve("127.0.0.1", 80, Instant::now()).await.expect("a literal needs no lookup");
         assert_eq!(addr.port(), 80);
     }
 
@@ -602,7 +675,14 @@ mod tests {
         let started = Instant::now();
         let outcome = tokio::time::timeout(
             Duration::from_secs(5),
-            send(request("https://localhost/"), addr, true, "localhost", None, started + Duration::from_millis(300)),
+            send(
+                request("https://localhost/"),
+                addr,
+                true,
+                "localhost",
+                None,
+                started + Duration::from_millis(300),
+            ),
         )
         .await
         .expect("gave up by the deadline, not by the test's own timeout");
@@ -620,11 +700,21 @@ mod tests {
             map
         };
         assert_eq!(unmaskable_coding(&headers(&[])), None);
-        assert_eq!(unmaskable_coding(&headers(&[("content-encoding", "identity"), ("transfer-encoding", "chunked")])), None);
-        assert_eq!(unmaskable_coding(&headers(&[("content-encoding", "gzip")])).as_deref(), Some("content-encoding: gzip"));
+        assert_eq!(
+            unmaskable_coding(&headers(&[
+                ("content-encoding", "identity"),
+                ("transfer-encoding", "chunked")
+            ])),
+            None
+        );
+        assert_eq!(
+            unmaskable_coding(&headers(&[("content-encoding", "gzip")])).as_deref(),
+            Some("content-encoding: gzip")
+        );
         assert!(unmaskable_coding(&headers(&[("content-encoding", "identity, br")])).is_some());
         assert!(unmaskable_coding(&headers(&[("transfer-encoding", "gzip, chunked")])).is_some());
-        let mut sent = headers(&[("accept-encoding", "gzip, br"), ("te", "gzip"), ("range", "bytes=4-8")]);
+        let mut sent =
+            headers(&[("accept-encoding", "gzip, br"), ("te", "gzip"), ("range", "bytes=4-8")]);
         ask_for_a_maskable_answer(&mut sent);
         assert_eq!(sent["accept-encoding"], "identity");
         assert!(sent.get("te").is_none() && sent.get("range").is_none());
@@ -642,7 +732,10 @@ mod denial_tests {
         // bound, outside its memory limit.
         let mut denials = Denials::default();
         for _ in 0..100_000 {
-            denials.push("probe", format!("GET http://{}.example/ is not granted", "a".repeat(60_000)));
+            denials.push(
+                "probe",
+                format!("GET http://{}.example/ is not granted", "a".repeat(60_000)),
+            );
         }
         assert_eq!(denials.kept.len(), Denials::KEPT);
         assert!(denials.kept.iter().all(|r| r.len() <= Denials::REASON_BYTES + 16));

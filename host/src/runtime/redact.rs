@@ -90,7 +90,11 @@ impl Redactor {
         // `dedup` removes every repeat.
         values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         values.dedup();
-        let mut exact: Vec<Vec<u8>> = values.iter().flat_map(|v| base64_forms(v)).filter(|f| f.len() >= MIN_SECRET_LEN).collect();
+        let mut exact: Vec<Vec<u8>> = values
+            .iter()
+            .flat_map(|v| base64_forms(v))
+            .filter(|f| f.len() >= MIN_SECRET_LEN)
+            .collect();
         exact.sort_by_key(|v| std::cmp::Reverse(v.len()));
         exact.dedup();
 
@@ -170,7 +174,8 @@ impl Redactor {
             if let Cow::Owned(masked) = self.bytes(value.as_bytes()) {
                 // The original was a valid value and MASK is visible ASCII,
                 // so this cannot fail; if it did, the whole value goes.
-                let mut masked = HeaderValue::from_bytes(&masked).unwrap_or_else(|_| HeaderValue::from_static(MASK));
+                let mut masked = HeaderValue::from_bytes(&masked)
+                    .unwrap_or_else(|_| HeaderValue::from_static(MASK));
                 masked.set_sensitive(value.is_sensitive());
                 *value = masked;
                 changed = true;
@@ -216,7 +221,8 @@ impl Redactor {
     /// The end of the longest match starting at `at`, if any.
     fn match_at(&self, input: &[u8], at: usize, fold: bool) -> Option<usize> {
         let rest = &input[at..];
-        let exact = self.exact.iter().filter(|form| rest.starts_with(form)).map(|form| at + form.len());
+        let exact =
+            self.exact.iter().filter(|form| rest.starts_with(form)).map(|form| at + form.len());
         let decoded = self.values.iter().filter_map(|value| decoded_match(value, input, at, fold));
         exact.chain(decoded).max()
     }
@@ -352,7 +358,13 @@ fn backslash_escape(rest: &[u8]) -> Option<(usize, Unit)> {
 /// HTML character references: the five named ones XML knows, and numeric
 /// ones in decimal or hex with at most [`MAX_REFERENCE_DIGITS`] digits.
 fn character_reference(rest: &[u8]) -> Option<(usize, Unit)> {
-    for (name, b) in [(&b"&amp;"[..], b'&'), (b"&lt;", b'<'), (b"&gt;", b'>'), (b"&quot;", b'"'), (b"&apos;", b'\'')] {
+    for (name, b) in [
+        (&b"&amp;"[..], b'&'),
+        (b"&lt;", b'<'),
+        (b"&gt;", b'>'),
+        (b"&quot;", b'"'),
+        (b"&apos;", b'\''),
+    ] {
         if rest.starts_with(name) {
             return Some((name.len(), Unit::byte(b)));
         }
@@ -362,7 +374,11 @@ fn character_reference(rest: &[u8]) -> Option<(usize, Unit)> {
         b'x' | b'X' => (16, 3),
         _ => (10, 2),
     };
-    let digits = rest[digits_at..].iter().take(MAX_REFERENCE_DIGITS + 1).take_while(|b| b.is_ascii_hexdigit()).count();
+    let digits = rest[digits_at..]
+        .iter()
+        .take(MAX_REFERENCE_DIGITS + 1)
+        .take_while(|b| b.is_ascii_hexdigit())
+        .count();
     if digits == 0 || digits > MAX_REFERENCE_DIGITS || rest.get(digits_at + digits) != Some(&b';') {
         return None;
     }
@@ -375,8 +391,10 @@ fn character_reference(rest: &[u8]) -> Option<(usize, Unit)> {
 /// and for each of the three positions it can start at inside a larger
 /// blob, the characters that depend on its bytes alone.
 fn base64_forms(value: &[u8]) -> Vec<Vec<u8>> {
-    let mut forms: Vec<Vec<u8>> =
-        [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD].iter().map(|e| e.encode(value).into_bytes()).collect();
+    let mut forms: Vec<Vec<u8>> = [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+        .iter()
+        .map(|e| e.encode(value).into_bytes())
+        .collect();
     for offset in 0..3 {
         let mut shifted = vec![0u8; offset];
         shifted.extend_from_slice(value);
@@ -419,7 +437,10 @@ where
     type Data = Bytes;
     type Error = B::Error;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
         let this = &mut *self;
         loop {
             if this.ended {
@@ -441,7 +462,9 @@ where
                         if masked.len() > keep {
                             let cut = masked.len() - keep;
                             this.held = masked[cut..].to_vec();
-                            return Poll::Ready(Some(Ok(Frame::data(Bytes::from(masked[..cut].to_vec())))));
+                            return Poll::Ready(Some(Ok(Frame::data(Bytes::from(
+                                masked[..cut].to_vec(),
+                            )))));
                         }
                         this.held = masked;
                     }
@@ -482,14 +505,22 @@ mod tests {
         type Data = Bytes;
         type Error = std::convert::Infallible;
 
-        fn poll_frame(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
             Poll::Ready(self.0.pop_front().map(Ok))
         }
     }
 
     /// `text` cut into pieces of the given sizes (cycled), masked as it
     /// streams; returns the body and the trailers that came out.
-    fn stream(redactor: &Redactor, text: &[u8], sizes: &[usize], trailers: Option<HeaderMap>) -> (Vec<u8>, Option<HeaderMap>) {
+    fn stream(
+        redactor: &Redactor,
+        text: &[u8],
+        sizes: &[usize],
+        trailers: Option<HeaderMap>,
+    ) -> (Vec<u8>, Option<HeaderMap>) {
         let mut frames = VecDeque::new();
         let (mut at, mut i) = (0, 0);
         while at < text.len() {
@@ -525,7 +556,8 @@ mod tests {
     #[test]
     fn a_secret_split_across_chunks_is_masked() {
         let secret = "Bearer tok-1234567890";
-        let page = format!("{{\"headers\":{{\"authorization\":\"{secret}\"}},\"again\":\"{secret}\"}}");
+        let page =
+            format!("{{\"headers\":{{\"authorization\":\"{secret}\"}},\"again\":\"{secret}\"}}");
         let redactor = Redactor::new([secret]);
         // Every way of cutting the page into chunks of n bytes.
         for n in 1..page.len() {
@@ -533,7 +565,10 @@ mod tests {
             let out = String::from_utf8(out).unwrap();
             assert!(!out.contains("tok-1234567890"), "chunks of {n}: {out}");
             assert_eq!(out.matches(MASK).count(), 2, "chunks of {n}: {out}");
-            assert!(out.starts_with("{\"headers\"") && out.ends_with("\"}"), "chunks of {n}: {out}");
+            assert!(
+                out.starts_with("{\"headers\"") && out.ends_with("\"}"),
+                "chunks of {n}: {out}"
+            );
         }
     }
 
@@ -582,7 +617,10 @@ mod tests {
                 for url in [false, true] {
                     let (encoded, core) = blob(secret, url, user.as_bytes(), tail.as_bytes());
                     let out = r.text(&format!("Authorization: Basic {encoded}")).into_owned();
-                    assert!(out.contains(MASK) && !out.contains(&core), "{user}{secret}{tail} as {encoded}: {out}");
+                    assert!(
+                        out.contains(MASK) && !out.contains(&core),
+                        "{user}{secret}{tail} as {encoded}: {out}"
+                    );
                 }
             }
         }
@@ -596,11 +634,19 @@ mod tests {
         let raw = format!("caf\u{e9} Bearer {secret} \u{fc}");
         headers.insert("x-echo", HeaderValue::from_bytes(raw.as_bytes()).unwrap());
         headers.append("x-echo", HeaderValue::from_static("plain"));
-        headers.insert("x-json", HeaderValue::from_str(&format!("{{\"k\":\"{}\"}}", secret.replace('-', "\\u002d"))).unwrap());
-        headers.insert(http::HeaderName::from_bytes(secret.as_bytes()).unwrap(), HeaderValue::from_static("1"));
+        headers.insert(
+            "x-json",
+            HeaderValue::from_str(&format!("{{\"k\":\"{}\"}}", secret.replace('-', "\\u002d")))
+                .unwrap(),
+        );
+        headers.insert(
+            http::HeaderName::from_bytes(secret.as_bytes()).unwrap(),
+            HeaderValue::from_static("1"),
+        );
         headers.insert("x-other", HeaderValue::from_static("fine"));
         assert!(r.headers(&mut headers));
-        let values: Vec<&[u8]> = headers.get_all("x-echo").iter().map(HeaderValue::as_bytes).collect();
+        let values: Vec<&[u8]> =
+            headers.get_all("x-echo").iter().map(HeaderValue::as_bytes).collect();
         assert_eq!(values, [format!("caf\u{e9} Bearer {MASK} \u{fc}").as_bytes(), b"plain"]);
         assert_eq!(headers["x-json"], "{\"k\":\"[REDACTED]\"}");
         assert!(headers.get(secret).is_none(), "a header named after the secret is removed");
@@ -612,7 +658,8 @@ mod tests {
     fn trailers_are_masked() {
         let secret = "s3cr3t-tok-9f8e7d6c";
         let mut trailers = HeaderMap::new();
-        trailers.insert("x-echo-trailer", HeaderValue::from_str(&format!("Bearer {secret}")).unwrap());
+        trailers
+            .insert("x-echo-trailer", HeaderValue::from_str(&format!("Bearer {secret}")).unwrap());
         let (body, trailers) = stream(&Redactor::new([secret]), b"body", &[2], Some(trailers));
         assert_eq!(body, b"body");
         assert_eq!(trailers.expect("trailers come through")["x-echo-trailer"], "Bearer [REDACTED]");
@@ -642,8 +689,9 @@ mod tests {
     /// Letters of MASK are left out of secrets so that a MASK next to
     /// leftover text can never spell one by accident.
     const SECRET_CHARS: &[char] = &[
-        'a', 'b', 'f', 'g', 'k', 'q', 'x', 'z', '0', '3', '7', '9', 'B', 'F', 'G', 'K', 'X', 'Z', '-', '_', '.', '~',
-        '/', '+', '=', ':', '%', '&', '"', '\\', ' ', '\'', '<', '>', '?', '#', '@', '!', '$', '*', 'é', 'ü', '中', '😀',
+        'a', 'b', 'f', 'g', 'k', 'q', 'x', 'z', '0', '3', '7', '9', 'B', 'F', 'G', 'K', 'X', 'Z',
+        '-', '_', '.', '~', '/', '+', '=', ':', '%', '&', '"', '\\', ' ', '\'', '<', '>', '?', '#',
+        '@', '!', '$', '*', 'é', 'ü', '中', '😀',
     ];
 
     fn json(text: &str, slash: bool, unicode_upper: Option<bool>) -> String {
@@ -653,17 +701,26 @@ mod tests {
             out = out.replace('/', "\\/");
         }
         if let Some(upper) = unicode_upper {
-            out = out
-                .chars()
-                .flat_map(|c| {
-                    if c.is_ascii() {
-                        vec![c.to_string()]
-                    } else {
-                        let mut units = [0u16; 2];
-                        c.encode_utf16(&mut units).iter().map(|u| if upper { format!("\\u{u:04X}") } else { format!("\\u{u:04x}") }).collect()
-                    }
-                })
-                .collect();
+            out =
+                out.chars()
+                    .flat_map(|c| {
+                        if c.is_ascii() {
+                            vec![c.to_string()]
+                        } else {
+                            let mut units = [0u16; 2];
+                            c.encode_utf16(&mut units)
+                                .iter()
+                                .map(|u| {
+                                    if upper {
+                                        format!("\\u{u:04X}")
+                                    } else {
+                                        format!("\\u{u:04x}")
+                                    }
+                                })
+                                .collect()
+                        }
+                    })
+                    .collect();
         }
         out
     }

@@ -33,7 +33,8 @@ pub(crate) struct Sandbox {
 /// at tens of microseconds per call, and the host does not `chdir`.
 fn host_cwd() -> Option<&'static str> {
     static CWD: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    CWD.get_or_init(|| std::env::current_dir().ok().map(|p| p.to_string_lossy().into_owned())).as_deref()
+    CWD.get_or_init(|| std::env::current_dir().ok().map(|p| p.to_string_lossy().into_owned()))
+        .as_deref()
 }
 
 /// Build the sandbox for one call of `grants.skill`.
@@ -82,7 +83,12 @@ pub(crate) fn build(grants: &SkillGrants, cache: &FolderCache) -> Sandbox {
                 tracing::debug!(skill, capability = "env", name, "granted");
                 wasi.env(name, value);
             }
-            Err(_) => tracing::warn!(skill, capability = "env", name, "granted variable is not set on the host"),
+            Err(_) => tracing::warn!(
+                skill,
+                capability = "env",
+                name,
+                "granted variable is not set on the host"
+            ),
         }
     }
 
@@ -100,7 +106,12 @@ pub(crate) fn build(grants: &SkillGrants, cache: &FolderCache) -> Sandbox {
             table: ResourceTable::new(),
             folders: preopens,
             // The call's deadline starts now, give or take the instantiation.
-            net: NetGuard::new(skill, grants.net.clone(), &grants.credentials, Instant::now() + grants.limits.timeout),
+            net: NetGuard::new(
+                skill,
+                grants.net.clone(),
+                &grants.credentials,
+                Instant::now() + grants.limits.timeout,
+            ),
             memory: MemoryGuard::new(grants.limits.memory_bytes),
         },
         stdout,

@@ -71,12 +71,25 @@ impl MemoryGuard {
 }
 
 impl ResourceLimiter for MemoryGuard {
-    fn memory_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(self.grow(current, desired))
     }
 
-    fn table_growing(&mut self, current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
-        Ok(self.grow(current.saturating_mul(TABLE_ELEMENT_BYTES), desired.saturating_mul(TABLE_ELEMENT_BYTES)))
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(self.grow(
+            current.saturating_mul(TABLE_ELEMENT_BYTES),
+            desired.saturating_mul(TABLE_ELEMENT_BYTES),
+        ))
     }
 }
 
@@ -133,7 +146,11 @@ impl StdoutStream for Capture {
 struct CaptureWriter(Capture);
 
 impl AsyncWrite for CaptureWriter {
-    fn poll_write(self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         self.0.push(buf);
         Poll::Ready(Ok(buf.len()))
     }
@@ -165,7 +182,8 @@ mod tests {
 
     fn instance(limit_mib: u64) -> (Store<MemoryGuard>, Instance) {
         let engine = Engine::default();
-        let module = Module::new(&engine, wat::parse_str(TWO_MEMORIES).expect("wat")).expect("module");
+        let module =
+            Module::new(&engine, wat::parse_str(TWO_MEMORIES).expect("wat")).expect("module");
         let mut store = Store::new(&engine, MemoryGuard::new(limit_mib << 20));
         store.limiter(|guard| guard);
         let instance = Instance::new(&mut store, &module, &[]).expect("instantiate");
@@ -182,7 +200,11 @@ mod tests {
         assert_eq!(grow_b.call(&mut store, 16).expect("call"), 0);
         assert!(!store.data().hit);
         // ... 1 MiB after that would make 4.5 MiB in all, though $b alone is only 2 MiB.
-        assert_eq!(grow_b.call(&mut store, 16).expect("call"), -1, "refused: the instance's total is over the limit");
+        assert_eq!(
+            grow_b.call(&mut store, 16).expect("call"),
+            -1,
+            "refused: the instance's total is over the limit"
+        );
         assert!(store.data().hit, "reported as OUT_OF_MEMORY");
     }
 
@@ -203,7 +225,11 @@ mod tests {
         store.set_epoch_deadline(1 << 40);
         let instance = Instance::new(&mut store, &module, &[]).expect("instantiate");
         let grow_t = instance.get_typed_func::<i32, i32>(&mut store, "grow_t").expect("grow_t");
-        assert_eq!(grow_t.call(&mut store, i32::try_from(slots).unwrap()).expect("call"), 0, "memory + table exactly at the limit");
+        assert_eq!(
+            grow_t.call(&mut store, i32::try_from(slots).unwrap()).expect("call"),
+            0,
+            "memory + table exactly at the limit"
+        );
         assert!(!store.data().hit);
         assert_eq!(grow_t.call(&mut store, 1).expect("call"), -1, "pooled: {pooled}");
         assert!(store.data().hit);

@@ -66,10 +66,19 @@ impl Workspace {
     /// model settings, and the tests' shared compile cache.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
-        command.current_dir(self.dir.path()).env("REACH_CACHE_DIR", root().join("target/test-compile-cache"));
-        for name in
-            ["REACH_POLICY", "REACH_SKILLS", "REACH_MCP_TOKEN", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "REACH_MODEL", "REACH_PROVIDER"]
-        {
+        command
+            .current_dir(self.dir.path())
+            .env("REACH_CACHE_DIR", root().join("target/test-compile-cache"));
+        for name in [
+            "REACH_POLICY",
+            "REACH_SKILLS",
+            "REACH_MCP_TOKEN",
+            "OPENAI_BASE_URL",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "REACH_MODEL",
+            "REACH_PROVIDER",
+        ] {
             command.env_remove(name);
         }
         command
@@ -89,11 +98,17 @@ impl Workspace {
         let mut args = vec!["mcp", "--http", "127.0.0.1:0"];
         args.extend_from_slice(extra);
         let mut command = self.reach(&args);
-        command.envs(env.iter().copied()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        command
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         let mut server = HttpServer::start(command);
         server.token = match env.iter().find(|(name, _)| *name == "REACH_MCP_TOKEN") {
             Some((_, token)) => Some((*token).to_owned()),
-            None => std::fs::read_to_string(self.path(".reach/mcp-token")).ok().map(|t| t.trim().to_owned()),
+            None => std::fs::read_to_string(self.path(".reach/mcp-token"))
+                .ok()
+                .map(|t| t.trim().to_owned()),
         };
         server
     }
@@ -131,9 +146,15 @@ impl HttpServer {
             let _ = child.kill();
             let status = child.wait().unwrap();
             std::thread::sleep(Duration::from_millis(100));
-            panic!("reach mcp --http did not say `reach mcp: serving …` ({status}); stderr:\n{}", stderr.lock().unwrap());
+            panic!(
+                "reach mcp --http did not say `reach mcp: serving …` ({status}); stderr:\n{}",
+                stderr.lock().unwrap()
+            );
         };
-        let authority = url.strip_prefix("http://").and_then(|rest| rest.strip_suffix("/mcp")).unwrap_or_else(|| panic!("unexpected URL {url}"));
+        let authority = url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap_or_else(|| panic!("unexpected URL {url}"));
         let addr = authority.parse().unwrap_or_else(|e| panic!("{authority} in {url}: {e}"));
         HttpServer { child, url, addr, token: None, stderr }
     }
@@ -207,11 +228,20 @@ pub fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> Response 
 
 fn parse_response(raw: &[u8]) -> Response {
     let text = String::from_utf8_lossy(raw);
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
+    let (head, body) =
+        text.split_once("\r\n\r\n").unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
     let mut lines = head.lines();
-    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no status line: {text:?}"));
-    let headers: Vec<(String, String)> = lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned())).collect();
-    let chunked = headers.iter().any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {text:?}"));
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let chunked =
+        headers.iter().any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
     let body = if chunked { dechunk(body) } else { body.to_owned() };
     Response { status, headers, body }
 }
@@ -220,7 +250,9 @@ fn parse_response(raw: &[u8]) -> Response {
 fn dechunk(mut rest: &str) -> String {
     let mut body = String::new();
     while let Some((size, after)) = rest.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.split(';').next().unwrap().trim(), 16) else { break };
+        let Ok(size) = usize::from_str_radix(size.split(';').next().unwrap().trim(), 16) else {
+            break;
+        };
         if size == 0 || after.len() < size {
             break;
         }
@@ -242,7 +274,11 @@ pub struct Clients {
 /// them, when they are missing (CI installs them in `.ci/setup`).
 pub fn clients() -> Clients {
     let script = root().join("scripts/mcp-clients.sh");
-    let check = Command::new("bash").arg(&script).arg("check").output().expect("run scripts/mcp-clients.sh");
+    let check = Command::new("bash")
+        .arg(&script)
+        .arg("check")
+        .output()
+        .expect("run scripts/mcp-clients.sh");
     assert!(
         check.status.success(),
         "the MCP clients these tests use are not installed (CI's .ci/setup installs them):\n{}",
@@ -252,14 +288,28 @@ pub fn clients() -> Clients {
     let paths = String::from_utf8(paths.stdout).unwrap();
     let get = |key: &str| -> PathBuf {
         let prefix = format!("{key}=");
-        paths.lines().find_map(|l| l.strip_prefix(&prefix)).map(PathBuf::from).unwrap_or_else(|| panic!("no {key} in: {paths}"))
+        paths
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| panic!("no {key} in: {paths}"))
     };
-    Clients { python: get("PYTHON"), inspector: get("INSPECTOR"), conformance: get("CONFORMANCE"), node22: get("NODE22") }
+    Clients {
+        python: get("PYTHON"),
+        inspector: get("INSPECTOR"),
+        conformance: get("CONFORMANCE"),
+        node22: get("NODE22"),
+    }
 }
 
 /// Runs `command` to the end, killing it after `limit`; panics then with what it printed.
 pub fn output_within(mut command: Command, limit: Duration) -> std::process::Output {
-    let mut child = command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
     // Both pipes read on their own threads: a child that fills one must not stall on it.
     let read = |mut pipe: Box<dyn Read + Send>| {
         std::thread::spawn(move || {

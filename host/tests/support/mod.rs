@@ -77,7 +77,11 @@ impl Server {
 /// that counts requests as soon as its client returns sees them all.
 /// A `GET` (a client asking `/models` what the server serves) is answered
 /// 404 without using a scripted reply or being recorded.
-fn serve(stream: TcpStream, script: &mut VecDeque<Reply>, recorded: &Mutex<Vec<Recorded>>) -> Option<()> {
+fn serve(
+    stream: TcpStream,
+    script: &mut VecDeque<Reply>,
+    recorded: &Mutex<Vec<Recorded>>,
+) -> Option<()> {
     let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
@@ -90,13 +94,18 @@ fn serve(stream: TcpStream, script: &mut VecDeque<Reply>, recorded: &Mutex<Vec<R
         let Some((name, value)) = line.trim_end().split_once(':') else { break };
         headers.push((name.to_ascii_lowercase(), value.trim().to_owned()));
     }
-    let length: usize = headers.iter().find(|(n, _)| n == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
+    let length: usize =
+        headers.iter().find(|(n, _)| n == "content-length").map_or(0, |(_, v)| v.parse().unwrap());
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
     let reply = if line_is_get(&first) {
         status(404, "not found")
     } else {
-        recorded.lock().unwrap().push(Recorded { path, headers, body: String::from_utf8(body).ok()? });
+        recorded.lock().unwrap().push(Recorded {
+            path,
+            headers,
+            body: String::from_utf8(body).ok()?,
+        });
         script.pop_front().unwrap_or_else(|| status(418, "no scripted reply left"))
     };
     let mut stream = stream;
@@ -133,7 +142,9 @@ pub fn completion(message: Value, usage: Option<Value>) -> Value {
 /// A built skill component (`just test-skills` builds them).
 pub fn wasm(crate_name: &str) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
     let path = target.join("wasm32-wasip2/release").join(format!("{crate_name}.wasm"));
     assert!(path.exists(), "{} is missing: run `just test-skills` first", path.display());
     path

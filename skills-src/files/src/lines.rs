@@ -39,7 +39,11 @@ impl<R: BufRead> Lines<R> {
     /// Append bytes of the current line to `out`, up to and including its
     /// `\n`, but never beyond `max` bytes in `out`. Returns `None` at the end
     /// of input when no line is in progress.
-    pub(crate) fn read_piece(&mut self, out: &mut Vec<u8>, max: usize) -> io::Result<Option<Piece>> {
+    pub(crate) fn read_piece(
+        &mut self,
+        out: &mut Vec<u8>,
+        max: usize,
+    ) -> io::Result<Option<Piece>> {
         let line = self.line;
         let start = out.len();
         loop {

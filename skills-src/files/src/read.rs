@@ -57,15 +57,17 @@ struct Entry {
 /// List the entries of a folder.
 pub(crate) fn list(args: ListArgs) -> Result<String, ToolError> {
     let path = fs::resolve(&args.path);
-    let dir = std::fs::read_dir(&path)
-        .map_err(|err| not_a_folder(&path).unwrap_or_else(|| fs::io_error(Access::Read, &path, &err)))?;
+    let dir = std::fs::read_dir(&path).map_err(|err| {
+        not_a_folder(&path).unwrap_or_else(|| fs::io_error(Access::Read, &path, &err))
+    })?;
 
     // Names and types come with the directory stream; sizes need a `stat`
     // each, so sort and cut first and only stat the entries we return.
     let mut found: Vec<(String, FileType)> = Vec::new();
     for entry in dir {
         let entry = entry.map_err(|err| fs::io_error(Access::Read, &path, &err))?;
-        let file_type = entry.file_type().map_err(|err| fs::io_error(Access::Read, &entry.path(), &err))?;
+        let file_type =
+            entry.file_type().map_err(|err| fs::io_error(Access::Read, &entry.path(), &err))?;
         found.push((entry.file_name().to_string_lossy().into_owned(), file_type));
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));

@@ -122,7 +122,9 @@ pub(crate) fn search(args: SearchArgs) -> Result<String, ToolError> {
 /// gives Unicode-aware case folding and fast literal search in one place.
 fn compile(args: &SearchArgs) -> Result<Regex, ToolError> {
     if args.pattern.is_empty() {
-        return Err(ToolError::invalid_arguments("search: `pattern` is empty; give the text to find"));
+        return Err(ToolError::invalid_arguments(
+            "search: `pattern` is empty; give the text to find",
+        ));
     }
     let source = if args.regex { args.pattern.clone() } else { regex::escape(&args.pattern) };
     RegexBuilder::new(&source)

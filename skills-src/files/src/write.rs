@@ -67,7 +67,11 @@ pub(crate) fn write(args: WriteArgs) -> Result<String, ToolError> {
         .map_err(denied_or_failed)?;
     file.write_all(args.content.as_bytes()).map_err(denied_or_failed)?;
 
-    Ok(serde_json::to_string(&Written { path: path.display().to_string(), bytes: args.content.len(), created })?)
+    Ok(serde_json::to_string(&Written {
+        path: path.display().to_string(),
+        bytes: args.content.len(),
+        created,
+    })?)
 }
 
 /// Create the missing folders above `path`.

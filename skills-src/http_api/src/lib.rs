@@ -40,7 +40,8 @@ const INSTRUCTIONS: &str = r#"# Calling HTTP APIs
 
 /// Headers the skill refuses to send: credentials are the host's job, and
 /// these would either leak a model-invented secret or fight the host's.
-const REFUSED_HEADERS: &[&str] = &["authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"];
+const REFUSED_HEADERS: &[&str] =
+    &["authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"];
 
 /// Query parameters refused for the same reason.
 const REFUSED_QUERY: &[&str] = &["api_key", "apikey", "access_token", "token", "key"];
@@ -104,12 +105,17 @@ fn request(args: RequestArgs) -> Result<String, ToolError> {
     // Messages quote the URL without its user info: `user:pass@` is refused
     // (by the SDK before sending, and by the host), never repeated.
     let shown = http::redact_url(&args.url);
-    let url = url::Url::parse(&args.url)
-        .map_err(|e| ToolError::invalid_arguments(format!("url {shown:?} is not a valid URL: {e}")))?;
+    let url = url::Url::parse(&args.url).map_err(|e| {
+        ToolError::invalid_arguments(format!("url {shown:?} is not a valid URL: {e}"))
+    })?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(ToolError::invalid_arguments(format!("url {shown:?}: only http and https are supported")));
+        return Err(ToolError::invalid_arguments(format!(
+            "url {shown:?}: only http and https are supported"
+        )));
     }
-    if let Some((name, _)) = url.query_pairs().find(|(k, _)| REFUSED_QUERY.contains(&k.to_ascii_lowercase().as_str())) {
+    if let Some((name, _)) =
+        url.query_pairs().find(|(k, _)| REFUSED_QUERY.contains(&k.to_ascii_lowercase().as_str()))
+    {
         return Err(ToolError::invalid_arguments(format!(
             "url: the query parameter `{name}` looks like a credential; remove it — the host adds API keys for the hosts the operator configured"
         )));
@@ -122,17 +128,24 @@ fn request(args: RequestArgs) -> Result<String, ToolError> {
         }
     }
     if args.body.is_some() && matches!(args.method, Method::Get | Method::Head) {
-        return Err(ToolError::invalid_arguments(format!("body: a {} request has no body; use POST, PUT or PATCH", args.method.as_str())));
+        return Err(ToolError::invalid_arguments(format!(
+            "body: a {} request has no body; use POST, PUT or PATCH",
+            args.method.as_str()
+        )));
     }
     let max_bytes = args.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
     if max_bytes == 0 || max_bytes > MAX_MAX_BYTES {
-        return Err(ToolError::invalid_arguments(format!("max_bytes must be 1 to {MAX_MAX_BYTES}, not {max_bytes}")));
+        return Err(ToolError::invalid_arguments(format!(
+            "max_bytes must be 1 to {MAX_MAX_BYTES}, not {max_bytes}"
+        )));
     }
 
     let host = match (url.host_str(), url.port()) {
         (Some(h), Some(p)) => format!("{h}:{p}"),
         (Some(h), None) => h.to_owned(),
-        (None, _) => return Err(ToolError::invalid_arguments(format!("url {shown:?} has no host"))),
+        (None, _) => {
+            return Err(ToolError::invalid_arguments(format!("url {shown:?} has no host")));
+        }
     };
     let mut req = http::Request::new(args.method.as_str(), url.as_str())
         .header("accept", "application/json")
@@ -158,7 +171,8 @@ fn request(args: RequestArgs) -> Result<String, ToolError> {
         "body": reply::body(&response.body, &content_type, response.truncated),
         "truncated": response.truncated,
     });
-    serde_json::to_string_pretty(&reply).map_err(|e| ToolError::failed(format!("could not format the reply: {e}")))
+    serde_json::to_string_pretty(&reply)
+        .map_err(|e| ToolError::failed(format!("could not format the reply: {e}")))
 }
 
 /// The skill type exported to the host.

@@ -104,13 +104,17 @@ mod tests {
 
     #[test]
     fn common_format_and_odd_requests() {
-        let r = parse(br#"::1 - - [01/Jan/2024:00:00:00 +0100] "POST /login HTTP/2.0" 404 -"#).expect("common");
+        let r = parse(br#"::1 - - [01/Jan/2024:00:00:00 +0100] "POST /login HTTP/2.0" 404 -"#)
+            .expect("common");
         assert_eq!((r.status, r.level), (Some(404), Some(Level::Warn)));
         assert_eq!(text(&r.endpoint).as_deref(), Some("/login"));
         assert!(r.user_agent.is_none());
 
         // Scanners send garbage request lines; nginx logs them escaped.
-        let r = parse(br#"1.2.3.4 - - [01/Jan/2024:00:00:00 +0000] "\x16\x03\x01 \"junk\"" 400 0 "-" "-""#).expect("junk");
+        let r = parse(
+            br#"1.2.3.4 - - [01/Jan/2024:00:00:00 +0000] "\x16\x03\x01 \"junk\"" 400 0 "-" "-""#,
+        )
+        .expect("junk");
         assert_eq!(r.status, Some(400));
         assert!(r.method.is_none() && r.endpoint.is_none() && r.user_agent.is_none());
     }

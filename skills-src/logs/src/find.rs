@@ -44,7 +44,11 @@ mod tests {
                     if at + 3 < len {
                         bytes[at + 3] = needle;
                     }
-                    assert_eq!(find_byte(&bytes, needle), Some(at), "needle {needle} len {len} at {at}");
+                    assert_eq!(
+                        find_byte(&bytes, needle),
+                        Some(at),
+                        "needle {needle} len {len} at {at}"
+                    );
                 }
                 assert_eq!(find_byte(&vec![filler; len], needle), None);
             }

@@ -93,12 +93,18 @@ pub(crate) struct Options {
 /// Find matching lines in a log file.
 pub(crate) fn grep(args: GrepArgs) -> Result<String, ToolError> {
     let options = Options {
-        pattern: pattern::compile("grep", &args.pattern, args.regex, args.case_sensitive.unwrap_or(true))?,
+        pattern: pattern::compile(
+            "grep",
+            &args.pattern,
+            args.regex,
+            args.case_sensitive.unwrap_or(true),
+        )?,
         context: args.context.unwrap_or(DEFAULT_CONTEXT).min(MAX_CONTEXT),
         max_matches: args.max_matches.unwrap_or(DEFAULT_MATCHES).clamp(1, MAX_MATCHES),
     };
     // The format does not matter here; recognising it reads a few lines.
-    let (mut found, path) = read_log("grep", &args.path, None, |lines, _format| search(lines, &options))?;
+    let (mut found, path) =
+        read_log("grep", &args.path, None, |lines, _format| search(lines, &options))?;
     found.path = path;
     Ok(serde_json::to_string(&found)?)
 }
@@ -136,7 +142,11 @@ pub(crate) fn search<R: Read>(lines: &mut LineReader<R>, options: &Options) -> i
             }
             after_left -= 1;
         } else if options.context > 0 && !full {
-            let mut kept = if recent.len() == options.context { recent.pop_front().unwrap_or_default() } else { Vec::new() };
+            let mut kept = if recent.len() == options.context {
+                recent.pop_front().unwrap_or_default()
+            } else {
+                Vec::new()
+            };
             kept.clear();
             kept.extend_from_slice(cut(line.text, MAX_TEXT));
             recent.push_back(kept);
@@ -150,9 +160,19 @@ pub(crate) fn search<R: Read>(lines: &mut LineReader<R>, options: &Options) -> i
         } else {
             "narrow the `pattern`, or raise `max_matches` (at most 500)"
         };
-        format!("{} more matching lines not shown (showing {shown_count} of {total}); {why}", total - shown_count)
+        format!(
+            "{} more matching lines not shown (showing {shown_count} of {total}); {why}",
+            total - shown_count
+        )
     });
-    Ok(Found { path: String::new(), lines: lines.lines(), total_matches: total, matches, truncated: note.is_some(), note })
+    Ok(Found {
+        path: String::new(),
+        lines: lines.lines(),
+        total_matches: total,
+        matches,
+        truncated: note.is_some(),
+        note,
+    })
 }
 
 #[cfg(test)]
@@ -162,12 +182,26 @@ mod tests {
     use crate::reader::LineReader;
 
     fn grep(log: &str, pattern: &str, context: usize, max_matches: usize) -> super::Found {
-        let options = Options { pattern: pattern::compile("grep", pattern, false, true).unwrap(), context, max_matches };
+        let options = Options {
+            pattern: pattern::compile("grep", pattern, false, true).unwrap(),
+            context,
+            max_matches,
+        };
         search(&mut LineReader::new(log.as_bytes()), &options).unwrap()
     }
 
     fn numbered(n: usize, hits: &[usize]) -> String {
-        (1..=n).map(|i| if hits.contains(&i) { format!("line {i} HIT\n") } else { format!("line {i}\n") }).collect()
+        (1..=n)
+            .map(
+                |i| {
+                    if hits.contains(&i) {
+                        format!("line {i} HIT\n")
+                    } else {
+                        format!("line {i}\n")
+                    }
+                },
+            )
+            .collect()
     }
 
     #[test]
@@ -185,7 +219,10 @@ mod tests {
         let found = grep(&numbered(20, &[5, 7, 8]), "HIT", 2, 50);
         let m: Vec<(u64, &[String], &[String])> =
             found.matches.iter().map(|m| (m.line, &m.before[..], &m.after[..])).collect();
-        assert_eq!(m[0], (5, &["line 3".to_owned(), "line 4".to_owned()][..], &["line 6".to_owned()][..]));
+        assert_eq!(
+            m[0],
+            (5, &["line 3".to_owned(), "line 4".to_owned()][..], &["line 6".to_owned()][..])
+        );
         assert_eq!(m[1], (7, &[][..], &[][..]));
         assert_eq!(m[2], (8, &[][..], &["line 9".to_owned(), "line 10".to_owned()][..]));
     }
@@ -206,7 +243,9 @@ mod tests {
         assert_eq!(found.matches[2].after, ["line 31"], "the last shown match keeps its context");
         assert_eq!(found.total_matches, 10);
         assert!(found.truncated);
-        assert!(found.note.unwrap().starts_with("7 more matching lines not shown (showing 3 of 10)"));
+        assert!(
+            found.note.unwrap().starts_with("7 more matching lines not shown (showing 3 of 10)")
+        );
     }
 
     #[test]

@@ -19,18 +19,25 @@ pub(crate) fn parse(line: &[u8]) -> Option<Record<'_>> {
     }
     let mut fields = Fields::default();
     members(line, |key, value| {
-        let slot = match key {
-            b"level" | b"severity" | b"lvl" | b"loglevel" | b"log_level" | b"log.level" | b"levelname" | b"@l" => &mut fields.level,
-            b"time" | b"timestamp" | b"ts" | b"@timestamp" | b"datetime" | b"date" | b"@t" => &mut fields.time,
-            b"msg" | b"message" | b"event" | b"log" | b"@m" | b"@mt" => &mut fields.message,
-            b"error" | b"err" | b"error_message" | b"exception" | b"@x" => &mut fields.error,
-            b"status" | b"status_code" | b"statusCode" | b"http_status" | b"response_status" => &mut fields.status,
-            b"method" | b"http_method" | b"request_method" => &mut fields.method,
-            b"path" | b"url" | b"uri" | b"endpoint" | b"route" | b"request_uri" | b"request" => &mut fields.path,
-            b"ip" | b"remote_addr" | b"client_ip" | b"clientip" | b"remote_ip" | b"client" | b"src_ip" => &mut fields.ip,
-            b"user_agent" | b"http_user_agent" | b"userAgent" | b"ua" => &mut fields.user_agent,
-            _ => return,
-        };
+        let slot =
+            match key {
+                b"level" | b"severity" | b"lvl" | b"loglevel" | b"log_level" | b"log.level"
+                | b"levelname" | b"@l" => &mut fields.level,
+                b"time" | b"timestamp" | b"ts" | b"@timestamp" | b"datetime" | b"date" | b"@t" => {
+                    &mut fields.time
+                }
+                b"msg" | b"message" | b"event" | b"log" | b"@m" | b"@mt" => &mut fields.message,
+                b"error" | b"err" | b"error_message" | b"exception" | b"@x" => &mut fields.error,
+                b"status" | b"status_code" | b"statusCode" | b"http_status"
+                | b"response_status" => &mut fields.status,
+                b"method" | b"http_method" | b"request_method" => &mut fields.method,
+                b"path" | b"url" | b"uri" | b"endpoint" | b"route" | b"request_uri"
+                | b"request" => &mut fields.path,
+                b"ip" | b"remote_addr" | b"client_ip" | b"clientip" | b"remote_ip" | b"client"
+                | b"src_ip" => &mut fields.ip,
+                b"user_agent" | b"http_user_agent" | b"userAgent" | b"ua" => &mut fields.user_agent,
+                _ => return,
+            };
         // The first usable value wins: `{"msg": "…", "message": "…"}` keeps
         // `msg`, and an object-valued `error` leaves room for a later
         // string one.
@@ -172,18 +179,27 @@ mod tests {
             .expect("parses");
         assert_eq!(r.level, Some(Level::Warn));
         assert_eq!(text(&r.timestamp).as_deref(), Some("a"));
-        assert_eq!(text(&r.message).as_deref(), Some("boom \"quoted\""), "escaped text is unescaped");
+        assert_eq!(
+            text(&r.message).as_deref(),
+            Some("boom \"quoted\""),
+            "escaped text is unescaped"
+        );
     }
 
     #[test]
     fn wrapped_plain_lines_give_their_level() {
-        let r = parse(br#"{"log":"2024-01-01T10:00:00Z ERROR disk full
-","stream":"stderr","time":"2024-01-01T10:00:00.1Z"}"#)
-            .expect("docker json-file");
+        let r = parse(
+            br#"{"log":"2024-01-01T10:00:00Z ERROR disk full
+","stream":"stderr","time":"2024-01-01T10:00:00.1Z"}"#,
+        )
+        .expect("docker json-file");
         assert_eq!(r.level, Some(Level::Error));
         assert_eq!(text(&r.message).as_deref(), Some("disk full"));
-        let r = parse(br#"{"log":"no level here
-"}"#).expect("parses");
+        let r = parse(
+            br#"{"log":"no level here
+"}"#,
+        )
+        .expect("parses");
         assert_eq!((r.level, text(&r.message).as_deref()), (None, Some("no level here")));
     }
 
@@ -192,7 +208,8 @@ mod tests {
         for line in [&b"[1,2]"[..], b"{\"level\":", b"plain text", b"{} trailing", b""] {
             assert!(parse(line).is_none(), "{}", String::from_utf8_lossy(line));
         }
-        let r = parse(b"{\"level\":\"error\",\"msg\":\"bad \xff\"}").expect("invalid UTF-8 does not reject a line");
+        let r = parse(b"{\"level\":\"error\",\"msg\":\"bad \xff\"}")
+            .expect("invalid UTF-8 does not reject a line");
         assert_eq!(text(&r.message).as_deref(), Some("bad \u{fffd}"));
     }
 }

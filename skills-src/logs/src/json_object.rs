@@ -61,7 +61,10 @@ impl<'a> Scalar<'a> {
 /// is `line`, in order; `value` is `None` for objects, arrays, booleans and
 /// null. Keys are passed as written (without quotes, escapes left as they
 /// are). `None` when the line is not a JSON object.
-pub(crate) fn members<'a>(line: &'a [u8], mut member: impl FnMut(&'a [u8], Option<Scalar<'a>>)) -> Option<()> {
+pub(crate) fn members<'a>(
+    line: &'a [u8],
+    mut member: impl FnMut(&'a [u8], Option<Scalar<'a>>),
+) -> Option<()> {
     let mut s = Scanner { text: line, at: 0 };
     s.skip_space();
     s.eat(b'{')?;
@@ -124,7 +127,8 @@ impl<'a> Scanner<'a> {
             let quote = self.at + find_byte(&self.text[self.at..], b'"')?;
             self.at = quote + 1;
             // Escaped when preceded by an odd number of backslashes.
-            let backslashes = self.text[start + 1..quote].iter().rev().take_while(|&&b| b == b'\\').count();
+            let backslashes =
+                self.text[start + 1..quote].iter().rev().take_while(|&&b| b == b'\\').count();
             if backslashes % 2 == 0 {
                 return Some(&self.text[start..self.at]);
             }
@@ -203,7 +207,10 @@ mod tests {
 
     #[test]
     fn strings_decode_only_when_escaped() {
-        assert!(matches!(Scalar::Text(br#""plain""#).bytes(), std::borrow::Cow::Borrowed(b"plain")));
+        assert!(matches!(
+            Scalar::Text(br#""plain""#).bytes(),
+            std::borrow::Cow::Borrowed(b"plain")
+        ));
         assert_eq!(Scalar::Text(br#""a\nb\u00e9\\""#).bytes().as_ref(), "a\nbé\\".as_bytes());
         assert_eq!(Scalar::Text(br#""404""#).integer(), Some(404));
         assert_eq!(Scalar::Text(br#""abc""#).integer(), None);

@@ -56,7 +56,9 @@ impl Level {
             b"INFO" | b"INF" | b"NOTICE" | b"INFORMATION" => Level::Info,
             b"WARN" | b"WARNING" | b"WRN" => Level::Warn,
             b"ERROR" | b"ERR" | b"SEVERE" => Level::Error,
-            b"FATAL" | b"CRITICAL" | b"CRIT" | b"ALERT" | b"EMERG" | b"EMERGENCY" | b"PANIC" => Level::Fatal,
+            b"FATAL" | b"CRITICAL" | b"CRIT" | b"ALERT" | b"EMERG" | b"EMERGENCY" | b"PANIC" => {
+                Level::Fatal
+            }
             _ => return None,
         })
     }
@@ -166,7 +168,9 @@ mod tests {
 
     #[test]
     fn order_is_by_severity() {
-        assert!(Level::Fatal > Level::Error && Level::Error > Level::Warn && Level::Warn > Level::Info);
+        assert!(
+            Level::Fatal > Level::Error && Level::Error > Level::Warn && Level::Warn > Level::Info
+        );
         assert!(Level::Info > Level::Debug && Level::Debug > Level::Trace);
     }
 }

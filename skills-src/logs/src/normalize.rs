@@ -146,14 +146,20 @@ mod tests {
 
     #[test]
     fn the_same_message_with_other_ids_has_one_key() {
-        assert_eq!(key("order 1001 failed for user 7 (req 9b1c2d3e4f)"), key("order 2 failed for user 12345 (req 0a0b0c0d0e)"));
+        assert_eq!(
+            key("order 1001 failed for user 7 (req 9b1c2d3e4f)"),
+            key("order 2 failed for user 12345 (req 0a0b0c0d0e)")
+        );
         assert_ne!(key("disk full"), key("disk slow"));
     }
 
     #[test]
     fn keys_are_bounded_and_bytes_pass_through() {
         assert_eq!(key(&"x".repeat(1000)).len(), MAX_KEY);
-        assert!(key(&"é".repeat(1000)).len() <= MAX_KEY, "cut between characters (key() checks UTF-8)");
+        assert!(
+            key(&"é".repeat(1000)).len() <= MAX_KEY,
+            "cut between characters (key() checks UTF-8)"
+        );
         let mut out = Vec::new();
         normalize(b"bad \xff byte 12", &mut out);
         assert_eq!(out, b"bad \xff byte <n>");

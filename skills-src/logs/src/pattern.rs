@@ -8,9 +8,16 @@ use regex::bytes::{Regex, RegexBuilder};
 /// (escaped): its literal search is as fast as a hand-written one, and
 /// case folding then works the same way for both. Invalid UTF-8 in a line
 /// never fails a match; it just cannot be matched by `.`.
-pub(crate) fn compile(tool: &str, pattern: &str, regex: bool, case_sensitive: bool) -> Result<Regex, ToolError> {
+pub(crate) fn compile(
+    tool: &str,
+    pattern: &str,
+    regex: bool,
+    case_sensitive: bool,
+) -> Result<Regex, ToolError> {
     if pattern.is_empty() {
-        return Err(ToolError::invalid_arguments(format!("{tool}: `pattern` is empty; give the text to look for")));
+        return Err(ToolError::invalid_arguments(format!(
+            "{tool}: `pattern` is empty; give the text to look for"
+        )));
     }
     let source = if regex { pattern.to_owned() } else { regex::escape(pattern) };
     RegexBuilder::new(&source)
@@ -32,7 +39,10 @@ pub(crate) fn compile_optional(
     regex: bool,
     case_sensitive: Option<bool>,
 ) -> Result<Option<Regex>, ToolError> {
-    pattern.filter(|p| !p.is_empty()).map(|p| compile(tool, p, regex, case_sensitive.unwrap_or(true))).transpose()
+    pattern
+        .filter(|p| !p.is_empty())
+        .map(|p| compile(tool, p, regex, case_sensitive.unwrap_or(true)))
+        .transpose()
 }
 
 #[cfg(test)]
@@ -54,7 +64,17 @@ mod tests {
 
     #[test]
     fn errors_name_the_tool() {
-        assert!(compile("grep", "", false, true).unwrap_err().message.starts_with("grep: `pattern` is empty"));
-        assert!(compile("grep", "(", true, true).unwrap_err().message.contains("not a valid regular expression"));
+        assert!(
+            compile("grep", "", false, true)
+                .unwrap_err()
+                .message
+                .starts_with("grep: `pattern` is empty")
+        );
+        assert!(
+            compile("grep", "(", true, true)
+                .unwrap_err()
+                .message
+                .contains("not a valid regular expression")
+        );
     }
 }

@@ -63,7 +63,8 @@ fn level_word(text: &[u8]) -> Option<(Level, usize)> {
         let word = &window[start..i];
         if let Some(level) = Level::from_word(word) {
             let before = start.checked_sub(1).map(|p| window[p]);
-            let shaped = word.iter().all(u8::is_ascii_uppercase) || matches!(before, Some(b'[' | b'<' | b'='));
+            let shaped = word.iter().all(u8::is_ascii_uppercase)
+                || matches!(before, Some(b'[' | b'<' | b'='));
             if words == 0 || shaped {
                 return Some((level, i));
             }
@@ -128,18 +129,73 @@ mod tests {
     #[test]
     fn common_shapes() {
         let rows: &[(&str, Option<Level>, Option<&str>, &str)] = &[
-            ("2024-01-01T10:00:00Z ERROR something broke", Some(Level::Error), Some("2024-01-01T10:00:00Z"), "something broke"),
-            ("2024-01-01 10:00:00,123 [main] WARN c.e.Pool - pool low", Some(Level::Warn), Some("2024-01-01 10:00:00,123"), "c.e.Pool - pool low"),
-            ("2024-01-01 10:00:00,123 - app.db - ERROR - lost connection", Some(Level::Error), Some("2024-01-01 10:00:00,123"), "lost connection"),
-            ("2024/03/05 07:08:09 [error] 12#0: *5 open() failed", Some(Level::Error), Some("2024/03/05 07:08:09"), "12#0: *5 open() failed"),
-            ("[2024-01-01 10:00:00] info: started", Some(Level::Info), Some("2024-01-01 10:00:00"), "started"),
-            ("time=2024-01-01T10:00:00Z level=warn msg=\"disk almost full\" pct=91", Some(Level::Warn), Some("2024-01-01T10:00:00Z"), "disk almost full"),
-            ("2024-01-01T10:00:00Z level=error component=db message=timeout retry=3", Some(Level::Error), Some("2024-01-01T10:00:00Z"), "timeout"),
+            (
+                "2024-01-01T10:00:00Z ERROR something broke",
+                Some(Level::Error),
+                Some("2024-01-01T10:00:00Z"),
+                "something broke",
+            ),
+            (
+                "2024-01-01 10:00:00,123 [main] WARN c.e.Pool - pool low",
+                Some(Level::Warn),
+                Some("2024-01-01 10:00:00,123"),
+                "c.e.Pool - pool low",
+            ),
+            (
+                "2024-01-01 10:00:00,123 - app.db - ERROR - lost connection",
+                Some(Level::Error),
+                Some("2024-01-01 10:00:00,123"),
+                "lost connection",
+            ),
+            (
+                "2024/03/05 07:08:09 [error] 12#0: *5 open() failed",
+                Some(Level::Error),
+                Some("2024/03/05 07:08:09"),
+                "12#0: *5 open() failed",
+            ),
+            (
+                "[2024-01-01 10:00:00] info: started",
+                Some(Level::Info),
+                Some("2024-01-01 10:00:00"),
+                "started",
+            ),
+            (
+                "time=2024-01-01T10:00:00Z level=warn msg=\"disk almost full\" pct=91",
+                Some(Level::Warn),
+                Some("2024-01-01T10:00:00Z"),
+                "disk almost full",
+            ),
+            (
+                "2024-01-01T10:00:00Z level=error component=db message=timeout retry=3",
+                Some(Level::Error),
+                Some("2024-01-01T10:00:00Z"),
+                "timeout",
+            ),
             ("INFO:root:hello", Some(Level::Info), None, "root:hello"),
-            ("Jan  5 10:00:00 host sshd[1]: <crit> out of memory", Some(Level::Fatal), Some("Jan  5 10:00:00"), "out of memory"),
-            ("2024-01-01T10:00:00Z Connection error from 10.0.0.1", None, Some("2024-01-01T10:00:00Z"), "Connection error from 10.0.0.1"),
-            ("2024-01-01T10:00:00Z E0101 glog style", None, Some("2024-01-01T10:00:00Z"), "E0101 glog style"),
-            ("\tat com.example.Main(Main.java:10)", None, None, "at com.example.Main(Main.java:10)"),
+            (
+                "Jan  5 10:00:00 host sshd[1]: <crit> out of memory",
+                Some(Level::Fatal),
+                Some("Jan  5 10:00:00"),
+                "out of memory",
+            ),
+            (
+                "2024-01-01T10:00:00Z Connection error from 10.0.0.1",
+                None,
+                Some("2024-01-01T10:00:00Z"),
+                "Connection error from 10.0.0.1",
+            ),
+            (
+                "2024-01-01T10:00:00Z E0101 glog style",
+                None,
+                Some("2024-01-01T10:00:00Z"),
+                "E0101 glog style",
+            ),
+            (
+                "\tat com.example.Main(Main.java:10)",
+                None,
+                None,
+                "at com.example.Main(Main.java:10)",
+            ),
             ("", None, None, ""),
         ];
         for (line, level, ts, msg) in rows {

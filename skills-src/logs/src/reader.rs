@@ -43,7 +43,16 @@ pub(crate) struct LineReader<R> {
 impl<R: Read> LineReader<R> {
     /// Read `inner` from its current position.
     pub(crate) fn new(inner: R) -> Self {
-        LineReader { inner, buf: vec![0; CHUNK], start: 0, end: 0, eof: false, skipping: false, lines: 0, bytes: 0 }
+        LineReader {
+            inner,
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            eof: false,
+            skipping: false,
+            lines: 0,
+            bytes: 0,
+        }
     }
 
     /// Lines handed out so far.

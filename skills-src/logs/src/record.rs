@@ -77,7 +77,9 @@ impl Format {
             lines.pop();
         }
         let (mut json_votes, mut access_votes, mut plain_votes) = (0, 0, 0);
-        for line in lines.into_iter().map(<[u8]>::trim_ascii).filter(|l| !l.is_empty()).take(SAMPLE_LINES) {
+        for line in
+            lines.into_iter().map(<[u8]>::trim_ascii).filter(|l| !l.is_empty()).take(SAMPLE_LINES)
+        {
             if json::parse(line).is_some() {
                 json_votes += 1;
             } else if access::parse(line).is_some() {
@@ -124,13 +126,19 @@ mod tests {
 
     #[test]
     fn detects_each_format_from_its_first_lines() {
-        let access = b"1.2.3.4 - - [01/Jan/2024:00:00:00 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"curl\"\n".repeat(3);
+        let access =
+            b"1.2.3.4 - - [01/Jan/2024:00:00:00 +0000] \"GET / HTTP/1.1\" 200 5 \"-\" \"curl\"\n"
+                .repeat(3);
         assert_eq!(Format::detect(&access), Format::Access);
         let json = b"\n{\"level\":\"info\",\"msg\":\"a\"}\n{\"level\":\"warn\",\"msg\":\"b\"}\n";
         assert_eq!(Format::detect(json), Format::Json);
         assert_eq!(Format::detect(b"2024-01-01T10:00:00Z INFO up\nplain\n"), Format::Plain);
         assert_eq!(Format::detect(b""), Format::Plain, "an empty file is plain");
-        assert_eq!(Format::detect(b"{\"level\":\"info\"}"), Format::Json, "a single unterminated line counts");
+        assert_eq!(
+            Format::detect(b"{\"level\":\"info\"}"),
+            Format::Json,
+            "a single unterminated line counts"
+        );
     }
 
     #[test]

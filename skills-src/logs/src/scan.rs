@@ -101,15 +101,25 @@ impl LevelCounts {
 
 /// Summarise a log file.
 pub(crate) fn scan(args: ScanArgs) -> Result<String, ToolError> {
-    let pattern = pattern::compile_optional("scan", args.pattern.as_deref(), args.regex, args.case_sensitive)?;
-    let (mut summary, path) =
-        read_log("scan", &args.path, args.format, |lines, format| summarise(lines, format, pattern.as_ref()))?;
+    let pattern = pattern::compile_optional(
+        "scan",
+        args.pattern.as_deref(),
+        args.regex,
+        args.case_sensitive,
+    )?;
+    let (mut summary, path) = read_log("scan", &args.path, args.format, |lines, format| {
+        summarise(lines, format, pattern.as_ref())
+    })?;
     summary.path = path;
     Ok(serde_json::to_string(&summary)?)
 }
 
 /// Read every line of `lines` as `format` and count. `path` is left empty.
-pub(crate) fn summarise<R: Read>(lines: &mut LineReader<R>, format: Format, pattern: Option<&Regex>) -> io::Result<Summary> {
+pub(crate) fn summarise<R: Read>(
+    lines: &mut LineReader<R>,
+    format: Format,
+    pattern: Option<&Regex>,
+) -> io::Result<Summary> {
     let mut levels = LevelCounts::default();
     let mut statuses = [0u64; 6];
     let (mut first_error, mut last_error) = (None, None);
@@ -148,7 +158,10 @@ pub(crate) fn summarise<R: Read>(lines: &mut LineReader<R>, format: Format, patt
         bytes: lines.bytes(),
         lines: lines.lines(),
         levels,
-        statuses: (1..6).filter(|&c| statuses[c] > 0).map(|c| (format!("{c}xx"), statuses[c])).collect(),
+        statuses: (1..6)
+            .filter(|&c| statuses[c] > 0)
+            .map(|c| (format!("{c}xx"), statuses[c]))
+            .collect(),
         first_error_line: first_error,
         last_error_line: last_error,
         last_timestamp: first_ts.as_ref().map(|_| shown(&last_ts, MAX_TIMESTAMP)),
@@ -176,9 +189,17 @@ mod tests {
     #[test]
     fn counts_levels_timestamps_and_matches() {
         let re = pattern::compile("scan", "timeout", false, true).unwrap();
-        let s = summarise(&mut LineReader::new(PLAIN.as_bytes()), Format::Plain, Some(&re)).unwrap();
+        let s =
+            summarise(&mut LineReader::new(PLAIN.as_bytes()), Format::Plain, Some(&re)).unwrap();
         assert_eq!((s.lines, s.bytes), (6, PLAIN.len() as u64));
-        let want = LevelCounts { error: 2, warn: 1, info: 1, debug: 1, unknown: 1, ..LevelCounts::default() };
+        let want = LevelCounts {
+            error: 2,
+            warn: 1,
+            info: 1,
+            debug: 1,
+            unknown: 1,
+            ..LevelCounts::default()
+        };
         assert_eq!(s.levels, want, "the stack-trace line has no level");
         assert_eq!((s.first_error_line, s.last_error_line), (Some(2), Some(5)));
         assert_eq!(s.first_timestamp.as_deref(), Some("2024-01-01T10:00:00Z"));

@@ -39,7 +39,10 @@ impl Source {
         let mut file = File::open(&path).map_err(fail)?;
         let mut head = Vec::with_capacity(HEAD);
         (&mut file).take(HEAD as u64).read_to_end(&mut head).map_err(fail)?;
-        if head.starts_with(&[0x1f, 0x8b]) || head.starts_with(b"\x28\xb5\x2f\xfd") || head.starts_with(b"BZh") {
+        if head.starts_with(&[0x1f, 0x8b])
+            || head.starts_with(b"\x28\xb5\x2f\xfd")
+            || head.starts_with(b"BZh")
+        {
             return Err(ToolError::invalid_arguments(format!(
                 "{tool}: {} is compressed (gzip, zstd or bzip2); these tools read uncompressed logs only — \
                  ask the user for the uncompressed file",

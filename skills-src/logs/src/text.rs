@@ -102,7 +102,9 @@ mod tests {
 
     #[test]
     fn json_length_counts_escapes() {
-        for text in ["plain", "quote \" and \\", "tab\tnew\nline", "nul \0 bell \u{7} esc \u{1b}", "é ☃"] {
+        for text in
+            ["plain", "quote \" and \\", "tab\tnew\nline", "nul \0 bell \u{7} esc \u{1b}", "é ☃"]
+        {
             assert_eq!(json_len(text), serde_json::to_string(text).unwrap().len() - 2, "{text:?}");
         }
     }

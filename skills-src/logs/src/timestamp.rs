@@ -5,8 +5,9 @@
 //! for nothing. What matters here is finding where one starts and ends.
 
 /// Months as syslog writes them.
-const MONTHS: [&[u8; 3]; 12] =
-    [b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec"];
+const MONTHS: [&[u8; 3]; 12] = [
+    b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
+];
 /// How far into a line a timestamp is looked for when it does not start
 /// the line (`[main] 2024-…`, `app | 2024-…`, `time=2024-…`).
 const SEARCH_WINDOW: usize = 48;
@@ -34,7 +35,10 @@ fn at(text: &[u8]) -> Option<usize> {
 /// fraction (`.123` or `,123`) and optional zone (`Z`, `+02:00`, `-0700`).
 fn date_time(text: &[u8]) -> Option<usize> {
     let sep = *text.get(4)?;
-    if !(digits(text, 0, 4) && (sep == b'-' || sep == b'/') && digits(text, 5, 2) && text.get(7) == Some(&sep))
+    if !(digits(text, 0, 4)
+        && (sep == b'-' || sep == b'/')
+        && digits(text, 5, 2)
+        && text.get(7) == Some(&sep))
         || !digits(text, 8, 2)
     {
         return None;
@@ -43,7 +47,9 @@ fn date_time(text: &[u8]) -> Option<usize> {
         return None;
     }
     let mut len = 11 + clock(&text[11..])?;
-    if matches!(text.get(len), Some(b'.' | b',')) && text.get(len + 1).is_some_and(u8::is_ascii_digit) {
+    if matches!(text.get(len), Some(b'.' | b','))
+        && text.get(len + 1).is_some_and(u8::is_ascii_digit)
+    {
         len += 1;
         while text.get(len).is_some_and(u8::is_ascii_digit) {
             len += 1;
@@ -67,7 +73,10 @@ fn syslog(text: &[u8]) -> Option<usize> {
 
 /// Length of `hh:mm:ss` at the start of `text`.
 fn clock(text: &[u8]) -> Option<usize> {
-    let ok = digits(text, 0, 2) && text.get(2) == Some(&b':') && digits(text, 3, 2) && text.get(5) == Some(&b':')
+    let ok = digits(text, 0, 2)
+        && text.get(2) == Some(&b':')
+        && digits(text, 3, 2)
+        && text.get(5) == Some(&b':')
         && digits(text, 6, 2);
     ok.then_some(8)
 }

@@ -175,22 +175,36 @@ pub(crate) struct Entry {
 /// Count the values of one field.
 pub(crate) fn top(args: TopArgs) -> Result<String, ToolError> {
     let field = args.field.unwrap_or(Field::Message);
-    let default_level = if field == Field::Message { MinLevel::At(Level::Error) } else { MinLevel::Any(AnyLevel::Any) };
+    let default_level = if field == Field::Message {
+        MinLevel::At(Level::Error)
+    } else {
+        MinLevel::Any(AnyLevel::Any)
+    };
     let options = Options {
         field,
         limit: args.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT),
         min_level: args.level.unwrap_or(default_level).level(),
-        pattern: pattern::compile_optional("top", args.pattern.as_deref(), args.regex, args.case_sensitive)?,
+        pattern: pattern::compile_optional(
+            "top",
+            args.pattern.as_deref(),
+            args.regex,
+            args.case_sensitive,
+        )?,
         normalize: args.normalize.unwrap_or(true),
     };
-    let (mut ranking, path) = read_log("top", &args.path, args.format, |lines, format| rank(lines, format, &options))?;
+    let (mut ranking, path) =
+        read_log("top", &args.path, args.format, |lines, format| rank(lines, format, &options))?;
     ranking.path = path;
     Ok(serde_json::to_string(&ranking)?)
 }
 
 /// Read every line of `lines` as `format` and rank the values of the field.
 /// `path` is left empty.
-pub(crate) fn rank<R: Read>(lines: &mut LineReader<R>, format: Format, options: &Options) -> io::Result<Ranking> {
+pub(crate) fn rank<R: Read>(
+    lines: &mut LineReader<R>,
+    format: Format,
+    options: &Options,
+) -> io::Result<Ranking> {
     let mut groups = Groups::new(MAX_GROUPS);
     let (mut matched, mut missing) = (0, 0);
     // Reused for every line, so counting allocates only for new values.
@@ -219,7 +233,8 @@ pub(crate) fn rank<R: Read>(lines: &mut LineReader<R>, format: Format, options: 
             continue;
         };
         let value = cut(value, MAX_TEXT);
-        let grouped = matches!(options.field, Field::Message | Field::Endpoint) && options.normalize;
+        let grouped =
+            matches!(options.field, Field::Message | Field::Endpoint) && options.normalize;
         if grouped {
             normalize(value, &mut key);
             groups.add(&key, value);
@@ -262,7 +277,13 @@ pub(crate) fn rank<R: Read>(lines: &mut LineReader<R>, format: Format, options: 
 /// The "message" of a request line, which has none: `METHOD /path STATUS`
 /// in `original`, and in `key` the same with the path normalised (the
 /// status is kept as it is: it is the point of the entry).
-fn request_key(record: &Record<'_>, status: u16, normalise: bool, original: &mut Vec<u8>, key: &mut Vec<u8>) {
+fn request_key(
+    record: &Record<'_>,
+    status: u16,
+    normalise: bool,
+    original: &mut Vec<u8>,
+    key: &mut Vec<u8>,
+) {
     original.clear();
     original.extend_from_slice(record.method.as_deref().unwrap_or(b"-"));
     original.push(b' ');
@@ -281,7 +302,11 @@ fn request_key(record: &Record<'_>, status: u16, normalise: bool, original: &mut
 
 /// The value of `field` in `record`; `scratch` holds it when it has to be
 /// put together (a status as text).
-fn value_of<'a>(record: &'a Record<'a>, field: Field, scratch: &'a mut Vec<u8>) -> Option<&'a [u8]> {
+fn value_of<'a>(
+    record: &'a Record<'a>,
+    field: Field,
+    scratch: &'a mut Vec<u8>,
+) -> Option<&'a [u8]> {
     let text = |v: &'a Option<Cow<'a, [u8]>>| v.as_deref();
     match field {
         Field::Message => text(&record.message),
@@ -331,11 +356,14 @@ fn note(r: &Ranking, capped: bool, limit: usize, pattern: bool) -> Option<String
     }
     if r.matched == 0 {
         return Some(match r.min_level {
-            Some(level) => format!("no line is at level {level} or worse; try `level: \"warn\"` or `\"any\"`, or `scan` for the level counts"),
+            Some(level) => format!(
+                "no line is at level {level} or worse; try `level: \"warn\"` or `\"any\"`, or `scan` for the level counts"
+            ),
             None => "no line matched the `pattern`".to_owned(),
         });
     }
-    (r.missing == r.matched).then(|| format!("no matched line has a {} in this {} log", r.field, r.format))
+    (r.missing == r.matched)
+        .then(|| format!("no matched line has a {} in this {} log", r.field, r.format))
 }
 
 #[cfg(test)]
@@ -389,7 +417,8 @@ mod tests {
     #[test]
     fn access_log_fields() {
         let r = ranked(ACCESS, Format::Access, &options(Field::Status, None));
-        let statuses: Vec<(&str, u64)> = r.top.iter().map(|e| (e.value.as_str(), e.count)).collect();
+        let statuses: Vec<(&str, u64)> =
+            r.top.iter().map(|e| (e.value.as_str(), e.count)).collect();
         assert_eq!(statuses, [("500", 2), ("200", 1), ("404", 1)]);
 
         let r = ranked(ACCESS, Format::Access, &options(Field::Endpoint, None));
@@ -418,7 +447,9 @@ mod tests {
 
     #[test]
     fn level_arguments() {
-        let level = |json: &str| serde_json::from_str::<super::MinLevel>(json).map(super::MinLevel::level).ok();
+        let level = |json: &str| {
+            serde_json::from_str::<super::MinLevel>(json).map(super::MinLevel::level).ok()
+        };
         assert_eq!(level(r#""any""#), Some(None));
         assert_eq!(level(r#""warn""#), Some(Some(Level::Warn)));
         assert_eq!(level(r#""fatal""#), Some(Some(Level::Fatal)));
@@ -427,12 +458,25 @@ mod tests {
 
     #[test]
     fn notes_explain_empty_answers() {
-        let r = ranked("2024-01-01T10:00:00Z INFO fine\n", Format::Plain, &options(Field::Message, Some(Level::Error)));
+        let r = ranked(
+            "2024-01-01T10:00:00Z INFO fine\n",
+            Format::Plain,
+            &options(Field::Message, Some(Level::Error)),
+        );
         assert_eq!(r.matched, 0);
         assert!(r.note.unwrap().contains("no line is at level error"));
-        let narrowed = Options { pattern: Some(crate::pattern::compile("top", "5xx", false, true).unwrap()), ..options(Field::Endpoint, Some(Level::Error)) };
-        let r = ranked("10.0.0.1 - - [01/Jan/2024:10:00:00 +0000] \"GET /a HTTP/1.1\" 500 1 \"-\" \"x\"\n", Format::Access, &narrowed);
-        assert!(r.note.unwrap().contains("no line at level error or worse contains the `pattern` text"));
+        let narrowed = Options {
+            pattern: Some(crate::pattern::compile("top", "5xx", false, true).unwrap()),
+            ..options(Field::Endpoint, Some(Level::Error))
+        };
+        let r = ranked(
+            "10.0.0.1 - - [01/Jan/2024:10:00:00 +0000] \"GET /a HTTP/1.1\" 500 1 \"-\" \"x\"\n",
+            Format::Access,
+            &narrowed,
+        );
+        assert!(
+            r.note.unwrap().contains("no line at level error or worse contains the `pattern` text")
+        );
         let r = ranked(PLAIN, Format::Plain, &options(Field::Ip, None));
         assert_eq!(r.missing, 6);
         assert!(r.note.unwrap().contains("no matched line has a ip"));

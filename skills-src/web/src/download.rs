@@ -13,7 +13,8 @@ use std::time::Duration;
 const TIMEOUT: Duration = Duration::from_secs(15);
 
 /// What browsers send, so servers answer with the page a person would see.
-const ACCEPT: &str = "text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5";
+const ACCEPT: &str =
+    "text/html,application/xhtml+xml,application/xml;q=0.9,text/plain;q=0.8,*/*;q=0.5";
 
 /// A fetched response.
 pub(crate) struct Page {

@@ -46,7 +46,9 @@ struct Fetched {
 
 /// GET a URL and return its text.
 pub(crate) fn fetch(args: FetchArgs) -> Result<serde_json::Value, ToolError> {
-    let max_chars = usize::try_from(args.max_chars.unwrap_or(DEFAULT_MAX_CHARS).clamp(1000, 100_000)).unwrap_or(usize::MAX);
+    let max_chars =
+        usize::try_from(args.max_chars.unwrap_or(DEFAULT_MAX_CHARS).clamp(1000, 100_000))
+            .unwrap_or(usize::MAX);
     let page = download::get(&args.url, MAX_BODY_BYTES)?;
     let mime = page.content_type.as_deref().map(web_convert::mime_type);
     if let Some(mime) = mime.as_deref().filter(|m| !m.is_empty() && !web_convert::is_text(m)) {
@@ -62,15 +64,21 @@ pub(crate) fn fetch(args: FetchArgs) -> Result<serde_json::Value, ToolError> {
     let (text, note) = if total > max_chars {
         let cut: String = decoded.text.chars().take(max_chars).collect();
         let of = if page.truncated { format!("more than {total}") } else { total.to_string() };
-        (cut, Some(format!(
-            "Showing the first {max_chars} of {of} characters. For a web page, web.to_markdown saves the main \
+        (
+            cut,
+            Some(format!(
+                "Showing the first {max_chars} of {of} characters. For a web page, web.to_markdown saves the main \
              content as Markdown to a file, usually much shorter than the HTML; read that file in parts."
-        )))
+            )),
+        )
     } else if page.truncated {
-        (decoded.text, Some(format!(
-            "The response is larger than {} MiB; only its beginning was read.",
-            MAX_BODY_BYTES >> 20
-        )))
+        (
+            decoded.text,
+            Some(format!(
+                "The response is larger than {} MiB; only its beginning was read.",
+                MAX_BODY_BYTES >> 20
+            )),
+        )
     } else {
         (decoded.text, None)
     };

@@ -63,10 +63,13 @@ pub(crate) fn to_markdown(args: ToMarkdownArgs) -> Result<serde_json::Value, Too
     refuse_error_pages(&page)?;
     let fetched_at = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let article = convert(&page)?;
-    let document = article.to_document(Provenance { url: &page.url, fetched_at, truncated: page.truncated });
+    let document =
+        article.to_document(Provenance { url: &page.url, fetched_at, truncated: page.truncated });
     let path = match target {
         Target::File(path) => write_file(&path, &document, args.overwrite.unwrap_or(false))?,
-        Target::Folder(dir) => write_new_file(&dir, &web_convert::file_name(&page.url, fetched_at), &document)?,
+        Target::Folder(dir) => {
+            write_new_file(&dir, &web_convert::file_name(&page.url, fetched_at), &document)?
+        }
     };
     let saved = Saved {
         status: page.status,
@@ -143,9 +146,15 @@ fn refuse_error_pages(page: &Page) -> Result<(), ToolError> {
         download::reason(status)
     );
     Err(match status {
-        404 | 410 => ToolError::not_found(format!("{message}. Check the URL, or search the site for the page's new address.")),
-        401 | 403 => ToolError::failed(format!("{message}. The page needs a login or refuses automated access.")),
-        429 | 500..=599 => ToolError::failed(format!("{message}. The server may be overloaded; try again later.")),
+        404 | 410 => ToolError::not_found(format!(
+            "{message}. Check the URL, or search the site for the page's new address."
+        )),
+        401 | 403 => ToolError::failed(format!(
+            "{message}. The page needs a login or refuses automated access."
+        )),
+        429 | 500..=599 => {
+            ToolError::failed(format!("{message}. The server may be overloaded; try again later."))
+        }
         _ => ToolError::failed(format!("{message}.")),
     })
 }
@@ -153,14 +162,18 @@ fn refuse_error_pages(page: &Page) -> Result<(), ToolError> {
 /// HTML through the extractor; plain text and Markdown as they are (the
 /// same code the native benchmark runs).
 fn convert(page: &Page) -> Result<Article, ToolError> {
-    web_convert::convert_response(&page.body, page.content_type.as_deref(), &page.url).map_err(|err| match err {
-        ConvertError::InvalidUrl { .. } => ToolError::invalid_arguments(err.to_string()),
-        ConvertError::NotAPage { ref content_type } if web_convert::is_text(content_type) => ToolError::failed(format!(
-            "{}: {err}; nothing was saved. Use web.fetch to read this response as text.",
-            page.url
-        )),
-        _ => ToolError::failed(format!("{}: {err}; nothing was saved", page.url)),
-    })
+    web_convert::convert_response(&page.body, page.content_type.as_deref(), &page.url).map_err(
+        |err| match err {
+            ConvertError::InvalidUrl { .. } => ToolError::invalid_arguments(err.to_string()),
+            ConvertError::NotAPage { ref content_type } if web_convert::is_text(content_type) => {
+                ToolError::failed(format!(
+                    "{}: {err}; nothing was saved. Use web.fetch to read this response as text.",
+                    page.url
+                ))
+            }
+            _ => ToolError::failed(format!("{}: {err}; nothing was saved", page.url)),
+        },
+    )
 }
 
 /// Write a file the caller named, creating its folders. An existing file is
@@ -201,14 +214,18 @@ fn write_new_file(dir: &Path, name: &str, content: &str) -> Result<PathBuf, Tool
         let path = if n == 1 { dir.join(name) } else { dir.join(format!("{stem}-{n}.md")) };
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(mut file) => {
-                file.write_all(content.as_bytes()).map_err(|err| fs::io_error(Access::Write, &path, &err))?;
+                file.write_all(content.as_bytes())
+                    .map_err(|err| fs::io_error(Access::Write, &path, &err))?;
                 return Ok(path);
             }
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(err) => return Err(fs::io_error(Access::Write, &path, &err)),
         }
     }
-    Err(ToolError::failed(format!("{}: 100 files named {stem}*.md already exist; give `path`", dir.display())))
+    Err(ToolError::failed(format!(
+        "{}: 100 files named {stem}*.md already exist; give `path`",
+        dir.display()
+    )))
 }
 
 /// Create `dir` and its parents; errors name `for_file`, the path the model gave.

@@ -14,7 +14,10 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     let delegation = policy.delegation();
     if as_json {
         let agents: Vec<Value> = policy.agents().iter().map(|a| profile_json(&host, a)).collect();
-        println!("{}", serde_json::to_string_pretty(&json!({ "agents": agents, "delegation": delegation }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "agents": agents, "delegation": delegation }))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let origin = policy.origin().display().to_string();
@@ -28,18 +31,32 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     // Profiles, instructions and paths are the operator's text, but a table
     // can come from anywhere: escaped like everything else we print.
     for a in policy.agents() {
-        println!("{} ({}:{}) — {}", escape_for_terminal(&a.name), escape_for_terminal(&origin), a.line, escape_for_terminal(&a.description));
-        let model = a.model.as_deref().map_or_else(|| "the run's model".to_owned(), escape_for_terminal);
+        println!(
+            "{} ({}:{}) — {}",
+            escape_for_terminal(&a.name),
+            escape_for_terminal(&origin),
+            a.line,
+            escape_for_terminal(&a.description)
+        );
+        let model =
+            a.model.as_deref().map_or_else(|| "the run's model".to_owned(), escape_for_terminal);
         println!("  model:        {model}");
         match a.max_steps {
             Some(n) => println!("  max_steps:    {n}"),
-            None => println!("  max_steps:    {} ([delegation] worker_max_steps)", delegation.worker_max_steps),
+            None => println!(
+                "  max_steps:    {} ([delegation] worker_max_steps)",
+                delegation.worker_max_steps
+            ),
         }
         match a.token_budget {
             Some(n) => println!("  token_budget: {n}"),
             None => println!("  token_budget: none of its own (the run's budget)"),
         }
-        let delegates = if a.may_delegate() { format!("yes (lists `{DELEGATE_SKILL}`; at most depth {})", delegation.max_depth) } else { "no".to_owned() };
+        let delegates = if a.may_delegate() {
+            format!("yes (lists `{DELEGATE_SKILL}`; at most depth {})", delegation.max_depth)
+        } else {
+            "no".to_owned()
+        };
         println!("  may delegate: {delegates}");
         if let Some(text) = &a.instructions {
             println!("  instructions: {}", escape_for_terminal(text));
@@ -52,11 +69,18 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     }
     println!(
         "[delegation]: max_workers {}, max_depth {}, max_delegations {}, worker_max_steps {}",
-        delegation.max_workers, delegation.max_depth, delegation.max_delegations, delegation.worker_max_steps
+        delegation.max_workers,
+        delegation.max_depth,
+        delegation.max_delegations,
+        delegation.worker_max_steps
     );
     println!(
         "the run itself: {}",
-        if delegation.supervisor_skills { "uses the skills too (supervisor_skills = true)" } else { "only delegates (supervisor_skills = false)" }
+        if delegation.supervisor_skills {
+            "uses the skills too (supervisor_skills = true)"
+        } else {
+            "only delegates (supervisor_skills = false)"
+        }
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -71,7 +95,9 @@ fn reach_of(host: &Host, skill: &str) -> String {
     if !offered(&grants) {
         return "(level deny: not offered)".to_owned();
     }
-    let folders = |list: &[FolderGrant]| list.iter().map(|g| escape_for_terminal(&g.declared)).collect::<Vec<_>>().join(", ");
+    let folders = |list: &[FolderGrant]| {
+        list.iter().map(|g| escape_for_terminal(&g.declared)).collect::<Vec<_>>().join(", ")
+    };
     let mut parts = Vec::new();
     if !grants.read.is_empty() {
         parts.push(format!("read {}", folders(&grants.read)));
@@ -101,7 +127,9 @@ fn profile_json(host: &Host, a: &AgentProfile) -> Value {
         .filter(|s| *s != DELEGATE_SKILL)
         .map(|skill| {
             let grants = host.policy.grants(skill);
-            let paths = |list: &[FolderGrant]| list.iter().map(|g| g.path.display().to_string()).collect::<Vec<_>>();
+            let paths = |list: &[FolderGrant]| {
+                list.iter().map(|g| g.path.display().to_string()).collect::<Vec<_>>()
+            };
             json!({
                 "skill": skill,
                 "installed": host.registry.active(skill).is_some(),

@@ -365,8 +365,13 @@ pub struct EvalArgs {
 
 /// A percentage, 0 to 100.
 fn percentage(text: &str) -> Result<f64, String> {
-    let value: f64 = text.trim_end_matches('%').parse().map_err(|_| format!("{text:?} is not a number"))?;
-    if (0.0..=100.0).contains(&value) { Ok(value) } else { Err(format!("{value} is not between 0 and 100")) }
+    let value: f64 =
+        text.trim_end_matches('%').parse().map_err(|_| format!("{text:?} is not a number"))?;
+    if (0.0..=100.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not between 0 and 100"))
+    }
 }
 
 /// The model API.

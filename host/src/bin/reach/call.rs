@@ -10,7 +10,10 @@ use std::process::ExitCode;
 
 pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     let Some((skill, tool)) = call.target.split_once('.') else {
-        anyhow::bail!("`{}` is not SKILL.TOOL (for example: reach call files.read '{{\"path\": \"README.md\"}}')", call.target);
+        anyhow::bail!(
+            "`{}` is not SKILL.TOOL (for example: reach call files.read '{{\"path\": \"README.md\"}}')",
+            call.target
+        );
     };
     let arguments = if call.arguments == "-" {
         let mut text = String::new();
@@ -23,14 +26,19 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     let confirmer = TerminalConfirmer { yes: call.yes };
     // A call that cannot be recorded does not run.
     let id = crate::run::run_id();
-    let mut audit = AuditLog::create(&call.runs_dir, &id, harness::secrets(&host, []))
-        .map_err(|e| anyhow::anyhow!("could not create the audit log in {}: {e}", call.runs_dir.display()))?;
+    let mut audit =
+        AuditLog::create(&call.runs_dir, &id, harness::secrets(&host, [])).map_err(|e| {
+            anyhow::anyhow!("could not create the audit log in {}: {e}", call.runs_dir.display())
+        })?;
     let (version, hash) = match host.registry.active(skill) {
         Some(a) => (json!(a.manifest.version.to_string()), json!(a.loaded().wasm_hash())),
         None => (Value::Null, Value::Null),
     };
     let asked = serde_json::from_str::<Value>(&arguments).unwrap_or_else(|_| json!(arguments));
-    audit.record("run_started", json!({"kind": "call", "task": format!("reach call {}", call.target), "model": null}));
+    audit.record(
+        "run_started",
+        json!({"kind": "call", "task": format!("reach call {}", call.target), "model": null}),
+    );
     audit
         .record_before(
             "tool_call_started",
@@ -56,7 +64,11 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
             let mut stdout = std::io::stdout().lock();
             // The result is a skill's (or a page's) text: raw for a pipe, the
             // product; escaped for a terminal, which it could otherwise drive.
-            let output = if stdout.is_terminal() { agent_reach::text::escape_keeping_lines(&output) } else { output };
+            let output = if stdout.is_terminal() {
+                agent_reach::text::escape_keeping_lines(&output)
+            } else {
+                output
+            };
             stdout.write_all(output.as_bytes())?;
             if !output.ends_with('\n') {
                 stdout.write_all(b"\n")?;
@@ -80,7 +92,12 @@ pub struct TerminalConfirmer {
 }
 
 impl Confirmer for TerminalConfirmer {
-    fn confirm(&self, skill: &str, tool: &str, arguments: &serde_json::Value) -> Result<(), String> {
+    fn confirm(
+        &self,
+        skill: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<(), String> {
         if self.yes {
             return Ok(());
         }

@@ -26,13 +26,19 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 .registry
                 .entries()
                 .iter()
-                .filter(|e| e.status == Status::Broken && e.manifest.as_ref().is_some_and(|m| m.name == name))
+                .filter(|e| {
+                    e.status == Status::Broken
+                        && e.manifest.as_ref().is_some_and(|m| m.name == name)
+                })
                 .map(|e| e.path.display().to_string())
                 .collect();
             let why = if refused.is_empty() {
                 format!("names a skill that is not installed in {}", ctx.registry.dir().display())
             } else {
-                format!("names a skill whose files were refused ({}; see below)", refused.join(", "))
+                format!(
+                    "names a skill whose files were refused ({}; see below)",
+                    refused.join(", ")
+                )
             };
             warnings.push(format!("{origin}{line}: [skills.{name}] {why}"));
             continue;
@@ -49,12 +55,21 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     }
     for e in ctx.registry.entries() {
         if e.status == Status::Broken {
-            warnings.push(format!("{}: broken skill: {}", e.path.display(), e.reason.as_deref().unwrap_or("")));
+            warnings.push(format!(
+                "{}: broken skill: {}",
+                e.path.display(),
+                e.reason.as_deref().unwrap_or("")
+            ));
         }
     }
 
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&json!({"policy": origin, "ok": errors.is_empty(), "errors": errors, "warnings": warnings}))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({"policy": origin, "ok": errors.is_empty(), "errors": errors, "warnings": warnings})
+            )?
+        );
     } else {
         // Warnings quote skills' own error text and file names: escaped.
         for e in &errors {
@@ -65,7 +80,11 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         }
         let listed = ctx.policy.listed_skills().len();
         let verdict = if errors.is_empty() { "OK" } else { "FAILED" };
-        println!("{origin}: {verdict} ({listed} skills listed, {} errors, {} warnings)", errors.len(), warnings.len());
+        println!(
+            "{origin}: {verdict} ({listed} skills listed, {} errors, {} warnings)",
+            errors.len(),
+            warnings.len()
+        );
     }
     Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) })
 }

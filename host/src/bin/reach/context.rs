@@ -33,10 +33,10 @@ pub fn init_logging(cli: &Cli) {
     }
 }
 
-
 /// Load the policy (the built-in one when the default file is absent).
 pub fn load_policy(cli: &Cli) -> anyhow::Result<Policy> {
-    let explicit = std::env::var_os("REACH_POLICY").is_some() || cli.policy != std::path::Path::new("./reach.toml");
+    let explicit = std::env::var_os("REACH_POLICY").is_some()
+        || cli.policy != std::path::Path::new("./reach.toml");
     if !cli.policy.exists() && !explicit {
         tracing::warn!(
             "no ./reach.toml; using the built-in policy: no folders, no network, no environment, every tool needs confirmation"
@@ -48,7 +48,8 @@ pub fn load_policy(cli: &Cli) -> anyhow::Result<Policy> {
 
 /// Start the runtime, read the policy and scan the skills folder.
 pub async fn load(cli: &Cli) -> anyhow::Result<Host> {
-    let runs = std::env::var_os("REACH_RUNS_DIR").map_or_else(|| PathBuf::from(".reach"), Into::into);
+    let runs =
+        std::env::var_os("REACH_RUNS_DIR").map_or_else(|| PathBuf::from(".reach"), Into::into);
     load_with_runs(cli, &runs).await
 }
 
@@ -62,7 +63,11 @@ pub async fn load_with_runs(cli: &Cli, runs: &Path) -> anyhow::Result<Host> {
 pub async fn load_protecting(cli: &Cli, protected: Vec<ProtectedPath>) -> anyhow::Result<Host> {
     let policy = load_policy(cli)?;
     let config = RuntimeConfig {
-        cache_dir: if cli.no_cache { None } else { cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir) },
+        cache_dir: if cli.no_cache {
+            None
+        } else {
+            cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir)
+        },
         ..RuntimeConfig::default()
     };
     let runtime = Runtime::new(config)?;
@@ -81,5 +86,8 @@ pub async fn load_protecting(cli: &Cli, protected: Vec<ProtectedPath>) -> anyhow
 /// The host's own files besides the table, skills and cache: the audit
 /// logs (.reach/ under the working directory, or wherever `runs` points).
 pub fn protected(runs: &Path) -> Vec<ProtectedPath> {
-    vec![ProtectedPath::private("the audit logs and memory in .reach/", ".reach"), ProtectedPath::private("the audit logs", runs)]
+    vec![
+        ProtectedPath::private("the audit logs and memory in .reach/", ".reach"),
+        ProtectedPath::private("the audit logs", runs),
+    ]
 }

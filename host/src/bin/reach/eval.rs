@@ -39,12 +39,20 @@ impl Lines {
 
 impl RunProgress for Lines {
     fn step(&self, case: &str, repeat: usize, step: usize) {
-        self.status(&format!("[{}/{}] {case} #{repeat}: step {step}, asking the model…", self.started.load(Ordering::Relaxed), self.total));
+        self.status(&format!(
+            "[{}/{}] {case} #{repeat}: step {step}, asking the model…",
+            self.started.load(Ordering::Relaxed),
+            self.total
+        ));
     }
 
     fn tool(&self, case: &str, repeat: usize, tool: &str) {
         let tool = escape_for_terminal(tool);
-        self.status(&format!("[{}/{}] {case} #{repeat}: running {tool}…", self.started.load(Ordering::Relaxed), self.total));
+        self.status(&format!(
+            "[{}/{}] {case} #{repeat}: running {tool}…",
+            self.started.load(Ordering::Relaxed),
+            self.total
+        ));
     }
 }
 
@@ -63,7 +71,11 @@ impl EvalProgress for Lines {
             result.wall_ms as f64 / 1000.0
         );
         if let Some(check) = result.checks.iter().find(|c| !c.passed) {
-            line.push_str(&format!(" — {}: {}", check.expectation, escape_for_terminal(&shorten_chars(&check.detail, 160))));
+            line.push_str(&format!(
+                " — {}: {}",
+                check.expectation,
+                escape_for_terminal(&shorten_chars(&check.detail, 160))
+            ));
         }
         if self.live {
             eprint!("\r\x1b[2K");
@@ -94,17 +106,26 @@ fn select(cases: Vec<LoadedCase>, only: &[String]) -> anyhow::Result<Vec<LoadedC
             bail!("--only {want}: no case has this id or domain (domains: {})", domains.join(", "));
         }
     }
-    Ok(cases.into_iter().filter(|c| only.iter().any(|w| w == &c.case.id || w == &c.case.domain)).collect())
+    Ok(cases
+        .into_iter()
+        .filter(|c| only.iter().any(|w| w == &c.case.id || w == &c.case.domain))
+        .collect())
 }
 
 /// Refuse, before anything runs, every case whose table grants more than
 /// its own working folder and fixture server, unless `--trust-cases`.
 fn confine(cases: &[LoadedCase], trusted: bool) -> anyhow::Result<()> {
     if trusted {
-        eprintln!("warning: --trust-cases: every case's permission table is granted as written, without a person");
+        eprintln!(
+            "warning: --trust-cases: every case's permission table is granted as written, without a person"
+        );
         return Ok(());
     }
-    let refused: Vec<String> = cases.iter().filter_map(|c| eval::trust::check_case(c).err()).map(|e| e.to_string()).collect();
+    let refused: Vec<String> = cases
+        .iter()
+        .filter_map(|c| eval::trust::check_case(c).err())
+        .map(|e| e.to_string())
+        .collect();
     if !refused.is_empty() {
         bail!("{} case(s) refused:\n{}", refused.len(), refused.join("\n"));
     }
@@ -119,7 +140,8 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         list(&cases);
         return Ok(ExitCode::SUCCESS);
     }
-    let baseline = args.baseline.as_deref().map(Baseline::load).transpose().map_err(anyhow::Error::msg)?;
+    let baseline =
+        args.baseline.as_deref().map(Baseline::load).transpose().map_err(anyhow::Error::msg)?;
     let (model, api_key) = model_setup::build(&args.model, &model_table(cli)?)?;
     let id = run_id();
     let out_dir = match &args.out {
@@ -130,14 +152,23 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
     // a folder that holds an earlier evaluation's logs every run would fail.
     let runs_dir = out_dir.join("runs");
     if std::fs::read_dir(&runs_dir).is_ok_and(|mut entries| entries.next().is_some()) {
-        bail!("--out {}: {} already holds an evaluation's audit logs; give a new or empty folder", out_dir.display(), runs_dir.display());
+        bail!(
+            "--out {}: {} already holds an evaluation's audit logs; give a new or empty folder",
+            out_dir.display(),
+            runs_dir.display()
+        );
     }
-    std::fs::create_dir_all(&out_dir).with_context(|| format!("could not create {}", out_dir.display()))?;
+    std::fs::create_dir_all(&out_dir)
+        .with_context(|| format!("could not create {}", out_dir.display()))?;
     let out_dir = out_dir.canonicalize()?;
     let setting = Setting {
         skills_dir: cli.skills.clone(),
         runtime: RuntimeConfig {
-            cache_dir: if cli.no_cache { None } else { cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir) },
+            cache_dir: if cli.no_cache {
+                None
+            } else {
+                cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir)
+            },
             ..RuntimeConfig::default()
         },
         model: model.as_ref(),
@@ -159,7 +190,9 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         args.jobs,
         out_dir.display()
     );
-    let mut report = eval::evaluate(&setting, &cases, usize::from(args.repeat), usize::from(args.jobs), &lines).await;
+    let mut report =
+        eval::evaluate(&setting, &cases, usize::from(args.repeat), usize::from(args.jobs), &lines)
+            .await;
 
     if let Some(min) = args.min_completion {
         let got = report.overall.completion * 100.0;
@@ -174,7 +207,12 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         report.gates.push(Gate {
             name: "baseline".into(),
             passed: comparison.regressions.is_empty(),
-            detail: format!("{} regression(s), {} improvement(s) against {}", comparison.regressions.len(), comparison.improvements.len(), file.display()),
+            detail: format!(
+                "{} regression(s), {} improvement(s) against {}",
+                comparison.regressions.len(),
+                comparison.improvements.len(),
+                file.display()
+            ),
         });
         report.baseline = Some(comparison);
     }
@@ -190,9 +228,11 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
 /// report.json in the output folder, and the files asked for.
 fn write_outputs(args: &EvalArgs, report: &EvalReport, out_dir: &Path) -> anyhow::Result<()> {
     let json = out_dir.join("report.json");
-    std::fs::write(&json, serde_json::to_string_pretty(report)?).with_context(|| format!("could not write {}", json.display()))?;
+    std::fs::write(&json, serde_json::to_string_pretty(report)?)
+        .with_context(|| format!("could not write {}", json.display()))?;
     if let Some(file) = &args.html {
-        std::fs::write(file, html::render(report)).with_context(|| format!("could not write {}", file.display()))?;
+        std::fs::write(file, html::render(report))
+            .with_context(|| format!("could not write {}", file.display()))?;
         eprintln!("HTML report: {}", file.display());
     }
     if let Some(file) = &args.save_baseline {
@@ -205,7 +245,12 @@ fn write_outputs(args: &EvalArgs, report: &EvalReport, out_dir: &Path) -> anyhow
 fn list(cases: &[LoadedCase]) {
     println!("{:<28} {:<15} TASK", "ID", "DOMAIN");
     for c in cases {
-        println!("{:<28} {:<15} {}", c.case.id, c.case.domain, shorten_chars(&c.case.task.replace('\n', " "), 90));
+        println!(
+            "{:<28} {:<15} {}",
+            c.case.id,
+            c.case.domain,
+            shorten_chars(&c.case.task.replace('\n', " "), 90)
+        );
     }
     println!("{} case(s)", cases.len());
 }
@@ -238,7 +283,18 @@ fn row(name: &str, m: &Metrics) -> String {
 fn table(report: &EvalReport) -> String {
     let mut out = format!(
         "\n{:<16} {:>5} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>8} {:>6} {:>9} {:>7}\n",
-        "DOMAIN", "CASES", "RUNS", "DONE", "PASS@1", format!("PASS^{}", report.repeat), "TOOLS", "ARGS", "BOUNDARY", "STEPS", "TOKENS", "SECONDS"
+        "DOMAIN",
+        "CASES",
+        "RUNS",
+        "DONE",
+        "PASS@1",
+        format!("PASS^{}", report.repeat),
+        "TOOLS",
+        "ARGS",
+        "BOUNDARY",
+        "STEPS",
+        "TOKENS",
+        "SECONDS"
     );
     for (domain, m) in &report.by_domain {
         out.push_str(&row(domain, m));
@@ -250,20 +306,37 @@ fn table(report: &EvalReport) -> String {
          {} answer(s) cite something no tool returned, {} run(s) used an input nothing showed\n",
         o.mean_input_tokens, o.mean_output_tokens, o.mean_model_seconds, o.mean_tool_seconds, o.ungrounded_runs, o.invented_input_runs
     ));
-    let failed: Vec<(&str, &RunResult)> =
-        report.cases.iter().flat_map(|c| c.runs.iter().filter(|r| !r.passed).map(move |r| (c.id.as_str(), r))).collect();
+    let failed: Vec<(&str, &RunResult)> = report
+        .cases
+        .iter()
+        .flat_map(|c| c.runs.iter().filter(|r| !r.passed).map(move |r| (c.id.as_str(), r)))
+        .collect();
     if !failed.is_empty() {
         out.push_str("\nfailed:\n");
         for (id, run) in failed {
-            let why: Vec<String> = run.checks.iter().filter(|c| !c.passed).map(|c| format!("{}: {}", c.expectation, shorten_chars(&c.detail, 200))).collect();
-            out.push_str(&format!("  {id} #{}: {}\n", run.repeat, escape_for_terminal(&why.join("; "))));
+            let why: Vec<String> = run
+                .checks
+                .iter()
+                .filter(|c| !c.passed)
+                .map(|c| format!("{}: {}", c.expectation, shorten_chars(&c.detail, 200)))
+                .collect();
+            out.push_str(&format!(
+                "  {id} #{}: {}\n",
+                run.repeat,
+                escape_for_terminal(&why.join("; "))
+            ));
             if let Some(log) = &run.audit_log {
                 out.push_str(&format!("      audit log: {log}\n"));
             }
         }
     }
     if let Some(b) = &report.baseline {
-        out.push_str(&format!("\nagainst {}: completion {} → {}\n", b.file, pct(b.completion_before), pct(b.completion_after)));
+        out.push_str(&format!(
+            "\nagainst {}: completion {} → {}\n",
+            b.file,
+            pct(b.completion_before),
+            pct(b.completion_after)
+        ));
         for c in &b.regressions {
             out.push_str(&format!("  regression  {}: {} → {}\n", c.id, c.before, c.after));
         }
@@ -272,7 +345,12 @@ fn table(report: &EvalReport) -> String {
         }
     }
     for gate in &report.gates {
-        out.push_str(&format!("gate {}: {} — {}\n", gate.name, if gate.passed { "holds" } else { "FAILED" }, gate.detail));
+        out.push_str(&format!(
+            "gate {}: {} — {}\n",
+            gate.name,
+            if gate.passed { "holds" } else { "FAILED" },
+            gate.detail
+        ));
     }
     out.push_str(&format!("report: {}/report.json\n", report.out_dir));
     out

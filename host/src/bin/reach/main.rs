@@ -26,13 +26,14 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     context::init_logging(&cli);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(rt) => rt,
-        Err(err) => {
-            eprintln!("error: could not start the async runtime: {err}");
-            return ExitCode::from(2);
-        }
-    };
+    let runtime =
+        match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+            Ok(rt) => rt,
+            Err(err) => {
+                eprintln!("error: could not start the async runtime: {err}");
+                return ExitCode::from(2);
+            }
+        };
     match runtime.block_on(run(cli)) {
         Ok(code) => code,
         Err(err) => {
@@ -44,17 +45,33 @@ fn main() -> ExitCode {
 
 async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
-        args::Command::Skills { command: args::SkillsCommand::List { json } } => skills::list(&cli, *json).await,
-        args::Command::Skills { command: args::SkillsCommand::Inspect { name, json } } => skills::inspect(&cli, name, *json).await,
-        args::Command::Skills { command: args::SkillsCommand::Pin { name } } => skills::pin(&cli, name).await,
+        args::Command::Skills { command: args::SkillsCommand::List { json } } => {
+            skills::list(&cli, *json).await
+        }
+        args::Command::Skills { command: args::SkillsCommand::Inspect { name, json } } => {
+            skills::inspect(&cli, name, *json).await
+        }
+        args::Command::Skills { command: args::SkillsCommand::Pin { name } } => {
+            skills::pin(&cli, name).await
+        }
         args::Command::Call(call) => call::run(&cli, call).await,
-        args::Command::Policy { command: args::PolicyCommand::Check { json } } => check::run(&cli, *json).await,
-        args::Command::Agents { command: args::AgentsCommand::List { json } } => agents::list(&cli, *json).await,
-        args::Command::Skill { command: args::SkillCommand::New { name, dir } } => new_skill::run(name, dir.as_deref()),
+        args::Command::Policy { command: args::PolicyCommand::Check { json } } => {
+            check::run(&cli, *json).await
+        }
+        args::Command::Agents { command: args::AgentsCommand::List { json } } => {
+            agents::list(&cli, *json).await
+        }
+        args::Command::Skill { command: args::SkillCommand::New { name, dir } } => {
+            new_skill::run(name, dir.as_deref())
+        }
         args::Command::Run(args) => run::run(&cli, args).await,
         args::Command::Eval(args) => eval::run(&cli, args).await,
-        args::Command::Runs { command: args::RunsCommand::List { runs_dir, json } } => runs::list(runs_dir, *json),
-        args::Command::Runs { command: args::RunsCommand::Show { run, runs_dir, json } } => runs::show(runs_dir, run, *json),
+        args::Command::Runs { command: args::RunsCommand::List { runs_dir, json } } => {
+            runs::list(runs_dir, *json)
+        }
+        args::Command::Runs { command: args::RunsCommand::Show { run, runs_dir, json } } => {
+            runs::show(runs_dir, run, *json)
+        }
         args::Command::Memory(args) => memory::run(&cli, args),
         args::Command::Mcp(args) => mcp::run(&cli, args).await,
     }

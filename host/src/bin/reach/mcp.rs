@@ -34,10 +34,16 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
     let id = format!("mcp-{}", crate::run::run_id());
     let secrets = harness::secrets(&host, []);
     let mut audit = AuditLog::create(&args.runs_dir, &id, secrets)
-        .map_err(|e| anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display()))?
+        .map_err(|e| {
+            anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display())
+        })?
         .rotate_at(AUDIT_PART_BYTES, AUDIT_PARTS);
-    let transport = args.http.map_or_else(|| "stdio".to_owned(), |addr| format!("http://{addr}{}", http::PATH));
-    audit.record("run_started", json!({"kind": "mcp", "task": format!("reach mcp ({transport})"), "model": null}));
+    let transport =
+        args.http.map_or_else(|| "stdio".to_owned(), |addr| format!("http://{addr}{}", http::PATH));
+    audit.record(
+        "run_started",
+        json!({"kind": "mcp", "task": format!("reach mcp ({transport})"), "model": null}),
+    );
     tracing::info!(audit = %audit.path().display(), "MCP calls are recorded in the audit log");
     // The table and skills folder are watched unless --no-watch: a changed
     // file is loaded beside the serving host and swapped in when it checks.
@@ -65,7 +71,10 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
                     stop.cancel();
                 }
             });
-            http::serve(server, options, shutdown, |bound| eprintln!("reach mcp: serving http://{bound}{}", http::PATH)).await?;
+            http::serve(server, options, shutdown, |bound| {
+                eprintln!("reach mcp: serving http://{bound}{}", http::PATH)
+            })
+            .await?;
         }
     }
     record.finished();
@@ -81,13 +90,20 @@ fn http_options(addr: std::net::SocketAddr, args: &McpArgs) -> anyhow::Result<Ht
     options.allowed_origins = args.allow_origin.clone();
     options.allowed_hosts = args.allow_host.clone();
     if args.no_auth {
-        anyhow::ensure!(options.token.is_none(), "--no-auth and {} are both given: choose one", http::TOKEN_ENV);
+        anyhow::ensure!(
+            options.token.is_none(),
+            "--no-auth and {} are both given: choose one",
+            http::TOKEN_ENV
+        );
         options.no_auth = true;
     } else if options.token.is_none() && addr.ip().is_loopback() {
         let path = Path::new(token::TOKEN_FILE);
         options.token = Some(token::load_or_create(path)?);
         let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-        eprintln!("reach mcp: clients must send the header `Authorization: Bearer TOKEN`, TOKEN being the contents of {}", shown.display());
+        eprintln!(
+            "reach mcp: clients must send the header `Authorization: Bearer TOKEN`, TOKEN being the contents of {}",
+            shown.display()
+        );
     }
     Ok(options)
 }

@@ -19,8 +19,7 @@
 use crate::args::{Cli, MemoryArgs, MemoryCommand};
 use crate::context;
 use agent_reach::memory::{
-    Entry, EntryId, MAX_FILE_CHARS, MemoryError, MemoryStore, SqliteStore, parse_export,
-    to_export,
+    Entry, EntryId, MAX_FILE_CHARS, MemoryError, MemoryStore, SqliteStore, parse_export, to_export,
 };
 use agent_reach::text::{escape_for_terminal, shorten_chars};
 use anyhow::Context as _;
@@ -55,11 +54,7 @@ pub fn run(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<ExitCode> {
                 print_table(&entries, *all);
             }
         }
-        MemoryCommand::Search {
-            query,
-            task_type,
-            limit,
-        } => {
+        MemoryCommand::Search { query, task_type, limit } => {
             let entries = store.search(query, task_type.as_deref(), *limit)?;
             if json {
                 println!(
@@ -126,10 +121,7 @@ pub fn run(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<ExitCode> {
                 Some(file) => {
                     write_private(file, &text)?;
                     if json {
-                        println!(
-                            "{}",
-                            json!({"db": db, "file": file, "exported": entries.len()})
-                        );
+                        println!("{}", json!({"db": db, "file": file, "exported": entries.len()}));
                     } else {
                         println!(
                             "exported {} entries from {db} to {}",
@@ -184,15 +176,8 @@ fn not_found(id: EntryId, db: &str) -> ExitCode {
 /// One line per entry; notes came from models and pages, so they are
 /// shown escaped.
 fn print_table(entries: &[Entry], with_state: bool) {
-    let state_header = if with_state {
-        format!("{:<16} ", "STATE")
-    } else {
-        String::new()
-    };
-    println!(
-        "{:>6}  {:<10}  {state_header}{:<24}  TEXT",
-        "ID", "KIND", "SUBJECT"
-    );
+    let state_header = if with_state { format!("{:<16} ", "STATE") } else { String::new() };
+    println!("{:>6}  {:<10}  {state_header}{:<24}  TEXT", "ID", "KIND", "SUBJECT");
     for e in entries {
         let state = match (with_state, e.superseded_by) {
             (false, _) => String::new(),
@@ -201,28 +186,20 @@ fn print_table(entries: &[Entry], with_state: bool) {
         };
         let subject = escape_for_terminal(&shorten_chars(&e.subject, 24));
         let text = escape_for_terminal(&shorten_chars(&e.text, 60));
-        println!(
-            "{:>6}  {:<10}  {state}{subject:<24}  {text}",
-            e.id,
-            e.kind.name()
-        );
+        println!("{:>6}  {:<10}  {state}{subject:<24}  {text}", e.id, e.kind.name());
     }
 }
 
 fn print_entry(entry: &Entry, versions: &[Entry]) {
-    let state = entry
-        .superseded_by
-        .map_or_else(|| "active".to_owned(), |by| format!("superseded by {by}"));
+    let state =
+        entry.superseded_by.map_or_else(|| "active".to_owned(), |by| format!("superseded by {by}"));
     println!("entry {} ({}, {state})", entry.id, entry.kind);
     println!("subject:   {}", escape_for_terminal(&entry.subject));
     println!("text:      {}", escape_for_terminal(&entry.text));
     if let Some(t) = &entry.task_type {
         println!("task type: {}", escape_for_terminal(t));
     }
-    println!(
-        "source:    {}",
-        escape_for_terminal(&entry.provenance.describe())
-    );
+    println!("source:    {}", escape_for_terminal(&entry.provenance.describe()));
     if let Some(claim) = entry.provenance.claim() {
         println!("claimed:   {} (by the file, not checked)", escape_for_terminal(&claim));
     }
@@ -230,24 +207,13 @@ fn print_entry(entry: &Entry, versions: &[Entry]) {
     println!(
         "used:      {} time(s){}",
         entry.use_count,
-        entry
-            .last_used
-            .as_deref()
-            .map_or(String::new(), |t| format!(", last {t}"))
+        entry.last_used.as_deref().map_or(String::new(), |t| format!(", last {t}"))
     );
     if versions.len() > 1 {
         println!("versions (oldest first):");
         for v in versions {
-            let marker = if v.id == entry.id {
-                "  ← this entry"
-            } else {
-                ""
-            };
-            let state = if v.is_active() {
-                "active"
-            } else {
-                "superseded"
-            };
+            let marker = if v.id == entry.id { "  ← this entry" } else { "" };
+            let state = if v.is_active() { "active" } else { "superseded" };
             println!(
                 "  {:>6}  {}  {state:<10}  {}{marker}",
                 v.id,
@@ -276,18 +242,13 @@ fn ask_forget(entry: &Entry, older: usize) -> std::io::Result<bool> {
     err.flush()?;
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
-    Ok(matches!(
-        answer.trim().to_ascii_lowercase().as_str(),
-        "y" | "yes"
-    ))
+    Ok(matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
 }
 
 fn read_input(file: &Path) -> anyhow::Result<String> {
     if file == Path::new("-") {
         let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading stdin")?;
+        std::io::stdin().read_to_string(&mut text).context("reading stdin")?;
         return Ok(text);
     }
     std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))
@@ -303,7 +264,6 @@ fn write_private(file: &Path, text: &str) -> anyhow::Result<()> {
     let mut tmp = tempfile::NamedTempFile::new_in(&dir)
         .with_context(|| format!("writing to {}", dir.display()))?;
     tmp.write_all(text.as_bytes())?;
-    tmp.persist(file)
-        .with_context(|| format!("writing {}", file.display()))?;
+    tmp.persist(file).with_context(|| format!("writing {}", file.display()))?;
     Ok(())
 }

@@ -2,7 +2,9 @@
 //! then a clear message saying how to configure one or start the local one.
 
 use crate::args::{ModelFlags, Provider, ToolFormatArg};
-use agent_reach::model::{AnthropicClient, AnthropicConfig, Model, OpenAiClient, OpenAiConfig, ToolFormat};
+use agent_reach::model::{
+    AnthropicClient, AnthropicConfig, Model, OpenAiClient, OpenAiConfig, ToolFormat,
+};
 use agent_reach::policy::ModelSettings;
 
 /// The model name the local llama-server recipe serves (`just local-model`).
@@ -30,13 +32,17 @@ fn env(name: &str) -> Option<String> {
 
 /// The client, and its API key (so the key can be masked in the audit
 /// log). Flags and environment variables first, then `[model]` in the table.
-pub fn build(args: &ModelFlags, table: &ModelSettings) -> anyhow::Result<(Box<dyn Model>, Vec<String>)> {
+pub fn build(
+    args: &ModelFlags,
+    table: &ModelSettings,
+) -> anyhow::Result<(Box<dyn Model>, Vec<String>)> {
     let provider = args.provider.unwrap_or(match table.provider.as_deref() {
         Some("anthropic") => Provider::Anthropic,
         _ => Provider::Openai,
     });
     let name = args.model.clone().or_else(|| table.name.clone());
-    let base_url = args.base_url.clone().filter(|u| !u.trim().is_empty()).or_else(|| table.base_url.clone());
+    let base_url =
+        args.base_url.clone().filter(|u| !u.trim().is_empty()).or_else(|| table.base_url.clone());
     match provider {
         Provider::Anthropic => {
             let model = name.unwrap_or_else(|| ANTHROPIC_MODEL.to_owned());
@@ -53,7 +59,9 @@ pub fn build(args: &ModelFlags, table: &ModelSettings) -> anyhow::Result<(Box<dy
         Provider::Openai => {
             let key = env("OPENAI_API_KEY");
             let explicit = base_url.is_some();
-            let Some(base_url) = base_url.or_else(|| key.as_ref().map(|_| agent_reach::model::OPENAI_DEFAULT_BASE_URL.to_owned())) else {
+            let Some(base_url) = base_url.or_else(|| {
+                key.as_ref().map(|_| agent_reach::model::OPENAI_DEFAULT_BASE_URL.to_owned())
+            }) else {
                 anyhow::bail!(
                     "no model endpoint is configured.\n  \
                      Start the built-in local model:  just local-model   (then: export OPENAI_BASE_URL=http://127.0.0.1:8691/v1)\n  \
@@ -62,7 +70,8 @@ pub fn build(args: &ModelFlags, table: &ModelSettings) -> anyhow::Result<(Box<dy
                 );
             };
             let default_model = if key.is_some() && !explicit { OPENAI_MODEL } else { LOCAL_MODEL };
-            let mut config = OpenAiConfig::new(base_url, name.unwrap_or_else(|| default_model.to_owned()));
+            let mut config =
+                OpenAiConfig::new(base_url, name.unwrap_or_else(|| default_model.to_owned()));
             config.api_key = key.clone();
             // A model on this machine's CPU reads a long tool list slowly
             // (minutes for the first request): give it time rather than retry.
@@ -79,7 +88,9 @@ pub fn build(args: &ModelFlags, table: &ModelSettings) -> anyhow::Result<(Box<dy
                 Some(ToolFormatArg::Native) => ToolFormat::Native,
                 Some(ToolFormatArg::Constrained) => ToolFormat::Constrained,
                 // The table's value was checked when it was read.
-                None => table.tool_format.as_deref().and_then(|f| f.parse().ok()).unwrap_or_default(),
+                None => {
+                    table.tool_format.as_deref().and_then(|f| f.parse().ok()).unwrap_or_default()
+                }
             };
             Ok((Box::new(OpenAiClient::new(config)?), key.into_iter().collect()))
         }

@@ -9,7 +9,9 @@ const SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk");
 
 pub fn run(name: &str, parent: Option<&Path>) -> anyhow::Result<ExitCode> {
     let valid = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
     if !valid {
         bail!("skill name {name:?} is invalid: use [a-z][a-z0-9_-]* (for example: weather)");
     }
@@ -19,7 +21,8 @@ pub fn run(name: &str, parent: Option<&Path>) -> anyhow::Result<ExitCode> {
     }
     let sdk = std::fs::canonicalize(SDK_DIR).unwrap_or_else(|_| SDK_DIR.into());
     let crate_name = name.replace('-', "_");
-    std::fs::create_dir_all(dir.join("src")).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::create_dir_all(dir.join("src"))
+        .with_context(|| format!("creating {}", dir.display()))?;
     std::fs::create_dir_all(dir.join(".cargo"))?;
     std::fs::write(
         dir.join("Cargo.toml"),
@@ -81,6 +84,8 @@ export_skill!(Skill_);
     println!("build it:   cd {} && cargo build --release", dir.display());
     // The file must be named after the skill (the registry refuses others),
     // and cargo writes `-` in a crate name as `_`.
-    println!("install it: cp target/wasm32-wasip2/release/{crate_name}.wasm <your skills folder>/{name}.wasm");
+    println!(
+        "install it: cp target/wasm32-wasip2/release/{crate_name}.wasm <your skills folder>/{name}.wasm"
+    );
     Ok(ExitCode::SUCCESS)
 }

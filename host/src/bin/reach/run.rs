@@ -44,7 +44,9 @@ impl Progress for TerminalProgress {
 
     fn compacted(&self, step: usize, before: u64, after: u64) {
         if self.on {
-            eprintln!("step {step}: context compacted: ~{before} → ~{after} tokens (checkpoint in the audit log)");
+            eprintln!(
+                "step {step}: context compacted: ~{before} → ~{after} tokens (checkpoint in the audit log)"
+            );
         }
     }
 
@@ -71,7 +73,11 @@ impl Progress for TerminalProgress {
 
     fn worker_tool(&self, task: &str, tool: &str, outcome: &str, ms: u64) {
         if self.on {
-            eprintln!("    [{task}] {} → {} ({ms} ms)", escape_for_terminal(tool), escape_for_terminal(outcome));
+            eprintln!(
+                "    [{task}] {} → {} ({ms} ms)",
+                escape_for_terminal(tool),
+                escape_for_terminal(outcome)
+            );
         }
     }
 
@@ -81,25 +87,44 @@ impl Progress for TerminalProgress {
                 || format!("the reviewer failed: {}", review.error.as_deref().unwrap_or("?")),
                 str::to_owned,
             );
-            let issues = if review.issues.is_empty() { String::new() } else { format!(" — {}", review.issues.join("; ")) };
-            eprintln!("  review {}: {}{}", review.round, escape_for_terminal(&verdict), escape_for_terminal(&issues));
+            let issues = if review.issues.is_empty() {
+                String::new()
+            } else {
+                format!(" — {}", review.issues.join("; "))
+            };
+            eprintln!(
+                "  review {}: {}{}",
+                review.round,
+                escape_for_terminal(&verdict),
+                escape_for_terminal(&issues)
+            );
         }
     }
 
     fn worker_finished(&self, task: &str, outcome: &str, ms: u64) {
         if self.on {
-            eprintln!("  ↳ worker {task}: {} ({:.1} s)", escape_for_terminal(outcome), ms as f64 / 1000.0);
+            eprintln!(
+                "  ↳ worker {task}: {} ({:.1} s)",
+                escape_for_terminal(outcome),
+                ms as f64 / 1000.0
+            );
         }
     }
 }
 
 /// The table's agent profiles, with a client for each model a profile
 /// names (the same endpoint and key, another model name).
-fn team(host: &agent_reach::Host, flags: &crate::args::ModelFlags, table: &agent_reach::policy::ModelSettings) -> anyhow::Result<Team> {
+fn team(
+    host: &agent_reach::Host,
+    flags: &crate::args::ModelFlags,
+    table: &agent_reach::policy::ModelSettings,
+) -> anyhow::Result<Team> {
     let mut team = Team::from_policy(&host.policy);
-    let names: std::collections::BTreeSet<String> = host.policy.agents().iter().filter_map(|a| a.model.clone()).collect();
+    let names: std::collections::BTreeSet<String> =
+        host.policy.agents().iter().filter_map(|a| a.model.clone()).collect();
     for name in names {
-        let settings = agent_reach::policy::ModelSettings { name: Some(name.clone()), ..table.clone() };
+        let settings =
+            agent_reach::policy::ModelSettings { name: Some(name.clone()), ..table.clone() };
         let flags = crate::args::ModelFlags { model: Some(name.clone()), ..flags.clone() };
         let (model, _) = model_setup::build(&flags, &settings)?;
         team = team.with_model(name, std::sync::Arc::from(model));
@@ -111,7 +136,9 @@ fn team(host: &agent_reach::Host, flags: &crate::args::ModelFlags, table: &agent
 pub fn run_id() -> String {
     let now = harness::audit::now_rfc3339();
     let stamp: String = now.chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
     format!("{stamp}Z-{:06x}", (nanos ^ std::process::id()) & 0xff_ffff)
 }
 
@@ -122,8 +149,9 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     let (model, api_key) = model_setup::build(&args.model, &table)?;
     let id = run_id();
     let secrets = harness::secrets(&host, api_key);
-    let audit = AuditLog::create(&args.runs_dir, &id, secrets)
-        .map_err(|e| anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display()))?;
+    let audit = AuditLog::create(&args.runs_dir, &id, secrets).map_err(|e| {
+        anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display())
+    })?;
     let log_path = audit.path().to_owned();
     let confirmer = TerminalConfirmer { yes: args.yes };
     let config = RunConfig {
@@ -138,7 +166,8 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
         ..RunConfig::default()
     };
     let team = team(&host, &args.model, &table)?;
-    let mut harness = Harness::new(&host, model.as_ref(), &confirmer, config, audit).with_team(team);
+    let mut harness =
+        Harness::new(&host, model.as_ref(), &confirmer, config, audit).with_team(team);
     if !args.no_memory {
         let settings = host.policy.memory().clone();
         let store = SqliteStore::open(&settings.path).map_err(|e| {
@@ -148,7 +177,11 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     let progress = TerminalProgress { on: !args.json && std::io::stderr().is_terminal() };
     if progress.on {
-        eprintln!("run {id}: {} tool(s) offered, model {}", harness.toolbox().specs().len(), escape_for_terminal(model.name()));
+        eprintln!(
+            "run {id}: {} tool(s) offered, model {}",
+            harness.toolbox().specs().len(),
+            escape_for_terminal(model.name())
+        );
     }
     let report = harness.run(&id, &args.task, &progress).await;
     if args.json {
@@ -162,7 +195,11 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     }
     Ok(match report.stop {
         // A script asked for a review: work the reviewer did not pass is not done.
-        Stop::Answered if report.reviews.last().is_some_and(|r| r.verdict.as_deref() != Some("pass")) => ExitCode::from(4),
+        Stop::Answered
+            if report.reviews.last().is_some_and(|r| r.verdict.as_deref() != Some("pass")) =>
+        {
+            ExitCode::from(4)
+        }
         Stop::Answered => ExitCode::SUCCESS,
         Stop::ModelError(_) => ExitCode::from(1),
         Stop::MaxSteps | Stop::TokenBudget | Stop::NoProgress | Stop::Declined => ExitCode::from(3),

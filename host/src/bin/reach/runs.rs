@@ -18,7 +18,8 @@ fn events(path: &Path) -> anyhow::Result<Vec<Value>> {
 /// One audit log's events, and the numbers of lines that are not JSON
 /// other than a last, half-written one (a run that crashed mid-write).
 fn read_log(path: &Path) -> anyhow::Result<(Vec<Value>, Vec<usize>)> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let lines: Vec<&str> = text.lines().collect();
     let mut events = Vec::with_capacity(lines.len());
     let mut bad = Vec::new();
@@ -44,7 +45,11 @@ struct Log {
 /// The logs in `dir`, newest first.
 fn logs(dir: &Path) -> anyhow::Result<Vec<Log>> {
     let paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(entries) => entries.filter_map(Result::ok).map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "jsonl")).collect(),
+        Ok(entries) => entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect(),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Vec::new(),
         Err(err) => return Err(err).with_context(|| format!("reading {}", dir.display())),
     };
@@ -96,7 +101,13 @@ pub fn list(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     for log in logs(dir)? {
         let events = log.ends()?;
         // The run's own records: a worker's `run_finished` is not the run's.
-        let find = |name: &str| events.iter().find(|e| e["event"] == name && worker_of(e).is_none()).cloned().unwrap_or(Value::Null);
+        let find = |name: &str| {
+            events
+                .iter()
+                .find(|e| e["event"] == name && worker_of(e).is_none())
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
         // A rotated log whose first part was removed repeats its start.
         let start = match find("run_started") {
             Value::Null => find("log_continued")["run_started"].clone(),
@@ -160,7 +171,10 @@ pub fn show(dir: &Path, run: &str, json: bool) -> anyhow::Result<ExitCode> {
     let mut events = Vec::new();
     let mut notes = Vec::new();
     if let Some(part) = log.cut_at() {
-        notes.push(format!("the log rotated: its parts before part {part} were removed; shown from {}", log.first().display()));
+        notes.push(format!(
+            "the log rotated: its parts before part {part} were removed; shown from {}",
+            log.first().display()
+        ));
     }
     for (_, path) in &log.parts {
         let (part, bad) = read_log(path)?;
@@ -168,7 +182,12 @@ pub fn show(dir: &Path, run: &str, json: bool) -> anyhow::Result<ExitCode> {
         if !bad.is_empty() {
             // Records are written whole; a broken one in the middle means the
             // log was changed or damaged after the fact.
-            notes.push(format!("warning: {} line(s) of {} are not JSON: {:?} (changed or damaged?)", bad.len(), path.display(), bad));
+            notes.push(format!(
+                "warning: {} line(s) of {} are not JSON: {:?} (changed or damaged?)",
+                bad.len(),
+                path.display(),
+                bad
+            ));
         }
     }
     for note in notes {
@@ -192,7 +211,10 @@ pub fn show(dir: &Path, run: &str, json: bool) -> anyhow::Result<ExitCode> {
         if shown.insert(id) {
             let time = records.first().map_or("", |e| clock(e));
             let indent = indent(depth(id) - 1);
-            println!("{time}  {indent}  ↳ worker {}: no delegation_started in the log (cut short or damaged?); its records:", escape_for_terminal(id));
+            println!(
+                "{time}  {indent}  ↳ worker {}: no delegation_started in the log (cut short or damaged?); its records:",
+                escape_for_terminal(id)
+            );
             print_scope(records, depth(id), &scopes, &mut shown);
         }
     }
@@ -242,12 +264,18 @@ fn clock(e: &Value) -> &str {
 
 /// One scope's records at `depth`, each delegation followed by the
 /// worker's own records one level deeper.
-fn print_scope<'a>(records: &[&'a Value], level: usize, scopes: &Scopes<'a>, shown: &mut BTreeSet<&'a str>) {
+fn print_scope<'a>(
+    records: &[&'a Value],
+    level: usize,
+    scopes: &Scopes<'a>,
+    shown: &mut BTreeSet<&'a str>,
+) {
     let indent = indent(level);
     // Calls with an outcome; a `tool_call_started` without one is a call the
     // host never finished (it died, or was stopped, mid-call). Call numbers
     // are per scope: a worker counts its own.
-    let finished: Vec<&Value> = records.iter().filter(|e| e["event"] == "tool_call").map(|e| &e["call"]).collect();
+    let finished: Vec<&Value> =
+        records.iter().filter(|e| e["event"] == "tool_call").map(|e| &e["call"]).collect();
     for e in records {
         if e["event"] == "tool_call_started" && finished.contains(&&e["call"]) {
             continue;
@@ -256,7 +284,8 @@ fn print_scope<'a>(records: &[&'a Value], level: usize, scopes: &Scopes<'a>, sho
             println!("{}  {indent}{}", clock(e), line.replace('\n', &format!("\n{indent}")));
         }
         if matches!(e["event"].as_str(), Some("delegation_started" | "review_started"))
-            && let Some((id, own)) = e["task_id"].as_str().and_then(|id| scopes.tasks.get_key_value(id))
+            && let Some((id, own)) =
+                e["task_id"].as_str().and_then(|id| scopes.tasks.get_key_value(id))
             && shown.insert(id)
         {
             print_scope(own, depth(id), scopes, shown);
@@ -289,23 +318,48 @@ fn tokens(usage: &Value) -> u64 {
 /// `None` for records shown with another (a `decision` with its call).
 fn line(e: &Value) -> Option<String> {
     Some(match e["event"].as_str().unwrap_or("") {
-        "run_started" if e["kind"] == "mcp" => format!("MCP server {} — {}", e["run_id"].as_str().unwrap_or("?"), safe(&e["task"])),
+        "run_started" if e["kind"] == "mcp" => {
+            format!("MCP server {} — {}", e["run_id"].as_str().unwrap_or("?"), safe(&e["task"]))
+        }
         // A worker's: the run id is the run's, the task is in the header.
         "run_started" if worker_of(e).is_some() => {
-            format!("worker {} ({}) started — model {}", safe(&e["worker"]), safe(&e["worker_agent"]), e["model"])
+            format!(
+                "worker {} ({}) started — model {}",
+                safe(&e["worker"]),
+                safe(&e["worker_agent"]),
+                e["model"]
+            )
         }
-        "run_started" => format!("run {} — model {}\n  task: {}", e["run_id"].as_str().unwrap_or("?"), e["model"], safe(&e["task"])),
+        "run_started" => format!(
+            "run {} — model {}\n  task: {}",
+            e["run_id"].as_str().unwrap_or("?"),
+            e["model"],
+            safe(&e["task"])
+        ),
         // Shown with its call (`tool_call` carries the decision).
         "decision" => return None,
         "tool_call_started" => {
-            format!("  {} {} … started, no outcome recorded (the host stopped during the call)", safe(&e["tool"]), brief(&e["arguments"]))
+            format!(
+                "  {} {} … started, no outcome recorded (the host stopped during the call)",
+                safe(&e["tool"]),
+                brief(&e["arguments"])
+            )
         }
         "model_request" => match e.get("error") {
-            Some(err) if !err.is_null() => format!("step {}: model failed after {} ms: {}", e["step"], e["latency_ms"], safe(err)),
+            Some(err) if !err.is_null() => format!(
+                "step {}: model failed after {} ms: {}",
+                e["step"],
+                e["latency_ms"],
+                safe(err)
+            ),
             _ => format!(
                 "step {}: model answered in {} ms ({} in / {} out tokens{}), {} tool call(s){}",
-                e["step"], e["latency_ms"], e["usage"]["input_tokens"], e["usage"]["output_tokens"],
-                if e["usage"]["estimated"] == true { ", estimated" } else { "" }, e["tool_calls"],
+                e["step"],
+                e["latency_ms"],
+                e["usage"]["input_tokens"],
+                e["usage"]["output_tokens"],
+                if e["usage"]["estimated"] == true { ", estimated" } else { "" },
+                e["tool_calls"],
                 if e["text_call"] == true { " written in its text" } else { "" }
             ),
         },
@@ -326,7 +380,10 @@ fn line(e: &Value) -> Option<String> {
             e["error_code"].as_str().unwrap_or("ok"),
             e["duration_ms"],
             e["result_bytes"],
-            e["version"].as_str().map_or(String::new(), |v| format!(" (skill {} {v})", e["skill"].as_str().unwrap_or(""))),
+            e["version"].as_str().map_or(String::new(), |v| format!(
+                " (skill {} {v})",
+                e["skill"].as_str().unwrap_or("")
+            )),
             for_client(e)
         ),
         "run_finished" => format!(
@@ -334,38 +391,76 @@ fn line(e: &Value) -> Option<String> {
             e["stop"]["reason"].as_str().unwrap_or("?"),
             e["steps"],
             e["tool_calls"],
-            e["answer"].as_str().map_or(String::new(), |a| format!("\n  answer: {}", escape_for_terminal(a)))
+            e["answer"]
+                .as_str()
+                .map_or(String::new(), |a| format!("\n  answer: {}", escape_for_terminal(a)))
         ),
         "compaction" => format!(
             "step {}: context compacted: ~{} → ~{} tokens (threshold {} of {}), {} message(s) replaced, checkpoint by the {}{}\n  checkpoint: {}",
-            e["step"], e["tokens_before"], e["tokens_after"], e["threshold"], e["context_tokens"], e["replaced_messages"],
+            e["step"],
+            e["tokens_before"],
+            e["tokens_after"],
+            e["threshold"],
+            e["context_tokens"],
+            e["replaced_messages"],
             e["checkpoint_by"].as_str().unwrap_or("?"),
-            e["error"].as_str().map_or(String::new(), |err| format!(" ({})", escape_for_terminal(err))),
+            e["error"]
+                .as_str()
+                .map_or(String::new(), |err| format!(" ({})", escape_for_terminal(err))),
             // Line by line: each escaped, the checkpoint's own line breaks kept.
-            e["checkpoint"].as_str().unwrap_or("").lines().map(escape_for_terminal).collect::<Vec<_>>().join("\n  ")
+            e["checkpoint"]
+                .as_str()
+                .unwrap_or("")
+                .lines()
+                .map(escape_for_terminal)
+                .collect::<Vec<_>>()
+                .join("\n  ")
         ),
-        "compaction_skipped" => format!("step {}: compaction needed but skipped: {}", e["step"], safe(&e["reason"])),
+        "compaction_skipped" => {
+            format!("step {}: compaction needed but skipped: {}", e["step"], safe(&e["reason"]))
+        }
         "user_message" => format!("step {}: the person said: {}", e["step"], safe(&e["text"])),
         "answer_questioned" => {
             let why = if e["promised_delegation"] == true {
                 "it announced a delegation it did not make: told nothing was done".to_owned()
             } else {
-                let names: Vec<String> = e["unsupported"].as_array().into_iter().flatten().map(|v| escape_for_terminal(v.as_str().unwrap_or(""))).collect();
+                let names: Vec<String> = e["unsupported"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|v| escape_for_terminal(v.as_str().unwrap_or("")))
+                    .collect();
                 format!("it names what no tool returned ({}): asked to check", names.join(", "))
             };
             format!("step {}: answer sent back: {why}", e["step"])
         }
         "answer_format" => {
-            let errors: Vec<String> = e["errors"].as_array().into_iter().flatten().map(|v| escape_for_terminal(v.as_str().unwrap_or(""))).collect();
-            format!("step {}: answer not in the return format ({}): asked once to fix it", e["step"], errors.join("; "))
+            let errors: Vec<String> = e["errors"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|v| escape_for_terminal(v.as_str().unwrap_or("")))
+                .collect();
+            format!(
+                "step {}: answer not in the return format ({}): asked once to fix it",
+                e["step"],
+                errors.join("; ")
+            )
         }
-        "memory_recalled" => format!("  remembered notes given: {} (~{} tokens)", e["entries"], e["tokens"]),
-        "memory_remembered" => format!("  note #{} kept [{}]", e["entry"], e["decision"].as_str().unwrap_or("-")),
+        "memory_recalled" => {
+            format!("  remembered notes given: {} (~{} tokens)", e["entries"], e["tokens"])
+        }
+        "memory_remembered" => {
+            format!("  note #{} kept [{}]", e["entry"], e["decision"].as_str().unwrap_or("-"))
+        }
         "delegation_started" => format!(
             "  ↳ worker {} ({}, depth {}): {}",
             safe(&e["task_id"]),
             safe(&e["agent"]),
-            e["depth"].as_u64().map_or_else(|| depth(e["task_id"].as_str().unwrap_or("")).to_string(), |d| d.to_string()),
+            e["depth"].as_u64().map_or_else(
+                || depth(e["task_id"].as_str().unwrap_or("")).to_string(),
+                |d| d.to_string()
+            ),
             cut(&e["task"], SHOWN_TASK)
         ),
         "delegation_finished" if e["outcome"] == "ok" => format!(
@@ -381,7 +476,12 @@ fn line(e: &Value) -> Option<String> {
         ),
         // Refused before a worker was started (unknown profile, a limit).
         "delegation_finished" if e["task_id"].is_null() => {
-            format!("  ↳ delegation to {} not run: {}: {}", cut(&e["agent"], SHOWN_TASK), safe(&e["outcome"]), safe(&e["error"]))
+            format!(
+                "  ↳ delegation to {} not run: {}: {}",
+                cut(&e["agent"], SHOWN_TASK),
+                safe(&e["outcome"]),
+                safe(&e["error"])
+            )
         }
         "delegation_finished" => format!(
             "  ↳ {} failed: {}: {} (after {} ms, {} step(s), {} tokens)",
@@ -392,18 +492,30 @@ fn line(e: &Value) -> Option<String> {
             e["steps"],
             tokens(&e["usage"])
         ),
-        "review_started" => format!("  ↳ review {} ({}): {}", e["round"], safe(&e["task_id"]), cut(&e["criteria"], SHOWN_TASK)),
+        "review_started" => format!(
+            "  ↳ review {} ({}): {}",
+            e["round"],
+            safe(&e["task_id"]),
+            cut(&e["criteria"], SHOWN_TASK)
+        ),
         "review_finished" => match e["verdict"].as_str() {
             Some(verdict) => {
-                let issues: Vec<String> = e["issues"].as_array().into_iter().flatten().map(safe).collect();
-                let issues = if issues.is_empty() { String::new() } else { format!(" — {}", issues.join("; ")) };
+                let issues: Vec<String> =
+                    e["issues"].as_array().into_iter().flatten().map(safe).collect();
+                let issues = if issues.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {}", issues.join("; "))
+                };
                 format!("  ↳ review {}: {}{issues}", e["round"], escape_for_terminal(verdict))
             }
             None => format!("  ↳ review {}: no verdict: {}", e["round"], safe(&e["error"])),
         },
         // A rotating log's links between its files.
         "log_rotated" => format!("(the log goes on in {})", safe(&e["next"])),
-        "log_continued" => format!("(part {} of the log, continued from {})", e["part"], safe(&e["previous"])),
+        "log_continued" => {
+            format!("(part {} of the log, continued from {})", e["part"], safe(&e["previous"]))
+        }
         other => format!("{}: {e}", escape_for_terminal(other)),
     })
 }

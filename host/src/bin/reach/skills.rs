@@ -3,9 +3,9 @@
 use crate::args::Cli;
 use crate::context;
 use agent_reach::policy::Policy;
-use agent_reach::text::{escape_for_terminal, escape_keeping_lines};
 use agent_reach::registry::seen::{Change, SeenSkill, SeenState};
 use agent_reach::registry::{Registry, SkillEntry, Status};
+use agent_reach::text::{escape_for_terminal, escape_keeping_lines};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -39,21 +39,34 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         })
         .collect();
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&json!({ "skills_dir": ctx.registry.dir(), "skills": rows }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &json!({ "skills_dir": ctx.registry.dir(), "skills": rows })
+            )?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if rows.is_empty() {
-        println!("no skills in {} (drop .wasm files there, or build ours with `just skills`)", ctx.registry.dir().display());
+        println!(
+            "no skills in {} (drop .wasm files there, or build ours with `just skills`)",
+            ctx.registry.dir().display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("{:<16} {:<10} {:<11} {:<SHORT_DIGEST$}  TOOLS / REASON", "NAME", "VERSION", "STATUS", "DIGEST");
+    println!(
+        "{:<16} {:<10} {:<11} {:<SHORT_DIGEST$}  TOOLS / REASON",
+        "NAME", "VERSION", "STATUS", "DIGEST"
+    );
     for e in ctx.registry.entries() {
         let (name, version, detail) = match &e.manifest {
             Some(m) => (
                 m.name.clone(),
                 m.version.to_string(),
                 match e.status {
-                    Status::Active => m.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", "),
+                    Status::Active => {
+                        m.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+                    }
                     _ => e.reason.clone().unwrap_or_default(),
                 },
             ),
@@ -94,7 +107,10 @@ fn record_seen(cli: &Cli, registry: &Registry) -> BTreeMap<String, Change> {
     let mut state = match SeenState::load(&path) {
         Ok(state) => state,
         Err(err) => {
-            eprintln!("warning: upgrade notices are off until this is fixed: {:#}", anyhow::Error::from(err));
+            eprintln!(
+                "warning: upgrade notices are off until this is fixed: {:#}",
+                anyhow::Error::from(err)
+            );
             return BTreeMap::new();
         }
     };
@@ -107,7 +123,10 @@ fn record_seen(cli: &Cli, registry: &Registry) -> BTreeMap<String, Change> {
         }
     }
     if let Err(err) = state.save() {
-        eprintln!("warning: could not record what was listed, so changes will be reported again: {:#}", anyhow::Error::from(err));
+        eprintln!(
+            "warning: could not record what was listed, so changes will be reported again: {:#}",
+            anyhow::Error::from(err)
+        );
     }
     changes
 }
@@ -115,7 +134,11 @@ fn record_seen(cli: &Cli, registry: &Registry) -> BTreeMap<String, Change> {
 pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<ExitCode> {
     let ctx = context::load(cli).await?;
     let Some(skill) = ctx.registry.active(name) else {
-        anyhow::bail!("no active skill named `{name}` in {}; active: {}", ctx.registry.dir().display(), active_names(&ctx.registry));
+        anyhow::bail!(
+            "no active skill named `{name}` in {}; active: {}",
+            ctx.registry.dir().display(),
+            active_names(&ctx.registry)
+        );
     };
     let grants = ctx.policy.grants(name);
     let m = skill.manifest;
@@ -125,7 +148,10 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
     let change = match SeenState::load(&SeenState::beside(&cli.policy)) {
         Ok(state) => state.last_change(name, &SeenSkill::of(&skill)),
         Err(err) => {
-            eprintln!("warning: cannot tell whether {name} changed: {:#}", anyhow::Error::from(err));
+            eprintln!(
+                "warning: cannot tell whether {name} changed: {:#}",
+                anyhow::Error::from(err)
+            );
             None
         }
     };
@@ -145,23 +171,47 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
     }
     // Descriptions, examples and instructions are the skill's own text.
     println!("{} {} — {}", m.name, m.version, escape_keeping_lines(&m.description));
-    println!("file: {} (contract agent-reach:skill@{})", skill.loaded().path().display(), skill.loaded().contract());
+    println!(
+        "file: {} (contract agent-reach:skill@{})",
+        skill.loaded().path().display(),
+        skill.loaded().contract()
+    );
     match pin {
-        Some(pin) => println!("sha256: {sha256} (pinned: {} line {})", ctx.policy.origin().display(), pin.line),
-        None => println!("sha256: {sha256} (not pinned; `reach skills pin {name}` prints the line that pins it)"),
+        Some(pin) => println!(
+            "sha256: {sha256} (pinned: {} line {})",
+            ctx.policy.origin().display(),
+            pin.line
+        ),
+        None => println!(
+            "sha256: {sha256} (not pinned; `reach skills pin {name}` prints the line that pins it)"
+        ),
     }
     if let Some(change) = &change {
         println!("{change}; review its tools below");
     }
     println!();
-    println!("grants from {}{}:", ctx.policy.origin().display(), if grants.listed { "" } else { " (not listed: defaults only)" });
+    println!(
+        "grants from {}{}:",
+        ctx.policy.origin().display(),
+        if grants.listed { "" } else { " (not listed: defaults only)" }
+    );
     let folders = |list: &[agent_reach::policy::FolderGrant]| {
-        if list.is_empty() { "none".to_owned() } else { list.iter().map(|g| g.path.display().to_string()).collect::<Vec<_>>().join(", ") }
+        if list.is_empty() {
+            "none".to_owned()
+        } else {
+            list.iter().map(|g| g.path.display().to_string()).collect::<Vec<_>>().join(", ")
+        }
     };
     println!("  read-only folders: {}", folders(&grants.read));
     println!("  writable folders:  {}", folders(&grants.write));
-    println!("  network:           {}", if grants.net.is_empty() { "none".to_owned() } else { grants.net.to_string() });
-    println!("  environment:       {}", if grants.env.is_empty() { "none".to_owned() } else { grants.env.join(", ") });
+    println!(
+        "  network:           {}",
+        if grants.net.is_empty() { "none".to_owned() } else { grants.net.to_string() }
+    );
+    println!(
+        "  environment:       {}",
+        if grants.env.is_empty() { "none".to_owned() } else { grants.env.join(", ") }
+    );
     if !grants.credentials.is_empty() {
         let described: Vec<String> = grants.credentials.iter().map(describe_credential).collect();
         println!("  credentials:       {}", described.join("; "));
@@ -178,7 +228,11 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
         println!("  {}", escape_keeping_lines(&t.description).replace('\n', "\n  "));
         println!("  parameters: {}", serde_json::to_string(&t.parameters)?);
         for ex in &t.examples {
-            println!("  example: {} → {}", escape_for_terminal(&ex.arguments.to_string()), escape_for_terminal(ex.result.as_deref().unwrap_or("…")));
+            println!(
+                "  example: {} → {}",
+                escape_for_terminal(&ex.arguments.to_string()),
+                escape_for_terminal(ex.result.as_deref().unwrap_or("…"))
+            );
         }
     }
     if let Some(text) = &m.instructions {
@@ -187,7 +241,6 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
     }
     Ok(ExitCode::SUCCESS)
 }
-
 
 pub async fn pin(cli: &Cli, name: &str) -> anyhow::Result<ExitCode> {
     let ctx = context::load(cli).await?;
@@ -204,15 +257,23 @@ pub async fn pin(cli: &Cli, name: &str) -> anyhow::Result<ExitCode> {
     };
     let sha256 = skill.loaded().sha256();
     let origin = ctx.policy.origin().display();
-    eprintln!("{name} {} from {}: sha256 {sha256}", skill.manifest.version, skill.loaded().path().display());
+    eprintln!(
+        "{name} {} from {}: sha256 {sha256}",
+        skill.manifest.version,
+        skill.loaded().path().display()
+    );
     let line = format!("sha256 = \"{sha256}\"");
     match (ctx.policy.pin(name), ctx.policy.skill_line(name)) {
-        (Some(pin), _) if pin.sha256 == sha256 => eprintln!("{origin} line {} already pins `{name}` to this file", pin.line),
+        (Some(pin), _) if pin.sha256 == sha256 => {
+            eprintln!("{origin} line {} already pins `{name}` to this file", pin.line)
+        }
         (Some(pin), _) => eprintln!(
             "{origin} line {} pins `{name}` to another file (sha256 {}); replace that line with:",
             pin.line, pin.sha256
         ),
-        (None, Some(table)) => eprintln!("add this line to [skills.{name}] ({origin} line {table}):"),
+        (None, Some(table)) => {
+            eprintln!("add this line to [skills.{name}] ({origin} line {table}):")
+        }
         (None, None) => {
             eprintln!("add these lines to {origin}:");
             println!("[skills.{name}]");
@@ -223,7 +284,8 @@ pub async fn pin(cli: &Cli, name: &str) -> anyhow::Result<ExitCode> {
 }
 
 fn active_names(registry: &Registry) -> String {
-    let names: Vec<String> = registry.active_skills().iter().map(|s| s.manifest.name.clone()).collect();
+    let names: Vec<String> =
+        registry.active_skills().iter().map(|s| s.manifest.name.clone()).collect();
     if names.is_empty() { "none".to_owned() } else { names.join(", ") }
 }
 

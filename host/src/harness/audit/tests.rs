@@ -21,7 +21,10 @@ mod basics {
         let runs = dir.path().join(".reach/runs");
         let log = AuditLog::create(&runs, "r1", Vec::new()).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
-        assert_eq!((mode(log.path()), mode(&runs), mode(&dir.path().join(".reach"))), (0o600, 0o700, 0o700));
+        assert_eq!(
+            (mode(log.path()), mode(&runs), mode(&dir.path().join(".reach"))),
+            (0o600, 0o700, 0o700)
+        );
     }
 
     #[test]
@@ -45,7 +48,10 @@ mod basics {
         let pem = "-----BEGIN KEY-----\nMIIBOgIBAAJBAK\\x\"q\n-----END KEY-----";
         let dir = tempfile::tempdir().unwrap();
         let mut log = AuditLog::create(dir.path(), "r2", vec![pem.to_owned()]).unwrap();
-        log.record("tool_call", json!({"arguments": {"content": format!("key: {pem}"), pem: 1}, "list": [pem]}));
+        log.record(
+            "tool_call",
+            json!({"arguments": {"content": format!("key: {pem}"), pem: 1}, "list": [pem]}),
+        );
         let text = std::fs::read_to_string(log.path()).unwrap();
         assert!(!text.contains("MIIBOgIBAAJBAK"), "{text}");
         let line: Value = serde_json::from_str(text.trim()).unwrap();
@@ -59,7 +65,11 @@ mod rotation {
     use super::super::*;
 
     fn lines(path: &Path) -> Vec<Value> {
-        std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
     }
 
     #[test]
@@ -67,13 +77,27 @@ mod rotation {
         // Regression: `reach mcp` wrote one file per server, growing for as
         // long as the server ran.
         let dir = tempfile::tempdir().unwrap();
-        let mut log = AuditLog::create(dir.path(), "mcp-r5", vec!["hunter2-secret".into()]).unwrap().rotate_at(1000, 2);
-        log.record("run_started", json!({"kind": "mcp", "task": "reach mcp (stdio) hunter2-secret"}));
+        let mut log = AuditLog::create(dir.path(), "mcp-r5", vec!["hunter2-secret".into()])
+            .unwrap()
+            .rotate_at(1000, 2);
+        log.record(
+            "run_started",
+            json!({"kind": "mcp", "task": "reach mcp (stdio) hunter2-secret"}),
+        );
         for call in 0..20 {
             log.record("tool_call", json!({"call": call, "pad": "x".repeat(200)}));
         }
-        let part = |name: &str| -> u32 { name.strip_prefix("mcp-r5.part").and_then(|n| n.strip_suffix(".jsonl")).unwrap().parse().unwrap() };
-        let mut names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let part = |name: &str| -> u32 {
+            name.strip_prefix("mcp-r5.part")
+                .and_then(|n| n.strip_suffix(".jsonl"))
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
         assert_eq!(names.len(), 2, "the newest two parts are kept: {names:?}");
         names.sort_by_key(|name| part(name));
         let (older, newer) = (dir.path().join(&names[0]), dir.path().join(&names[1]));
@@ -85,12 +109,19 @@ mod rotation {
             let first = &lines(path)[0];
             assert_eq!(first["event"], "log_continued");
             assert_eq!(first["run_started"]["kind"], "mcp", "each part says what it is the log of");
-            assert_eq!(first["run_started"]["task"], "reach mcp (stdio) [REDACTED]", "masked as it was written");
+            assert_eq!(
+                first["run_started"]["task"], "reach mcp (stdio) [REDACTED]",
+                "masked as it was written"
+            );
         }
         assert_eq!(lines(&newer)[0]["previous"], names[0].as_str());
         assert_eq!(lines(&older).last().unwrap()["next"], names[1].as_str());
         // Nothing lost between the kept parts, and the last record is the last call.
-        let calls: Vec<u64> = [&older, &newer].iter().flat_map(|p| lines(p)).filter_map(|l| l["call"].as_u64()).collect();
+        let calls: Vec<u64> = [&older, &newer]
+            .iter()
+            .flat_map(|p| lines(p))
+            .filter_map(|l| l["call"].as_u64())
+            .collect();
         assert!(calls.windows(2).all(|w| w[1] == w[0] + 1), "{calls:?}");
         assert_eq!(calls.last(), Some(&19));
     }
@@ -101,7 +132,12 @@ mod rotation {
         let mut log = AuditLog::create(dir.path(), "mcp-r6", vec![]).unwrap().rotate_at(100, 3);
         log.record("run_started", json!({"kind": "mcp", "pad": "x".repeat(80)}));
         std::fs::create_dir(dir.path().join("mcp-r6.part2.jsonl")).unwrap();
-        let err = log.record_before("tool_call_started", json!({"tool": "files__write", "pad": "x".repeat(80)})).unwrap_err();
+        let err = log
+            .record_before(
+                "tool_call_started",
+                json!({"tool": "files__write", "pad": "x".repeat(80)}),
+            )
+            .unwrap_err();
         assert!(err.contains("was not run"), "{err}");
     }
 }
@@ -114,8 +150,10 @@ mod fail_closed {
     fn a_record_that_cannot_be_written_is_an_error_for_record_before() {
         let mut log = AuditLog::create(&tempfile::tempdir().unwrap().keep(), "r3", vec![]).unwrap();
         // /dev/full: every write fails with ENOSPC, as on a full disk.
-        log.output = Output::File(std::fs::OpenOptions::new().append(true).open("/dev/full").unwrap());
-        let err = log.record_before("tool_call_started", json!({"tool": "files__write"})).unwrap_err();
+        log.output =
+            Output::File(std::fs::OpenOptions::new().append(true).open("/dev/full").unwrap());
+        let err =
+            log.record_before("tool_call_started", json!({"tool": "files__write"})).unwrap_err();
         assert!(err.contains("was not run"), "{err}");
         log.record("run_finished", json!({})); // best effort: logged, not fatal
     }
@@ -123,7 +161,8 @@ mod fail_closed {
     #[test]
     fn values_that_look_like_json_tokens_keep_the_line_valid() {
         let dir = tempfile::tempdir().unwrap();
-        let mut log = AuditLog::create(dir.path(), "r4", vec!["true".into(), "null".into()]).unwrap();
+        let mut log =
+            AuditLog::create(dir.path(), "r4", vec!["true".into(), "null".into()]).unwrap();
         log.record("tool_call", json!({"ok": true, "none": null, "text": "it is true"}));
         let text = std::fs::read_to_string(log.path()).unwrap();
         let line: Value = serde_json::from_str(text.trim()).expect("still JSON");

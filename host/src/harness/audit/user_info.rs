@@ -22,7 +22,9 @@ pub(super) fn mask_value(value: Value) -> Value {
             Cow::Owned(masked) => Value::String(masked),
         },
         Value::Array(items) => Value::Array(items.into_iter().map(mask_value).collect()),
-        Value::Object(map) => Value::Object(map.into_iter().map(|(k, v)| (mask(&k).into_owned(), mask_value(v))).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter().map(|(k, v)| (mask(&k).into_owned(), mask_value(v))).collect(),
+        ),
         other => other,
     }
 }
@@ -31,10 +33,13 @@ pub(super) fn mask_value(value: Value) -> Value {
 pub(super) fn mask(text: &str) -> Cow<'_, str> {
     // In order: a scheme-less value's user info ends before its first `/`,
     // so before any `://`.
-    let spans: Vec<(usize, usize)> = schemeless_user_info(text)
-        .into_iter()
-        .chain(text.match_indices("://").filter_map(|(at, _)| user_info_len(&text[at + 3..]).map(|len| (at + 3, at + 3 + len))))
-        .collect();
+    let spans: Vec<(usize, usize)> =
+        schemeless_user_info(text)
+            .into_iter()
+            .chain(text.match_indices("://").filter_map(|(at, _)| {
+                user_info_len(&text[at + 3..]).map(|len| (at + 3, at + 3 + len))
+            }))
+            .collect();
     if spans.is_empty() {
         return Cow::Borrowed(text);
     }
@@ -57,7 +62,9 @@ pub(super) fn mask(text: &str) -> Cow<'_, str> {
 /// up to but without its `@`; `None` when there is none.
 fn user_info_len(rest: &str) -> Option<usize> {
     // Where a URL written in prose or JSON ends.
-    let token = &rest[..rest.find(|c: char| c.is_whitespace() || c.is_control() || "\"'<>`".contains(c)).unwrap_or(rest.len())];
+    let token = &rest[..rest
+        .find(|c: char| c.is_whitespace() || c.is_control() || "\"'<>`".contains(c))
+        .unwrap_or(rest.len())];
     let authority = &token[..token.find(['/', '\\', '?', '#']).unwrap_or(token.len())];
     if let Some(at) = authority.rfind('@') {
         return Some(at);
@@ -65,7 +72,10 @@ fn user_info_len(rest: &str) -> Option<usize> {
     // `user:pa/ss@host` is no valid URL, but a password may hold a `/`: when
     // what precedes the first `/` cannot be `host:port`, the user info runs
     // to the last `@` before any query or fragment.
-    let is_host_and_port = authority.starts_with('[') || authority.rsplit_once(':').is_none_or(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()));
+    let is_host_and_port = authority.starts_with('[')
+        || authority
+            .rsplit_once(':')
+            .is_none_or(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()));
     if is_host_and_port {
         return None;
     }
@@ -78,7 +88,10 @@ fn user_info_len(rest: &str) -> Option<usize> {
 fn schemeless_user_info(text: &str) -> Option<(usize, usize)> {
     let lead = text.len() - text.trim_start().len();
     let value = text.trim();
-    if value.is_empty() || value.contains(char::is_whitespace) || value.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("mailto:")) {
+    if value.is_empty()
+        || value.contains(char::is_whitespace)
+        || value.get(..7).is_some_and(|s| s.eq_ignore_ascii_case("mailto:"))
+    {
         return None;
     }
     let authority = &value[..value.find(['/', '\\', '?', '#']).unwrap_or(value.len())];
@@ -98,7 +111,10 @@ mod tests {
             ("https://me:hunter2@example.com/a", "https://[REDACTED]@example.com/a"),
             ("http://me@example.com:8080/", "http://[REDACTED]@example.com:8080/"),
             ("http://:hunter2@[::1]:8443/x", "http://[REDACTED]@[::1]:8443/x"),
-            ("fetch http://a:hunter2@h/x and https://b:hunter3@k/y please", "fetch http://[REDACTED]@h/x and https://[REDACTED]@k/y please"),
+            (
+                "fetch http://a:hunter2@h/x and https://b:hunter3@k/y please",
+                "fetch http://[REDACTED]@h/x and https://[REDACTED]@k/y please",
+            ),
             (r#"{"url":"http://a:hunter2@h/"}"#, r#"{"url":"http://[REDACTED]@h/"}"#),
             ("postgres://app:hunter2@db:5432/main", "postgres://[REDACTED]@db:5432/main"),
             ("http://me:p@ss@example.com/", "http://[REDACTED]@example.com/"),
@@ -107,7 +123,10 @@ mod tests {
             ("  me:hunter2@127.0.0.1:8080", "  [REDACTED]@127.0.0.1:8080"),
             // No user info.
             ("https://medium.com/@someone", "https://medium.com/@someone"),
-            ("https://example.com/?mail=me@example.org#top", "https://example.com/?mail=me@example.org#top"),
+            (
+                "https://example.com/?mail=me@example.org#top",
+                "https://example.com/?mail=me@example.org#top",
+            ),
             ("http://127.0.0.1:8080/a@b", "http://127.0.0.1:8080/a@b"),
             ("write to me@example.com", "write to me@example.com"),
             ("me@example.com", "me@example.com"),

@@ -33,7 +33,13 @@ async fn an_accepted_state_runs_once() {
     let client = http("Bearer t", "editor");
     let state = approvals.seal(&write_call(&args), &client);
     assert!(state.starts_with("v2."), "{state}");
-    assert!(approvals.spend(valid(approvals.verify(&state, &write_call(&args), &client))).await.unwrap(), "the first use runs");
+    assert!(
+        approvals
+            .spend(valid(approvals.verify(&state, &write_call(&args), &client)))
+            .await
+            .unwrap(),
+        "the first use runs"
+    );
     // Regression: a state covered only skill, tool and arguments, so one
     // "accept" replayed without limit.
     let again = valid(approvals.verify(&state, &write_call(&args), &client));
@@ -50,7 +56,10 @@ async fn a_state_used_at_one_instance_is_refused_at_another_sharing_the_key() {
     let client = http("Bearer t", "balanced");
     let state = a.seal(&write_call(&args), &client);
     assert!(b.spend(valid(b.verify(&state, &write_call(&args), &client))).await.unwrap());
-    assert!(!a.spend(valid(a.verify(&state, &write_call(&args), &client))).await.unwrap(), "spent at b, so not again at a");
+    assert!(
+        !a.spend(valid(a.verify(&state, &write_call(&args), &client))).await.unwrap(),
+        "spent at b, so not again at a"
+    );
     assert!(!b.spend(valid(b.verify(&state, &write_call(&args), &client))).await.unwrap());
 }
 
@@ -61,7 +70,10 @@ fn a_state_past_its_expiry_is_refused() {
     let client = http("Bearer t", "editor");
     let state = approvals.seal(&write_call(&args), &client);
     now.store(T0 + STATE_TTL.as_secs() - 1, Ordering::Relaxed);
-    assert!(matches!(approvals.verify(&state, &write_call(&args), &client), Verdict::Valid(_)), "still good just before");
+    assert!(
+        matches!(approvals.verify(&state, &write_call(&args), &client), Verdict::Valid(_)),
+        "still good just before"
+    );
     now.store(T0 + STATE_TTL.as_secs(), Ordering::Relaxed);
     assert_eq!(approvals.verify(&state, &write_call(&args), &client), Verdict::Expired);
 }
@@ -72,10 +84,26 @@ fn a_state_given_to_another_client_is_refused() {
     let args = json!({"path": "notes/mine.md"});
     let state = approvals.seal(&write_call(&args), &http("Bearer t", "editor"));
     let other = |client: Client<'_>| approvals.verify(&state, &write_call(&args), &client);
-    assert_eq!(other(http("Bearer t", "another-client")), Verdict::OtherClient, "another declared name");
-    assert_eq!(other(http("Bearer another-token", "editor")), Verdict::OtherClient, "another token");
-    assert_eq!(other(Client { session: Some(b"s2"), ..http("Bearer t", "editor") }), Verdict::OtherClient, "another session");
-    assert_eq!(other(Client { authorization: None, session: None, http: false, name: Some("editor") }), Verdict::OtherClient, "stdio");
+    assert_eq!(
+        other(http("Bearer t", "another-client")),
+        Verdict::OtherClient,
+        "another declared name"
+    );
+    assert_eq!(
+        other(http("Bearer another-token", "editor")),
+        Verdict::OtherClient,
+        "another token"
+    );
+    assert_eq!(
+        other(Client { session: Some(b"s2"), ..http("Bearer t", "editor") }),
+        Verdict::OtherClient,
+        "another session"
+    );
+    assert_eq!(
+        other(Client { authorization: None, session: None, http: false, name: Some("editor") }),
+        Verdict::OtherClient,
+        "stdio"
+    );
     assert!(matches!(other(http("Bearer t", "editor")), Verdict::Valid(_)));
 }
 
@@ -83,7 +111,10 @@ fn a_state_given_to_another_client_is_refused() {
 fn a_stdio_state_is_good_at_its_own_process_only() {
     let key = "shared";
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (Approvals::shared(key, &dir.path().join("a.db")).unwrap(), Approvals::shared(key, &dir.path().join("a.db")).unwrap());
+    let (a, b) = (
+        Approvals::shared(key, &dir.path().join("a.db")).unwrap(),
+        Approvals::shared(key, &dir.path().join("a.db")).unwrap(),
+    );
     let args = json!({});
     let stdio = Client { authorization: None, session: None, http: false, name: Some("desktop") };
     let state = a.seal(&write_call(&args), &stdio);
@@ -99,7 +130,14 @@ fn a_state_for_other_arguments_another_key_or_altered_is_not_for_this_call() {
     let state = approvals.seal(&write_call(&args), &client);
     let moved = json!({"path": "notes/b.md"});
     assert_eq!(approvals.verify(&state, &write_call(&moved), &client), Verdict::NotForThis);
-    assert_eq!(approvals.verify(&state, &Subject { skill: "files", tool: "delete", arguments: &args }, &client), Verdict::NotForThis);
+    assert_eq!(
+        approvals.verify(
+            &state,
+            &Subject { skill: "files", tool: "delete", arguments: &args },
+            &client
+        ),
+        Verdict::NotForThis
+    );
     let (stranger, _) = at(Approvals::per_process());
     assert_eq!(stranger.verify(&state, &write_call(&args), &client), Verdict::NotForThis);
     // A later expiry written into the state breaks its MAC.
@@ -110,7 +148,11 @@ fn a_state_for_other_arguments_another_key_or_altered_is_not_for_this_call() {
     let altered = format!("v2.{}", engine.encode(&bytes));
     assert_eq!(approvals.verify(&altered, &write_call(&args), &client), Verdict::NotForThis);
     for junk in ["", "v2.", "v1.abc", "v2.!!!", &state[..state.len() - 4]] {
-        assert_eq!(approvals.verify(junk, &write_call(&args), &client), Verdict::NotForThis, "{junk:?}");
+        assert_eq!(
+            approvals.verify(junk, &write_call(&args), &client),
+            Verdict::NotForThis,
+            "{junk:?}"
+        );
     }
 }
 

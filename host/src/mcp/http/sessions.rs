@@ -5,8 +5,12 @@
 
 use futures_util::Stream;
 use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, LocalSessionManagerError};
-use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId, SessionManager};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::session::{
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
+};
 
 /// Sessions (clients before protocol 2026-07-28) open at once, at most. A
 /// person's editors and assistants open a handful, and a session of a
@@ -20,7 +24,9 @@ pub const MAX_SESSIONS: usize = 256;
 #[non_exhaustive]
 pub(crate) enum SessionsError {
     /// [`MAX_SESSIONS`] are open.
-    #[error("{max} MCP sessions are open, the most this server allows; close clients you no longer use, or wait for idle sessions to end (after 5 minutes)")]
+    #[error(
+        "{max} MCP sessions are open, the most this server allows; close clients you no longer use, or wait for idle sessions to end (after 5 minutes)"
+    )]
     Full {
         /// The cap.
         max: usize,
@@ -43,7 +49,11 @@ pub(crate) struct CappedSessions {
 impl CappedSessions {
     /// At most `max` sessions.
     pub(crate) fn new(max: usize) -> CappedSessions {
-        CappedSessions { inner: LocalSessionManager::default(), max, creating: tokio::sync::Mutex::new(()) }
+        CappedSessions {
+            inner: LocalSessionManager::default(),
+            max,
+            creating: tokio::sync::Mutex::new(()),
+        }
     }
 
     /// Whether a new session would be refused now.
@@ -65,7 +75,11 @@ impl SessionManager for CappedSessions {
         Ok(self.inner.create_session().await?)
     }
 
-    async fn initialize_session(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<ServerJsonRpcMessage, Self::Error> {
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
         Ok(self.inner.initialize_session(id, message).await?)
     }
 
@@ -85,19 +99,33 @@ impl SessionManager for CappedSessions {
         Ok(self.inner.create_stream(id, message).await?)
     }
 
-    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
         Ok(self.inner.accept_message(id, message).await?)
     }
 
-    async fn create_standalone_stream(&self, id: &SessionId) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         Ok(self.inner.create_standalone_stream(id).await?)
     }
 
-    async fn resume(&self, id: &SessionId, last_event_id: String) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         Ok(self.inner.resume(id, last_event_id).await?)
     }
 
-    async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         // No session store is configured, so the SDK never restores; a
         // restore would still be a new session and count against the cap.
         let _creating = self.creating.lock().await;

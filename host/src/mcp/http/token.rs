@@ -27,7 +27,9 @@ pub enum TokenError {
         source: std::io::Error,
     },
     /// The file is not one this server made for its user alone.
-    #[error("refusing the MCP token file {path}: it {why}; delete it and a new one is made at the next start")]
+    #[error(
+        "refusing the MCP token file {path}: it {why}; delete it and a new one is made at the next start"
+    )]
     NotPrivate {
         /// The file.
         path: PathBuf,
@@ -48,14 +50,16 @@ pub fn load_or_create(path: &Path) -> Result<String, TokenError> {
     // look and our write, we take the one it wrote.
     for _ in 0..2 {
         match read_private(path) {
-            Err(TokenError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+            Err(TokenError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            }
             found => return found,
         }
         let token = new_token().map_err(io)?;
         // Written whole under a temporary name (NamedTempFile is 0600 from
         // the start), then linked into place without replacing a file
         // another instance put there first.
-        let mut tmp = tempfile::NamedTempFile::new_in(path.parent().unwrap_or(Path::new("."))).map_err(io)?;
+        let mut tmp =
+            tempfile::NamedTempFile::new_in(path.parent().unwrap_or(Path::new("."))).map_err(io)?;
         tmp.write_all(token.as_bytes()).and_then(|()| tmp.as_file().sync_all()).map_err(io)?;
         match tmp.persist_noclobber(path) {
             Ok(_) => return Ok(token),
@@ -71,7 +75,8 @@ fn new_token() -> std::io::Result<String> {
     let mut bytes = [0u8; TOKEN_BYTES];
     let mut filled = 0;
     while filled < TOKEN_BYTES {
-        filled += rustix::rand::getrandom(&mut bytes[filled..], rustix::rand::GetRandomFlags::empty())?;
+        filled +=
+            rustix::rand::getrandom(&mut bytes[filled..], rustix::rand::GetRandomFlags::empty())?;
     }
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
@@ -83,9 +88,15 @@ fn read_private(path: &Path) -> Result<String, TokenError> {
     use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
     let io = |source| TokenError::Io { path: path.to_owned(), source };
     let refuse = |why: String| Err(TokenError::NotPrivate { path: path.to_owned(), why });
-    let mut file = match std::fs::OpenOptions::new().read(true).custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32).open(path) {
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+    {
         Ok(file) => file,
-        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => return refuse("is a symbolic link".to_owned()),
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
+            return refuse("is a symbolic link".to_owned());
+        }
         Err(e) => return Err(io(e)),
     };
     let meta = file.metadata().map_err(io)?;
@@ -97,20 +108,28 @@ fn read_private(path: &Path) -> Result<String, TokenError> {
         return refuse(format!("belongs to user {}, not to {me} who runs the server", meta.uid()));
     }
     if meta.mode() & 0o077 != 0 {
-        return refuse(format!("has mode {:o}, so other users may have read the token", meta.mode() & 0o777));
+        return refuse(format!(
+            "has mode {:o}, so other users may have read the token",
+            meta.mode() & 0o777
+        ));
     }
     let mut token = String::new();
     (&mut file).take(256).read_to_string(&mut token).map_err(io)?;
     let token = token.trim();
-    if token.len() < 43 || !token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
-        return refuse("does not hold a token made by reach (43 or more URL-safe characters)".to_owned());
+    if token.len() < 43
+        || !token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return refuse(
+            "does not hold a token made by reach (43 or more URL-safe characters)".to_owned(),
+        );
     }
     Ok(token.to_owned())
 }
 
 #[cfg(not(unix))]
 fn read_private(path: &Path) -> Result<String, TokenError> {
-    let token = std::fs::read_to_string(path).map_err(|source| TokenError::Io { path: path.to_owned(), source })?;
+    let token = std::fs::read_to_string(path)
+        .map_err(|source| TokenError::Io { path: path.to_owned(), source })?;
     Ok(token.trim().to_owned())
 }
 
@@ -126,7 +145,10 @@ mod tests {
         let token = load_or_create(&path).unwrap();
         assert_eq!(token.len(), 43, "{token}");
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
-        assert_eq!(std::fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(
+            std::fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
         assert_eq!(load_or_create(&path).unwrap(), token, "the next start uses the same token");
         std::fs::remove_file(&path).unwrap();
         assert_ne!(load_or_create(&path).unwrap(), token, "deleting the file makes a new one");

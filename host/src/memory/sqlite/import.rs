@@ -10,12 +10,13 @@ use crate::memory::export::validate;
 use crate::memory::{Entry, EntryId, Imported, MemoryError, NewEntry, checked, subject_key};
 
 /// [`MemoryStore::import`](crate::memory::MemoryStore::import) for [`SqliteStore`].
-pub(super) fn import(store: &SqliteStore, entries: &[Entry], file: &str) -> Result<Imported, MemoryError> {
+pub(super) fn import(
+    store: &SqliteStore,
+    entries: &[Entry],
+    file: &str,
+) -> Result<Imported, MemoryError> {
     for (i, entry) in entries.iter().enumerate() {
-        validate(entry).map_err(|message| MemoryError::Import {
-            line: i + 1,
-            message,
-        })?;
+        validate(entry).map_err(|message| MemoryError::Import { line: i + 1, message })?;
     }
     store.write(|tx| {
         let mut report = Imported::default();
@@ -82,9 +83,8 @@ fn relink(tx: &Transaction<'_>, kind: &str, key: &str) -> rusqlite::Result<()> {
     let mut stmt = tx.prepare(
         "SELECT id FROM entries WHERE kind = ?1 AND subject_key = ?2 ORDER BY created, id",
     )?;
-    let ids: Vec<EntryId> = stmt
-        .query_map(params![kind, key], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
+    let ids: Vec<EntryId> =
+        stmt.query_map(params![kind, key], |r| r.get(0))?.collect::<Result<_, _>>()?;
     tx.execute(
         "UPDATE entries SET superseded_by = ?1 WHERE kind = ?2 AND subject_key = ?3",
         params![RELINKING, kind, key],

@@ -42,10 +42,10 @@ pub(super) fn search(
             "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ?1 LIMIT ?2)",
         )?;
         for term in terms {
-            let held: i64 = count.query_row(
-                params![any_of(std::slice::from_ref(&term)), COMMON + 1],
-                |r| r.get(0),
-            )?;
+            let held: i64 = count
+                .query_row(params![any_of(std::slice::from_ref(&term)), COMMON + 1], |r| {
+                    r.get(0)
+                })?;
             match held {
                 0 => {}
                 n if n <= COMMON => rare.push(term),
@@ -76,9 +76,7 @@ pub(super) fn search(
             entries.push(entry);
         }
     }
-    let task_type = task_type
-        .map(|t| t.trim().to_lowercase())
-        .filter(|t| !t.is_empty());
+    let task_type = task_type.map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty());
     if let Some(wanted) = task_type {
         // A stable sort: each group keeps its rank order.
         entries.sort_by_key(|e| e.task_type.as_deref() != Some(wanted.as_str()));
@@ -112,17 +110,8 @@ mod tests {
     use crate::memory::{Kind, MemoryStore, NewEntry, Provenance, SqliteStore};
 
     fn note(subject: String, text: String) -> NewEntry {
-        let provenance = Provenance::User {
-            run_id: None,
-            step: None,
-        };
-        NewEntry {
-            kind: Kind::Fact,
-            subject,
-            text,
-            task_type: None,
-            provenance,
-        }
+        let provenance = Provenance::User { run_id: None, step: None };
+        NewEntry { kind: Kind::Fact, subject, text, task_type: None, provenance }
     }
 
     #[test]
@@ -130,28 +119,14 @@ mod tests {
         let store = SqliteStore::in_memory().unwrap();
         for i in 0..(super::COMMON as usize + 20) {
             store
-                .add(note(
-                    format!("service {i}"),
-                    format!("the service number {i} runs"),
-                ))
+                .add(note(format!("service {i}"), format!("the service number {i} runs")))
                 .unwrap();
         }
-        store
-            .add(note(
-                "kestrel".into(),
-                "the kestrel service deploys on fridays".into(),
-            ))
-            .unwrap();
+        store.add(note("kestrel".into(), "the kestrel service deploys on fridays".into())).unwrap();
         // "service" is in every entry: only "kestrel" and "fridays" rank.
-        let found = store
-            .search("which service deploys kestrel on fridays", None, 5)
-            .unwrap();
+        let found = store.search("which service deploys kestrel on fridays", None, 5).unwrap();
         assert_eq!(found[0].subject, "kestrel");
-        assert_eq!(
-            found.len(),
-            1,
-            "entries with only the common word are left out"
-        );
+        assert_eq!(found.len(), 1, "entries with only the common word are left out");
 
         // Only common words: the newest entries holding all of them, then any.
         let found = store.search("service runs", None, 3).unwrap();

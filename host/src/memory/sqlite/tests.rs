@@ -4,10 +4,7 @@ use super::*;
 use std::path::PathBuf;
 
 fn user() -> Provenance {
-    Provenance::User {
-        run_id: Some("r1".into()),
-        step: Some(1),
-    }
+    Provenance::User { run_id: Some("r1".into()), step: Some(1) }
 }
 
 fn new(kind: Kind, subject: &str, text: &str) -> NewEntry {
@@ -48,11 +45,8 @@ fn the_bundled_sqlite_has_fts5() {
         "CREATE VIRTUAL TABLE t USING fts5 (body); INSERT INTO t VALUES ('hello world');",
     )
     .unwrap();
-    let hits: i64 = conn
-        .query_row("SELECT count(*) FROM t WHERE t MATCH 'world'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
+    let hits: i64 =
+        conn.query_row("SELECT count(*) FROM t WHERE t MATCH 'world'", [], |r| r.get(0)).unwrap();
     assert_eq!(hits, 1);
 }
 
@@ -60,21 +54,11 @@ fn the_bundled_sqlite_has_fts5() {
 fn entries_are_added_found_and_kept_across_opens() {
     let (_dir, path, store) = on_disk();
     let added = store
-        .add(fact(
-            "Staging API",
-            "The staging API is at https://staging.example.com/v2",
-        ))
+        .add(fact("Staging API", "The staging API is at https://staging.example.com/v2"))
         .unwrap();
-    let Added::New(entry) = added else {
-        panic!("a new entry: {added:?}")
-    };
+    let Added::New(entry) = added else { panic!("a new entry: {added:?}") };
     assert_eq!(
-        (
-            entry.id,
-            entry.kind,
-            entry.use_count,
-            entry.provenance.clone()
-        ),
+        (entry.id, entry.kind, entry.use_count, entry.provenance.clone()),
         (1, Kind::Fact, 0, user())
     );
     assert!(entry.is_active() && entry.supersedes.is_none() && entry.last_used.is_none());
@@ -93,10 +77,7 @@ fn entries_are_added_found_and_kept_across_opens() {
         texts(&store.search("where is the staging api?", None, 10).unwrap()),
         ["The staging API is at https://staging.example.com/v2"]
     );
-    assert_eq!(
-        store.search("markdown", None, 10).unwrap()[0].kind,
-        Kind::Preference
-    );
+    assert_eq!(store.search("markdown", None, 10).unwrap()[0].kind, Kind::Preference);
     assert_eq!(store.search("kubernetes", None, 10).unwrap(), Vec::new());
     assert_eq!(store.list(false).unwrap().len(), 2);
 }
@@ -104,19 +85,10 @@ fn entries_are_added_found_and_kept_across_opens() {
 #[test]
 fn a_new_entry_on_the_same_subject_supersedes_and_the_old_one_stays_in_history() {
     let (_dir, _path, store) = on_disk();
-    let old = added(
-        &store,
-        fact("Staging API", "staging is at https://old.example.com"),
-    );
-    let added = store
-        .add(fact(
-            "  staging   api ",
-            "staging is at https://new.example.com",
-        ))
-        .unwrap();
-    let Added::Superseded { entry, previous } = added else {
-        panic!("superseded: {added:?}")
-    };
+    let old = added(&store, fact("Staging API", "staging is at https://old.example.com"));
+    let added =
+        store.add(fact("  staging   api ", "staging is at https://new.example.com")).unwrap();
+    let Added::Superseded { entry, previous } = added else { panic!("superseded: {added:?}") };
     assert_eq!(previous.id, old.id);
     assert_eq!(previous.superseded_by, Some(entry.id));
     assert_eq!(entry.supersedes, Some(old.id));
@@ -131,21 +103,12 @@ fn a_new_entry_on_the_same_subject_supersedes_and_the_old_one_stays_in_history()
     for id in [old.id, entry.id] {
         let history = store.get(id).unwrap().expect("found");
         assert_eq!(history.entry.id, id);
-        assert_eq!(
-            history.versions.iter().map(|e| e.id).collect::<Vec<_>>(),
-            [old.id, entry.id]
-        );
+        assert_eq!(history.versions.iter().map(|e| e.id).collect::<Vec<_>>(), [old.id, entry.id]);
     }
 
     // Same subject, another kind: a separate entry.
     assert!(matches!(
-        store
-            .add(new(
-                Kind::Procedure,
-                "staging api",
-                "deploy with `just ship staging`"
-            ))
-            .unwrap(),
+        store.add(new(Kind::Procedure, "staging api", "deploy with `just ship staging`")).unwrap(),
         Added::New(_)
     ));
     assert_eq!(store.list(false).unwrap().len(), 2);
@@ -155,9 +118,7 @@ fn a_new_entry_on_the_same_subject_supersedes_and_the_old_one_stays_in_history()
 fn the_same_entry_twice_is_stored_once() {
     let (_dir, _path, store) = on_disk();
     let first = added(&store, fact("Editor", "The user edits with Helix"));
-    let again = store
-        .add(fact("EDITOR", "  The user edits with Helix\n"))
-        .unwrap();
+    let again = store.add(fact("EDITOR", "  The user edits with Helix\n")).unwrap();
     assert_eq!(again, Added::Existing(first));
     assert_eq!(store.list(true).unwrap().len(), 1);
 }
@@ -165,12 +126,7 @@ fn the_same_entry_twice_is_stored_once() {
 #[test]
 fn search_text_is_never_fts_syntax() {
     let (_dir, _path, store) = on_disk();
-    store
-        .add(fact(
-            "near misses",
-            "NEAR and OR are words here; so is subject",
-        ))
-        .unwrap();
+    store.add(fact("near misses", "NEAR and OR are words here; so is subject")).unwrap();
     for query in [
         "\"",
         "\"near",
@@ -192,11 +148,7 @@ fn search_text_is_never_fts_syntax() {
         let found = store.search(query, None, 10);
         assert!(found.is_ok(), "{query:?}: {found:?}");
     }
-    assert_eq!(
-        store.search("subject:near", None, 10).unwrap().len(),
-        1,
-        "both words, as words"
-    );
+    assert_eq!(store.search("subject:near", None, 10).unwrap().len(), 1, "both words, as words");
     assert_eq!(store.search("", None, 10).unwrap(), Vec::new());
     assert_eq!(store.search("?!", None, 10).unwrap(), Vec::new());
     assert_eq!(store.search("near", None, 0).unwrap(), Vec::new());
@@ -205,12 +157,7 @@ fn search_text_is_never_fts_syntax() {
 #[test]
 fn entries_of_the_tasks_type_rank_first() {
     let (_dir, _path, store) = on_disk();
-    store
-        .add(fact(
-            "deploy deploy",
-            "deploy: deploy the deploy target with deploy",
-        ))
-        .unwrap();
+    store.add(fact("deploy deploy", "deploy: deploy the deploy target with deploy")).unwrap();
     let mut typed = fact("release notes", "after a deploy, write release notes");
     typed.task_type = Some("Release".into());
     store.add(typed).unwrap();
@@ -218,17 +165,11 @@ fn entries_of_the_tasks_type_rank_first() {
         .into_iter()
         .map(str::to_owned)
         .collect::<Vec<_>>();
-    assert_eq!(
-        untyped_order[0], "deploy: deploy the deploy target with deploy",
-        "bm25 alone"
-    );
+    assert_eq!(untyped_order[0], "deploy: deploy the deploy target with deploy", "bm25 alone");
     let typed_order = store.search("deploy", Some("release"), 10).unwrap();
     assert_eq!(typed_order[0].task_type.as_deref(), Some("release"));
     assert_eq!(typed_order.len(), 2);
-    assert_eq!(
-        store.search("deploy", Some("unknown-type"), 10).unwrap()[0].text,
-        untyped_order[0]
-    );
+    assert_eq!(store.search("deploy", Some("unknown-type"), 10).unwrap()[0].text, untyped_order[0]);
 }
 
 #[test]
@@ -268,12 +209,7 @@ fn files_containing(db: &Path, needle: &str) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| {
-            std::fs::read(p)
-                .unwrap()
-                .windows(needle.len())
-                .any(|w| w == needle.as_bytes())
-        })
+        .filter(|p| std::fs::read(p).unwrap().windows(needle.len()).any(|w| w == needle.as_bytes()))
         .collect()
 }
 
@@ -303,36 +239,17 @@ fn forget_leaves_no_copy_in_any_file_of_the_database() {
             ))
             .unwrap();
     }
-    let first = added(
-        &store,
-        fact(
-            "Secret token place",
-            "the token is in zqxmarkerone under the desk",
-        ),
-    )
-    .id;
-    let second = added(
-        &store,
-        fact("secret TOKEN place", "moved: zqxmarkertwo behind the shelf"),
-    )
-    .id;
+    let first =
+        added(&store, fact("Secret token place", "the token is in zqxmarkerone under the desk")).id;
+    let second =
+        added(&store, fact("secret TOKEN place", "moved: zqxmarkertwo behind the shelf")).id;
     store.add(fact("filler after", "more filler")).unwrap();
     for marker in ["zqxmarkerone", "zqxmarkertwo", "secret token place"] {
-        assert!(
-            !files_containing(&path, marker).is_empty(),
-            "{marker} is stored before forget"
-        );
+        assert!(!files_containing(&path, marker).is_empty(), "{marker} is stored before forget");
     }
 
-    assert!(
-        index_blocks_containing(&path, "zqxmarkertwo") > 0,
-        "indexed before forget"
-    );
-    assert_eq!(
-        store.forget(second).unwrap(),
-        [first, second],
-        "the entry and its history"
-    );
+    assert!(index_blocks_containing(&path, "zqxmarkertwo") > 0, "indexed before forget");
+    assert_eq!(store.forget(second).unwrap(), [first, second], "the entry and its history");
     for marker in [
         "zqxmarkerone",
         "zqxmarkertwo",
@@ -348,16 +265,10 @@ fn forget_leaves_no_copy_in_any_file_of_the_database() {
     }
     // The index itself: its blocks held the word before, and hold nothing now.
     assert_eq!(index_blocks_containing(&path, "zqxmarkertwo"), 0);
-    assert!(
-        index_blocks_containing(&path, "filler") > 0,
-        "the rest of the index is intact"
-    );
+    assert!(index_blocks_containing(&path, "filler") > 0, "the rest of the index is intact");
 
     assert!(store.get(first).unwrap().is_none() && store.get(second).unwrap().is_none());
-    assert_eq!(
-        store.search("token shelf desk", None, 10).unwrap(),
-        Vec::new()
-    );
+    assert_eq!(store.search("token shelf desk", None, 10).unwrap(), Vec::new());
     assert_eq!(store.search("filler 42", None, 1).unwrap().len(), 1);
     assert!(matches!(store.forget(second), Err(MemoryError::NotFound { id }) if id == second));
     // Ids are never handed out again.
@@ -373,14 +284,8 @@ fn forgetting_an_old_version_keeps_the_newer_ones() {
     assert_eq!(store.forget(b).unwrap(), [a, b]);
     let history = store.get(c).unwrap().unwrap();
     assert_eq!(history.versions.len(), 1);
-    assert_eq!(
-        history.entry.supersedes, None,
-        "no pointer to a forgotten entry"
-    );
-    assert_eq!(
-        texts(&store.search("host build", None, 5).unwrap()),
-        ["build-3"]
-    );
+    assert_eq!(history.entry.supersedes, None, "no pointer to a forgotten entry");
+    assert_eq!(texts(&store.search("host build", None, 5).unwrap()), ["build-3"]);
 }
 
 #[test]
@@ -388,85 +293,47 @@ fn export_then_import_gives_the_same_store() {
     let (_dir, _path, store) = on_disk();
     store.add(fact("host", "build-1")).unwrap();
     store.add(fact("host", "build-2")).unwrap();
-    let mut typed = new(
-        Kind::Procedure,
-        "deploy",
-        "run `just ship`, then check /health",
-    );
+    let mut typed = new(Kind::Procedure, "deploy", "run `just ship`, then check /health");
     typed.task_type = Some("release".into());
-    typed.provenance = Provenance::Tool {
-        run_id: "r9".into(),
-        step: 4,
-        tool: Some("http_api__get".into()),
-    };
+    typed.provenance =
+        Provenance::Tool { run_id: "r9".into(), step: 4, tool: Some("http_api__get".into()) };
     let id = added(&store, typed).id;
     store.mark_used(&[id]).unwrap();
     store.add(fact("gone", "forgotten")).unwrap();
     store.forget(4).unwrap();
-    store
-        .add(new(Kind::Preference, "tone", "short answers"))
-        .unwrap();
+    store.add(new(Kind::Preference, "tone", "short answers")).unwrap();
     let exported = store.export().unwrap();
     assert_eq!(exported.len(), 4);
 
     let (_dir2, _path2, other) = on_disk();
     let text = crate::memory::to_export(&exported);
-    let report = other
-        .import(&crate::memory::parse_export(&text).unwrap(), "copy.jsonl")
-        .unwrap();
-    assert_eq!(
-        report,
-        Imported {
-            added: 4,
-            existing: 0
-        }
-    );
+    let report = other.import(&crate::memory::parse_export(&text).unwrap(), "copy.jsonl").unwrap();
+    assert_eq!(report, Imported { added: 4, existing: 0 });
     // What the file said about each entry is kept as the file's claim.
     let as_imported: Vec<Entry> = exported
         .iter()
-        .map(|e| Entry {
-            provenance: e.provenance.imported_from("copy.jsonl"),
-            ..e.clone()
-        })
+        .map(|e| Entry { provenance: e.provenance.imported_from("copy.jsonl"), ..e.clone() })
         .collect();
     assert_eq!(
         other.export().unwrap(),
         as_imported,
         "ids, links, times, use counts and claims kept"
     );
-    assert_eq!(
-        other.search("deploy", Some("release"), 5).unwrap()[0].id,
-        id
-    );
+    assert_eq!(other.search("deploy", Some("release"), 5).unwrap()[0].id, id);
     assert_eq!(texts(&other.search("host", None, 5).unwrap()), ["build-2"]);
 
     // Again: nothing new.
-    assert_eq!(
-        other.import(&exported, "copy.jsonl").unwrap(),
-        Imported {
-            added: 0,
-            existing: 4
-        }
-    );
+    assert_eq!(other.import(&exported, "copy.jsonl").unwrap(), Imported { added: 0, existing: 4 });
     assert_eq!(other.export().unwrap(), as_imported);
 
     // Into the first store after forgetting the old version: it comes back
     // as history, and the newer entry stays active.
     store.forget(1).unwrap();
-    assert_eq!(
-        store.import(&exported, "copy.jsonl").unwrap(),
-        Imported {
-            added: 1,
-            existing: 3
-        }
-    );
+    assert_eq!(store.import(&exported, "copy.jsonl").unwrap(), Imported { added: 1, existing: 3 });
     let history = store.get(2).unwrap().unwrap();
     assert_eq!(texts(&history.versions), ["build-1", "build-2"]);
     assert_eq!(texts(&store.search("host", None, 5).unwrap()), ["build-2"]);
-    assert!(
-        store.get(1).unwrap().is_none(),
-        "a forgotten id is not given out again"
-    );
+    assert!(store.get(1).unwrap().is_none(), "a forgotten id is not given out again");
 }
 
 #[test]
@@ -511,10 +378,7 @@ fn a_bad_import_changes_nothing() {
 
     entries[2].text = "fine".into();
     let store = store.with_max_entries(3);
-    assert!(matches!(
-        store.import(&entries, "f.jsonl"),
-        Err(MemoryError::Full { .. })
-    ));
+    assert!(matches!(store.import(&entries, "f.jsonl"), Err(MemoryError::Full { .. })));
     assert_eq!(store.export().unwrap(), before, "all or nothing");
 }
 
@@ -526,9 +390,7 @@ fn two_stores_on_one_file_wait_for_each_other() {
     let blocker = Connection::open(&path).unwrap();
     blocker.execute_batch("BEGIN IMMEDIATE").unwrap();
     let waiting = std::thread::spawn(move || {
-        other
-            .add(fact("from other", "written while locked"))
-            .map(|a| a.entry().id)
+        other.add(fact("from other", "written while locked")).map(|a| a.entry().id)
     });
     std::thread::sleep(Duration::from_millis(300));
     blocker.execute_batch("COMMIT").unwrap();
@@ -540,16 +402,13 @@ fn two_stores_on_one_file_wait_for_each_other() {
             std::thread::spawn(move || {
                 let mine = SqliteStore::open(&path).unwrap();
                 for i in 0..25 {
-                    mine.add(fact(&format!("thread {t} note {i}"), "concurrent"))
-                        .unwrap();
+                    mine.add(fact(&format!("thread {t} note {i}"), "concurrent")).unwrap();
                 }
             })
         })
         .collect();
     for i in 0..25 {
-        store
-            .add(fact(&format!("main note {i}"), "concurrent"))
-            .unwrap();
+        store.add(fact(&format!("main note {i}"), "concurrent")).unwrap();
     }
     for t in threads {
         t.join().unwrap();
@@ -561,10 +420,7 @@ fn two_stores_on_one_file_wait_for_each_other() {
 fn a_database_from_a_newer_version_is_refused() {
     let (_dir, path, store) = on_disk();
     drop(store);
-    Connection::open(&path)
-        .unwrap()
-        .pragma_update(None, "user_version", 3)
-        .unwrap();
+    Connection::open(&path).unwrap().pragma_update(None, "user_version", 3).unwrap();
     let err = SqliteStore::open(&path).unwrap_err().to_string();
     assert!(
         err.ends_with("schema version 3 is newer than this reach reads (2); upgrade reach"),
@@ -583,16 +439,10 @@ fn an_imported_users_claim_is_kept_as_the_files_claim_never_as_the_users_word() 
     let imported = other.export().unwrap().remove(0);
     assert_eq!(
         imported.provenance,
-        Provenance::Imported {
-            file: "backup.jsonl".into(),
-            claimed: Box::new(user())
-        }
+        Provenance::Imported { file: "backup.jsonl".into(), claimed: Box::new(user()) }
     );
     let block = crate::memory::render(std::slice::from_ref(&imported));
-    assert!(
-        block.ends_with("- [fact] host: build-1 (imported from \"backup.jsonl\")"),
-        "{block}"
-    );
+    assert!(block.ends_with("- [fact] host: build-1 (imported from \"backup.jsonl\")"), "{block}");
     assert!(!block.contains("stated by the user"), "{block}");
     assert_eq!(
         imported.provenance.claim().as_deref(),
@@ -605,10 +455,7 @@ fn an_imported_users_claim_is_kept_as_the_files_claim_never_as_the_users_word() 
     third.import(&[imported], "again.jsonl").unwrap();
     assert_eq!(
         third.export().unwrap()[0].provenance,
-        Provenance::Imported {
-            file: "again.jsonl".into(),
-            claimed: Box::new(user())
-        }
+        Provenance::Imported { file: "again.jsonl".into(), claimed: Box::new(user()) }
     );
 }
 
@@ -644,10 +491,7 @@ PRAGMA user_version = 1;
 fn a_version_1_database_is_upgraded_in_place_and_reads_as_before() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("memory.db");
-    Connection::open(&path)
-        .unwrap()
-        .execute_batch(SCHEMA_V1)
-        .unwrap();
+    Connection::open(&path).unwrap().execute_batch(SCHEMA_V1).unwrap();
     let store = SqliteStore::open(&path).unwrap();
     let found = store.search("metric", None, 5).unwrap();
     assert_eq!(texts(&found), ["I prefer metric units."]);
@@ -676,10 +520,7 @@ fn a_file_that_is_not_a_database_is_an_error_not_a_panic() {
     )
     .unwrap();
     let err = SqliteStore::open(&path).unwrap_err().to_string();
-    assert!(
-        err.starts_with(&format!("memory database {}: ", path.display())),
-        "{err}"
-    );
+    assert!(err.starts_with(&format!("memory database {}: ", path.display())), "{err}");
 }
 
 #[cfg(unix)]

@@ -28,19 +28,13 @@ pub(super) fn pattern(text: &str) -> Result<HostPattern, String> {
     }
 
     if let Some(rest) = text.strip_prefix('[') {
-        let (inside, after) = rest
-            .split_once(']')
-            .ok_or(r#"an address opened with "[" needs a closing "]""#)?;
-        let v6: Ipv6Addr = inside
-            .parse()
-            .map_err(|_| format!("{inside:?} is not an IPv6 address"))?;
+        let (inside, after) =
+            rest.split_once(']').ok_or(r#"an address opened with "[" needs a closing "]""#)?;
+        let v6: Ipv6Addr =
+            inside.parse().map_err(|_| format!("{inside:?} is not an IPv6 address"))?;
         let port = match after {
             "" => PortMatch::SchemeDefault,
-            _ => parse_port(
-                after
-                    .strip_prefix(':')
-                    .ok_or(r#"only ":port" may follow "]""#)?,
-            )?,
+            _ => parse_port(after.strip_prefix(':').ok_or(r#"only ":port" may follow "]""#)?)?,
         };
         let host = HostMatch::Ip(IpAddr::V6(v6).to_canonical());
         return Ok(HostPattern { host, port });
@@ -50,20 +44,14 @@ pub(super) fn pattern(text: &str) -> Result<HostPattern, String> {
             |_| r#"it has several ":"; write IPv6 addresses in brackets, like "[::1]:8080""#,
         )?;
         let host = HostMatch::Ip(IpAddr::V6(v6).to_canonical());
-        return Ok(HostPattern {
-            host,
-            port: PortMatch::SchemeDefault,
-        });
+        return Ok(HostPattern { host, port: PortMatch::SchemeDefault });
     }
 
     let (host, port) = match text.split_once(':') {
         Some((host, port)) => (host, parse_port(port)?),
         None => (text, PortMatch::SchemeDefault),
     };
-    Ok(HostPattern {
-        host: parse_host(host)?,
-        port,
-    })
+    Ok(HostPattern { host: parse_host(host)?, port })
 }
 
 fn parse_port(text: &str) -> Result<PortMatch, String> {
@@ -74,9 +62,7 @@ fn parse_port(text: &str) -> Result<PortMatch, String> {
         return Err(r#"the port after ":" is missing"#.into());
     }
     if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            r#"port {text:?} is not a number from 1 to 65535 or "*""#
-        ));
+        return Err(format!(r#"port {text:?} is not a number from 1 to 65535 or "*""#));
     }
     match text.parse::<u16>() {
         Ok(port) if port > 0 => Ok(PortMatch::Exact(port)),
@@ -132,10 +118,7 @@ fn check_dns_name(name: &str) -> Result<(), String> {
         if label.len() > 63 {
             return Err(format!("label {label:?} is longer than 63 characters"));
         }
-        if let Some(c) = label
-            .chars()
-            .find(|&c| !c.is_ascii() || !is_label_byte(c as u8))
-        {
+        if let Some(c) = label.chars().find(|&c| !c.is_ascii() || !is_label_byte(c as u8)) {
             return Err(format!("{c:?} is not allowed in a host name"));
         }
         if label.starts_with('-') || label.ends_with('-') {
@@ -145,9 +128,7 @@ fn check_dns_name(name: &str) -> Result<(), String> {
     // Resolvers read things like `127.1` or `0x7f.1` as IPv4 addresses;
     // a name ending in a numeric label is a mistyped address, not a name.
     let last = name.rsplit('.').next().unwrap_or(name);
-    let hex = last
-        .strip_prefix("0x")
-        .is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+    let hex = last.strip_prefix("0x").is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
     if hex || last.bytes().all(|b| b.is_ascii_digit()) {
         return Err("it looks like an IPv4 address but is not a valid one".into());
     }

@@ -13,7 +13,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let page = web_convert::decode(&bytes, content_type.as_deref());
     let article = web_convert::html_to_markdown(&page.text, &url)?;
     let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs();
-    eprintln!("encoding {} ({:?}), title {:?}, {} text chars", page.encoding, page.source, article.title, article.text_chars);
-    print!("{}", article.to_document(web_convert::Provenance { url: &url, fetched_at: now, truncated: false }));
+    eprintln!(
+        "encoding {} ({:?}), title {:?}, {} text chars",
+        page.encoding, page.source, article.title, article.text_chars
+    );
+    print!(
+        "{}",
+        article.to_document(web_convert::Provenance {
+            url: &url,
+            fetched_at: now,
+            truncated: false
+        })
+    );
     Ok(())
 }

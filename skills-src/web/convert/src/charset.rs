@@ -64,7 +64,10 @@ fn sniff(bytes: &[u8], content_type: Option<&str>) -> (&'static Encoding, Encodi
         return (encoding, EncodingSource::Header);
     }
     let html = content_type.is_none_or(is_html);
-    if html && let Some(encoding) = meta_charset(&bytes[..bytes.len().min(META_SCAN_BYTES)]).and_then(label) {
+    if html
+        && let Some(encoding) =
+            meta_charset(&bytes[..bytes.len().min(META_SCAN_BYTES)]).and_then(label)
+    {
         return (encoding, EncodingSource::Meta);
     }
     (UTF_8, EncodingSource::Default)
@@ -74,7 +77,11 @@ fn sniff(bytes: &[u8], content_type: Option<&str>) -> (&'static Encoding, Encodi
 /// ASCII-compatible bytes, so browsers read such a declaration as UTF-8.
 fn label(name: &str) -> Option<&'static Encoding> {
     let encoding = Encoding::for_label(name.trim().as_bytes())?;
-    Some(if encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE { UTF_8 } else { encoding })
+    Some(if encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE {
+        UTF_8
+    } else {
+        encoding
+    })
 }
 
 /// Whether a `Content-Type` value is an HTML (or XHTML) document.
@@ -122,7 +129,8 @@ fn meta_charset(head: &[u8]) -> Option<&str> {
     let mut rest = head;
     while let Some(at) = find_ascii_ci(rest, b"<meta") {
         let tag_start = at + 5;
-        let tag_len = rest[tag_start..].iter().position(|&b| b == b'>').unwrap_or(rest.len() - tag_start);
+        let tag_len =
+            rest[tag_start..].iter().position(|&b| b == b'>').unwrap_or(rest.len() - tag_start);
         let tag = &rest[tag_start..tag_start + tag_len];
         if let Some(value) = charset_in_tag(tag) {
             return Some(value);
@@ -146,7 +154,8 @@ fn charset_in_tag(tag: &[u8]) -> Option<&str> {
     while tag.get(i).is_some_and(|b| b.is_ascii_whitespace() || *b == b'"' || *b == b'\'') {
         i += 1;
     }
-    let len = tag[i..].iter().take_while(|b| b.is_ascii_alphanumeric() || b"-_:.".contains(b)).count();
+    let len =
+        tag[i..].iter().take_while(|b| b.is_ascii_alphanumeric() || b"-_:.".contains(b)).count();
     std::str::from_utf8(&tag[i..i + len]).ok().filter(|v| !v.is_empty())
 }
 
@@ -173,8 +182,14 @@ mod tests {
         let cases: &[(&[u8], &str)] = &[
             (b"<META CHARSET='Shift_JIS'>", "Shift_JIS"),
             (b"<meta charset = \"euc-jp\" />", "EUC-JP"),
-            (b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\">", "windows-1251"),
-            (b"<meta name=\"viewport\" content=\"width=device-width\"><meta charset=\"gbk\">", "GBK"),
+            (
+                b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1251\">",
+                "windows-1251",
+            ),
+            (
+                b"<meta name=\"viewport\" content=\"width=device-width\"><meta charset=\"gbk\">",
+                "GBK",
+            ),
             (b"<meta property=\"og:charset-ish\" content=\"x\"><meta charset=koi8-r>", "KOI8-R"),
         ];
         for (head, want) in cases {
@@ -186,7 +201,8 @@ mod tests {
 
     #[test]
     fn shift_jis_from_meta_decodes() {
-        let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode("<meta charset=\"shift_jis\"><p>日本語のテキスト</p>");
+        let (bytes, _, _) =
+            encoding_rs::SHIFT_JIS.encode("<meta charset=\"shift_jis\"><p>日本語のテキスト</p>");
         let d = decode(&bytes, None);
         assert_eq!(d.encoding, "Shift_JIS");
         assert!(d.text.contains("日本語のテキスト"));
@@ -194,7 +210,10 @@ mod tests {
 
     #[test]
     fn a_bom_wins_over_everything() {
-        let d = decode(b"\xef\xbb\xbf<meta charset=windows-1252>caf\xc3\xa9", Some("text/html; charset=koi8-r"));
+        let d = decode(
+            b"\xef\xbb\xbf<meta charset=windows-1252>caf\xc3\xa9",
+            Some("text/html; charset=koi8-r"),
+        );
         assert_eq!((d.encoding, d.source), ("UTF-8", EncodingSource::ByteOrderMark));
         assert!(d.text.starts_with("<meta") && d.text.ends_with("café"), "{}", d.text);
     }
@@ -231,10 +250,23 @@ mod tests {
 
     #[test]
     fn text_types() {
-        for t in ["text/html", "text/plain", "application/json", "application/rss+xml", "image/svg+xml", "application/ld+json"] {
+        for t in [
+            "text/html",
+            "text/plain",
+            "application/json",
+            "application/rss+xml",
+            "image/svg+xml",
+            "application/ld+json",
+        ] {
             assert!(is_text(t), "{t}");
         }
-        for t in ["image/png", "application/pdf", "application/octet-stream", "application/zip", "video/mp4"] {
+        for t in [
+            "image/png",
+            "application/pdf",
+            "application/octet-stream",
+            "application/zip",
+            "video/mp4",
+        ] {
             assert!(!is_text(t), "{t}");
         }
     }

@@ -81,14 +81,26 @@ pub fn rfc3339(secs: u64) -> String {
 /// assert_eq!(web_convert::file_name("https://www.example.com:8443/a/b?c", 1_714_555_800), "www.example.com_20240501-093000.md");
 /// ```
 pub fn file_name(url: &str, secs: u64) -> String {
-    let host = Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_else(|| "page".to_owned());
+    let host = Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_else(|| "page".to_owned());
     let host: String = host
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     let host = host.trim_matches(['.', '_']);
     let (y, mo, d, h, mi, s) = civil(secs);
-    format!("{}_{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}.md", if host.is_empty() { "page" } else { host })
+    format!(
+        "{}_{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}.md",
+        if host.is_empty() { "page" } else { host }
+    )
 }
 
 /// Calendar date and time (UTC) of a Unix time, by Howard Hinnant's
@@ -138,7 +150,10 @@ mod tests {
     fn file_names_are_safe() {
         assert_eq!(file_name("http://127.0.0.1:8080/x", 0), "127.0.0.1_19700101-000000.md");
         assert_eq!(file_name("http://[::1]:80/", 0), "1_19700101-000000.md");
-        assert_eq!(file_name("https://Docs.Example.ORG./", 0), "docs.example.org_19700101-000000.md");
+        assert_eq!(
+            file_name("https://Docs.Example.ORG./", 0),
+            "docs.example.org_19700101-000000.md"
+        );
         assert_eq!(file_name("not a url", 0), "page_19700101-000000.md");
     }
 
@@ -151,7 +166,11 @@ mod tests {
             markdown: "Body text.\n".into(),
             text_chars: 8,
         };
-        let doc = article.to_document(Provenance { url: "https://x.example/p", fetched_at: 60, truncated: true });
+        let doc = article.to_document(Provenance {
+            url: "https://x.example/p",
+            fetched_at: 60,
+            truncated: true,
+        });
         assert_eq!(
             doc,
             "---\ntitle: \"Say \\\"hi\\\" now\"\nsource: \"https://x.example/p\"\nfetched: \"1970-01-01T00:01:00Z\"\nauthor: \"Ana\"\n\

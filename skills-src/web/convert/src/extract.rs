@@ -23,10 +23,41 @@ const NEVER_CONTENT: &str = "script, style, link, noscript, template, iframe, fr
 /// Words in a class or id (split at `-`, `_` and spaces) that mark
 /// boilerplate: ads, sharing widgets, cookie and newsletter prompts.
 const BOILERPLATE_WORDS: &[&str] = &[
-    "ad", "ads", "adv", "advert", "adverts", "advertisement", "advertising", "adsense", "adslot", "banner-ad",
-    "sponsor", "sponsored", "promo", "promoted", "cookie", "cookies", "consent", "gdpr", "newsletter",
-    "subscribe", "paywall", "popup", "modal", "share", "sharing", "social", "related", "recommended",
-    "outbrain", "taboola", "breadcrumb", "breadcrumbs", "skiplink", "skip", "comments",
+    "ad",
+    "ads",
+    "adv",
+    "advert",
+    "adverts",
+    "advertisement",
+    "advertising",
+    "adsense",
+    "adslot",
+    "banner-ad",
+    "sponsor",
+    "sponsored",
+    "promo",
+    "promoted",
+    "cookie",
+    "cookies",
+    "consent",
+    "gdpr",
+    "newsletter",
+    "subscribe",
+    "paywall",
+    "popup",
+    "modal",
+    "share",
+    "sharing",
+    "social",
+    "related",
+    "recommended",
+    "outbrain",
+    "taboola",
+    "breadcrumb",
+    "breadcrumbs",
+    "skiplink",
+    "skip",
+    "comments",
 ];
 
 /// The main content of a page, as Markdown.
@@ -77,7 +108,9 @@ fn nearly_empty_message(text_chars: usize, uses_javascript: bool) -> String {
     } else {
         "it may be an empty template, a login or consent wall, or not an article"
     };
-    format!("the page has almost no text once navigation and boilerplate are removed ({text_chars} letters and digits); {why}")
+    format!(
+        "the page has almost no text once navigation and boilerplate are removed ({text_chars} letters and digits); {why}"
+    )
 }
 
 /// Extract the main content of `html`, fetched from `page_url`, as Markdown.
@@ -121,14 +154,22 @@ pub fn html_to_markdown(html: &str, page_url: &str) -> Result<Article, ConvertEr
         },
         // Nothing scored as an article (a page of tables or a bare list, say):
         // take the whole cleaned page rather than lose it.
-        Err(ReadabilityError::GrabFailed | ReadabilityError::TooManyElements(..)) => whole_page(html, &page),
-        Err(ReadabilityError::BadDocumentURL) => return Err(ConvertError::InvalidUrl { url: page_url.to_owned() }),
+        Err(ReadabilityError::GrabFailed | ReadabilityError::TooManyElements(..)) => {
+            whole_page(html, &page)
+        }
+        Err(ReadabilityError::BadDocumentURL) => {
+            return Err(ConvertError::InvalidUrl { url: page_url.to_owned() });
+        }
     };
     let text_chars = visible_chars(&article.markdown);
     if text_chars < MIN_TEXT_CHARS {
         return Err(ConvertError::NearlyEmpty { text_chars, uses_javascript });
     }
-    let title = if article.title.is_empty() { first_heading(&article.markdown).unwrap_or_default() } else { article.title };
+    let title = if article.title.is_empty() {
+        first_heading(&article.markdown).unwrap_or_default()
+    } else {
+        article.title
+    };
     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
     let title = prefer_heading(title, &heading);
     Ok(Article { title, text_chars, ..article })
@@ -161,9 +202,17 @@ fn prepare(html: &str, page: &Url) -> Prepared {
 fn keep_code_languages(doc: &Document) {
     for node in doc.select("pre[class], code[class]").nodes() {
         let class = node.attr_or("class", "");
-        let lang = class.split_whitespace().find_map(|c| c.strip_prefix("language-").or_else(|| c.strip_prefix("lang-")));
-        if let Some(lang) = lang.filter(|l| l.chars().all(|c| c.is_ascii_alphanumeric() || "+-_#.".contains(c))) {
-            let pre = if node.has_name("pre") { Some(*node) } else { node.parent().filter(|p| p.has_name("pre")) };
+        let lang = class
+            .split_whitespace()
+            .find_map(|c| c.strip_prefix("language-").or_else(|| c.strip_prefix("lang-")));
+        if let Some(lang) =
+            lang.filter(|l| l.chars().all(|c| c.is_ascii_alphanumeric() || "+-_#.".contains(c)))
+        {
+            let pre = if node.has_name("pre") {
+                Some(*node)
+            } else {
+                node.parent().filter(|p| p.has_name("pre"))
+            };
             if let Some(pre) = pre.filter(|p| !p.has_attr("data-lang")) {
                 pre.set_attr("data-lang", lang);
             }
@@ -185,13 +234,8 @@ fn strip_boilerplate(doc: &Document) {
     for node in page_level {
         node.remove_from_parent();
     }
-    let marked: Vec<NodeRef> = doc
-        .select("[class], [id]")
-        .nodes()
-        .iter()
-        .filter(|n| is_boilerplate(n))
-        .cloned()
-        .collect();
+    let marked: Vec<NodeRef> =
+        doc.select("[class], [id]").nodes().iter().filter(|n| is_boilerplate(n)).cloned().collect();
     for node in marked {
         node.remove_from_parent();
     }
@@ -201,11 +245,16 @@ fn strip_boilerplate(doc: &Document) {
 /// like — unless it is (or holds) the page's structure, as in
 /// `<body class="has-ads">`.
 fn is_boilerplate(node: &NodeRef) -> bool {
-    let names = format!("{} {}", node.attr_or("class", ""), node.attr_or("id", "")).to_ascii_lowercase();
-    let marked = names.split(|c: char| c.is_whitespace() || c == '-' || c == '_').any(|w| BOILERPLATE_WORDS.contains(&w));
+    let names =
+        format!("{} {}", node.attr_or("class", ""), node.attr_or("id", "")).to_ascii_lowercase();
+    let marked = names
+        .split(|c: char| c.is_whitespace() || c == '-' || c == '_')
+        .any(|w| BOILERPLATE_WORDS.contains(&w));
     marked
         && !["html", "body", "main", "article"].iter().any(|t| node.has_name(t))
-        && !node.descendants_it().any(|d| d.has_name("article") || d.has_name("main") || d.has_name("h1"))
+        && !node
+            .descendants_it()
+            .any(|d| d.has_name("article") || d.has_name("main") || d.has_name("h1"))
 }
 
 /// Resolve link and media URLs against `base` (RFC 3986, as a browser does).
@@ -261,7 +310,9 @@ fn tidy(markdown: &str) -> String {
     for line in markdown.trim().lines() {
         let marker = line.trim_start();
         if let Some(open) = &fence {
-            if marker.starts_with(open.as_str()) && marker.trim_start_matches(open.chars().next().unwrap_or('`')).trim().is_empty() {
+            if marker.starts_with(open.as_str())
+                && marker.trim_start_matches(open.chars().next().unwrap_or('`')).trim().is_empty()
+            {
                 fence = None;
             }
             out.push_str(line);
@@ -305,7 +356,9 @@ pub fn visible_chars(markdown: &str) -> usize {
 /// The text of the page's `<h1>`, when it has exactly one.
 fn only_h1(doc: &Document) -> Option<String> {
     let h1 = doc.select("h1");
-    (h1.length() == 1).then(|| h1.text().split_whitespace().collect::<Vec<_>>().join(" ")).filter(|t| !t.is_empty())
+    (h1.length() == 1)
+        .then(|| h1.text().split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|t| !t.is_empty())
 }
 
 /// `<title>` often reads "Headline — Site name" with a separator the title
@@ -313,7 +366,9 @@ fn only_h1(doc: &Document) -> Option<String> {
 /// title, the `<h1>` is the headline.
 fn prefer_heading(title: String, heading: &Option<String>) -> String {
     match heading {
-        Some(h) if title.len() > h.len() && title.to_lowercase().starts_with(&h.to_lowercase()) => h.clone(),
+        Some(h) if title.len() > h.len() && title.to_lowercase().starts_with(&h.to_lowercase()) => {
+            h.clone()
+        }
         _ => title,
     }
 }
@@ -338,7 +393,8 @@ mod tests {
 
     #[test]
     fn links_resolve_like_a_browser() {
-        let body = para("Rivers carry sediment to the sea and build deltas over thousands of years.");
+        let body =
+            para("Rivers carry sediment to the sea and build deltas over thousands of years.");
         let html = format!(
             r##"<html><body><article><h1>Deltas</h1>{body}
             <p>Links: <a href="../maps/delta.png">up</a>, <a href="/about">root</a>, <a href="?page=2">query</a>,
@@ -396,15 +452,19 @@ mod tests {
 
     #[test]
     fn a_page_without_an_article_falls_back_to_the_whole_page() {
-        let rows: String = (1..=8).map(|i| format!("<tr><td>Station {i}</td><td>{}</td></tr>", i * 7)).collect();
-        let html = format!("<html><head><title>Readings</title></head><body><table><tr><th>Station</th><th>mm</th></tr>{rows}</table></body></html>");
+        let rows: String =
+            (1..=8).map(|i| format!("<tr><td>Station {i}</td><td>{}</td></tr>", i * 7)).collect();
+        let html = format!(
+            "<html><head><title>Readings</title></head><body><table><tr><th>Station</th><th>mm</th></tr>{rows}</table></body></html>"
+        );
         let article = html_to_markdown(&html, URL).unwrap();
         assert!(article.markdown.contains("| Station 3 | 21 |"), "{}", article.markdown);
     }
 
     #[test]
     fn code_fences_keep_their_language() {
-        let body = para("Buckets refill at a steady rate; a request takes one token or is refused.");
+        let body =
+            para("Buckets refill at a steady rate; a request takes one token or is refused.");
         let html = format!(
             r#"<html><body><article><h1>Limits</h1>{body}<pre><code class="hljs language-rust">if tokens &lt; 1.0 {{ return false; }}</code></pre>
             <pre class="lang-sh"><code>echo "a &amp;&amp; b"</code></pre>{body}</article></body></html>"#
@@ -416,15 +476,24 @@ mod tests {
 
     #[test]
     fn the_h1_is_the_title_when_the_title_adds_a_site_name() {
-        assert_eq!(prefer_heading("Rate limits — Tollgate Docs".into(), &Some("Rate Limits".into())), "Rate Limits");
+        assert_eq!(
+            prefer_heading("Rate limits — Tollgate Docs".into(), &Some("Rate Limits".into())),
+            "Rate Limits"
+        );
         assert_eq!(prefer_heading("Rate limits".into(), &Some("Other".into())), "Rate limits");
         assert_eq!(prefer_heading("Rate limits".into(), &None), "Rate limits");
     }
 
     #[test]
     fn invalid_urls_are_rejected() {
-        assert!(matches!(html_to_markdown("<p>x</p>", "/relative"), Err(ConvertError::InvalidUrl { .. })));
-        assert!(matches!(html_to_markdown("<p>x</p>", "ftp://host/x"), Err(ConvertError::InvalidUrl { .. })));
+        assert!(matches!(
+            html_to_markdown("<p>x</p>", "/relative"),
+            Err(ConvertError::InvalidUrl { .. })
+        ));
+        assert!(matches!(
+            html_to_markdown("<p>x</p>", "ftp://host/x"),
+            Err(ConvertError::InvalidUrl { .. })
+        ));
     }
 
     #[test]

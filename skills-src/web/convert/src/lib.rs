@@ -60,7 +60,11 @@ pub fn with_scheme(url: &str) -> String {
 /// # Errors
 /// [`ConvertError::NotAPage`] for other media types (JSON, images, PDF, …);
 /// otherwise as [`html_to_markdown`].
-pub fn convert_response(body: &[u8], content_type: Option<&str>, url: &str) -> Result<Article, ConvertError> {
+pub fn convert_response(
+    body: &[u8],
+    content_type: Option<&str>,
+    url: &str,
+) -> Result<Article, ConvertError> {
     let mime = content_type.map(mime_type).unwrap_or_default();
     let decoded = decode(body, content_type);
     if matches!(mime.as_str(), "text/plain" | "text/markdown" | "text/x-markdown") {
@@ -69,8 +73,20 @@ pub fn convert_response(body: &[u8], content_type: Option<&str>, url: &str) -> R
         if text_chars < MIN_TEXT_CHARS {
             return Err(ConvertError::NearlyEmpty { text_chars, uses_javascript: false });
         }
-        let title = url.split(['?', '#']).next().unwrap_or(url).rsplit('/').find(|s| !s.is_empty()).unwrap_or(url);
-        return Ok(Article { title: title.to_owned(), byline: None, published: None, markdown: format!("{text}\n"), text_chars });
+        let title = url
+            .split(['?', '#'])
+            .next()
+            .unwrap_or(url)
+            .rsplit('/')
+            .find(|s| !s.is_empty())
+            .unwrap_or(url);
+        return Ok(Article {
+            title: title.to_owned(),
+            byline: None,
+            published: None,
+            markdown: format!("{text}\n"),
+            text_chars,
+        });
     }
     if !(mime.is_empty() || is_html(&mime) || mime.ends_with("xml")) {
         return Err(ConvertError::NotAPage { content_type: mime });
@@ -87,12 +103,22 @@ mod tests {
         let url = "https://x.example/a/notes.txt?v=2";
         let err = convert_response(b"{\"a\":1}", Some("application/json"), url).unwrap_err();
         assert_eq!(err, ConvertError::NotAPage { content_type: "application/json".into() });
-        assert!(matches!(convert_response(b"short", Some("text/plain"), url), Err(ConvertError::NearlyEmpty { .. })));
-        let long = "Words enough to count as a page of notes about the harbour and its tides. ".repeat(2);
-        let article = convert_response(long.as_bytes(), Some("text/plain; charset=utf-8"), url).unwrap();
-        assert_eq!((article.title.as_str(), article.markdown.as_str()), ("notes.txt", format!("{}\n", long.trim()).as_str()));
+        assert!(matches!(
+            convert_response(b"short", Some("text/plain"), url),
+            Err(ConvertError::NearlyEmpty { .. })
+        ));
+        let long =
+            "Words enough to count as a page of notes about the harbour and its tides. ".repeat(2);
+        let article =
+            convert_response(long.as_bytes(), Some("text/plain; charset=utf-8"), url).unwrap();
+        assert_eq!(
+            (article.title.as_str(), article.markdown.as_str()),
+            ("notes.txt", format!("{}\n", long.trim()).as_str())
+        );
         // No Content-Type at all: treated as HTML, as browsers sniff it.
         let html = format!("<article><h1>Notes</h1><p>{long}</p></article>");
-        assert!(convert_response(html.as_bytes(), None, url).unwrap().markdown.contains("Words enough"));
+        assert!(
+            convert_response(html.as_bytes(), None, url).unwrap().markdown.contains("Words enough")
+        );
     }
 }

@@ -22,7 +22,10 @@ fn field(stamp: &str, range: std::ops::Range<usize>) -> &str {
 /// native side, rather than map building inside the guest.
 #[derive(Deserialize, JsonSchema)]
 #[serde(transparent)]
-struct EchoArgs(#[schemars(with = "serde_json::Map<String, serde_json::Value>")] Box<serde_json::value::RawValue>);
+struct EchoArgs(
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
+    Box<serde_json::value::RawValue>,
+);
 
 /// Arguments of `wait`.
 #[derive(Deserialize, JsonSchema)]

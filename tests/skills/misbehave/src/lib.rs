@@ -56,9 +56,11 @@ impl Skill for Misbehave {
             .tool("panic", "Panic with a message.", |a: Message| -> Result<String, ToolError> {
                 panic!("{}", a.message)
             })
-            .tool("fail", "Return a `failed` tool error with a message.", |a: Message| -> Result<String, ToolError> {
-                Err(ToolError::failed(a.message))
-            })
+            .tool(
+                "fail",
+                "Return a `failed` tool error with a message.",
+                |a: Message| -> Result<String, ToolError> { Err(ToolError::failed(a.message)) },
+            )
     }
 }
 

@@ -5,7 +5,8 @@ use agent_reach_sdk::prelude::*;
 use std::collections::BTreeMap;
 use wasi::http::outgoing_handler;
 use wasi::http::types::{
-    ErrorCode, Fields, FutureIncomingResponse, IncomingBody, IncomingResponse, OutgoingBody, OutgoingRequest, Scheme,
+    ErrorCode, Fields, FutureIncomingResponse, IncomingBody, IncomingResponse, OutgoingBody,
+    OutgoingRequest, Scheme,
 };
 use wasi::io::streams::StreamError;
 
@@ -36,16 +37,29 @@ pub(crate) struct ParallelArg {
     n: u32,
 }
 
-fn start(scheme: &str, authority: &str, path: &str, headers: &BTreeMap<String, String>) -> Result<FutureIncomingResponse, ToolError> {
+fn start(
+    scheme: &str,
+    authority: &str,
+    path: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<FutureIncomingResponse, ToolError> {
     let fields = Fields::new();
     for (name, value) in headers {
-        fields.append(name, value.as_bytes()).map_err(|e| ToolError::failed(format!("header {name}: {e:?}")))?;
+        fields
+            .append(name, value.as_bytes())
+            .map_err(|e| ToolError::failed(format!("header {name}: {e:?}")))?;
     }
     let request = OutgoingRequest::new(fields);
     let scheme = if scheme == "https" { Scheme::Https } else { Scheme::Http };
-    request.set_scheme(Some(&scheme)).map_err(|()| ToolError::failed("scheme refused by wasi:http"))?;
-    request.set_authority(Some(authority)).map_err(|()| ToolError::failed(format!("authority {authority:?} refused by wasi:http")))?;
-    request.set_path_with_query(Some(path)).map_err(|()| ToolError::failed("path refused by wasi:http"))?;
+    request
+        .set_scheme(Some(&scheme))
+        .map_err(|()| ToolError::failed("scheme refused by wasi:http"))?;
+    request
+        .set_authority(Some(authority))
+        .map_err(|()| ToolError::failed(format!("authority {authority:?} refused by wasi:http")))?;
+    request
+        .set_path_with_query(Some(path))
+        .map_err(|()| ToolError::failed("path refused by wasi:http"))?;
     let body = request.body().map_err(|()| ToolError::failed("no request body"))?;
     let pending = outgoing_handler::handle(request, None).map_err(error)?;
     OutgoingBody::finish(body, None).map_err(error)?;
@@ -55,7 +69,9 @@ fn start(scheme: &str, authority: &str, path: &str, headers: &BTreeMap<String, S
 fn error(code: ErrorCode) -> ToolError {
     let text = format!("{code:?}");
     match code {
-        ErrorCode::HttpRequestDenied | ErrorCode::DestinationIpProhibited => ToolError::denied(text),
+        ErrorCode::HttpRequestDenied | ErrorCode::DestinationIpProhibited => {
+            ToolError::denied(text)
+        }
         _ => ToolError::failed(text),
     }
 }
@@ -103,7 +119,12 @@ fn read(response: IncomingResponse) -> Result<serde_json::Value, ToolError> {
         match stream.blocking_read(64 * 1024) {
             Ok(chunk) => bytes.extend_from_slice(&chunk),
             Err(StreamError::Closed) => break,
-            Err(StreamError::LastOperationFailed(e)) => return Err(ToolError::failed(format!("reading the body: {}", e.to_debug_string()))),
+            Err(StreamError::LastOperationFailed(e)) => {
+                return Err(ToolError::failed(format!(
+                    "reading the body: {}",
+                    e.to_debug_string()
+                )));
+            }
         }
     }
     drop(stream);
@@ -133,12 +154,14 @@ pub(crate) fn one(a: RawArg) -> Result<serde_json::Value, ToolError> {
 
 pub(crate) fn parallel(a: ParallelArg) -> Result<serde_json::Value, ToolError> {
     let none = BTreeMap::new();
-    let started: Vec<_> = (0..a.n).map(|_| start(&a.scheme, &a.authority, &a.path, &none)).collect();
-    let outcome = |pending: Result<FutureIncomingResponse, ToolError>| {
-        match pending.and_then(|p| wait(&p)).and_then(read) {
-            Ok(reply) => reply["status"].clone(),
-            Err(e) => serde_json::Value::String(e.message),
-        }
+    let started: Vec<_> =
+        (0..a.n).map(|_| start(&a.scheme, &a.authority, &a.path, &none)).collect();
+    let outcome = |pending: Result<FutureIncomingResponse, ToolError>| match pending
+        .and_then(|p| wait(&p))
+        .and_then(read)
+    {
+        Ok(reply) => reply["status"].clone(),
+        Err(e) => serde_json::Value::String(e.message),
     };
     let results: Vec<serde_json::Value> = started.into_iter().map(outcome).collect();
     // Every response above was read to its end: the slots are free again.

@@ -23,7 +23,8 @@ struct Task<'a> {
 /// The whole log as one JSON object.
 pub(super) fn json(path: &Path, events: &[Value], scopes: &Scopes<'_>) -> Value {
     let tasks = tasks(events);
-    let (reviews, workers): (Vec<&str>, Vec<&str>) = children(&tasks, None).into_iter().partition(|id| tasks[id].review);
+    let (reviews, workers): (Vec<&str>, Vec<&str>) =
+        children(&tasks, None).into_iter().partition(|id| tasks[id].review);
     let run_id = scopes
         .root
         .iter()
@@ -31,7 +32,10 @@ pub(super) fn json(path: &Path, events: &[Value], scopes: &Scopes<'_>) -> Value 
         .copied()
         .or(events.first())
         .and_then(|e| e["run_id"].as_str())
-        .map_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()), |id| Some(id.to_owned()));
+        .map_or_else(
+            || path.file_stem().map(|s| s.to_string_lossy().into_owned()),
+            |id| Some(id.to_owned()),
+        );
     json!({
         "run_id": run_id,
         "log": path,
@@ -56,7 +60,12 @@ fn tasks(events: &[Value]) -> BTreeMap<&str, Task<'_>> {
         let Some(id) = about else { continue };
         let mut at = Some(id);
         while let Some(task) = at {
-            tasks.entry(task).or_insert(Task { first: i, started: None, finished: None, review: false });
+            tasks.entry(task).or_insert(Task {
+                first: i,
+                started: None,
+                finished: None,
+                review: false,
+            });
             at = parent_task(task);
         }
         let Some(task) = tasks.get_mut(id) else { continue };
@@ -70,7 +79,8 @@ fn tasks(events: &[Value]) -> BTreeMap<&str, Task<'_>> {
     }
     for (id, task) in &mut tasks {
         // A reviewer's records whose start and end are missing.
-        task.review |= task.started.is_none() && task.finished.is_none() && id.starts_with("review");
+        task.review |=
+            task.started.is_none() && task.finished.is_none() && id.starts_with("review");
     }
     tasks
 }
