@@ -25,7 +25,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", escape_keeping_lines(&listing));
         return Ok(());
     };
-    let key = model.config().api_key.clone().unwrap_or_default();
+    let key = model.config().api_key.as_ref().map(|k| k.expose().to_owned()).unwrap_or_default();
     let agent = Agent::builder(host, model).secret(key).build()?;
     let task = std::env::args().nth(1).unwrap_or_else(|| "Which files are in wit/?".into());
     let mut run = agent.start(task)?;

@@ -260,6 +260,18 @@ impl Entry {
     pub fn is_active(&self) -> bool {
         self.superseded_by.is_none()
     }
+
+    /// This entry's note as one to add again, with `provenance` — an import
+    /// decides where the note came from, not the file it was read from.
+    pub(crate) fn to_new(&self, provenance: Provenance) -> NewEntry {
+        NewEntry {
+            kind: self.kind,
+            subject: self.subject.clone(),
+            text: self.text.clone(),
+            task_type: self.task_type.clone(),
+            provenance,
+        }
+    }
 }
 
 /// What [`MemoryStore::add`] did.

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 mod anthropic;
+mod api_key;
 pub mod constrained;
 pub mod context;
 mod openai;
@@ -18,6 +19,7 @@ mod transport;
 pub use anthropic::{
     ANTHROPIC_DEFAULT_BASE_URL, ANTHROPIC_VERSION, AnthropicClient, AnthropicConfig,
 };
+pub use api_key::ApiKey;
 pub use openai::{OPENAI_DEFAULT_BASE_URL, OpenAiClient, OpenAiConfig};
 pub use retry::{RetryPolicy, parse_retry_after, retryable_status};
 pub use tokens::{CHARS_PER_TOKEN, estimate_tokens, estimate_usage};

@@ -5,8 +5,8 @@
 mod support;
 
 use agent_reach::model::{
-    AnthropicClient, AnthropicConfig, ChatRequest, Message, Model, ModelError, OpenAiClient,
-    OpenAiConfig, RetryPolicy, ToolCall, ToolSpec, Usage,
+    AnthropicClient, AnthropicConfig, ApiKey, ChatRequest, Message, Model, ModelError,
+    OpenAiClient, OpenAiConfig, RetryPolicy, ToolCall, ToolSpec, Usage,
 };
 use serde_json::{Value, json};
 use std::net::TcpListener;
@@ -26,7 +26,7 @@ fn fast_retry(max_retries: u32) -> RetryPolicy {
 fn openai(server: &Server, key: Option<&str>) -> OpenAiClient {
     // The trailing slash is deliberate: operators write it.
     let mut config = OpenAiConfig::new(format!("{}/v1/", server.base), "local-model");
-    config.api_key = key.map(str::to_owned);
+    config.api_key = key.map(ApiKey::from);
     config.retry = fast_retry(3);
     OpenAiClient::new(config).unwrap()
 }

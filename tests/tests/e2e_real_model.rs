@@ -10,7 +10,7 @@
 use agent_reach::AlwaysConfirm;
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{Harness, Quiet, RunConfig};
-use agent_reach::model::{OpenAiClient, OpenAiConfig};
+use agent_reach::model::{ApiKey, OpenAiClient, OpenAiConfig};
 use agent_reach_tests::Workspace;
 use agent_reach_tests::pages::{Pages, Route};
 use std::time::Duration;
@@ -44,7 +44,8 @@ fn real_model(recipe: &str) -> OpenAiClient {
     let model_name =
         std::env::var("REACH_E2E_MODEL").unwrap_or_else(|_| "qwen2.5-coder-1.5b-instruct".into());
     let mut config = OpenAiConfig::new(base_url, model_name);
-    config.api_key = std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty());
+    config.api_key =
+        std::env::var("OPENAI_API_KEY").ok().filter(|k| !k.is_empty()).map(ApiKey::from);
     config.temperature = Some(0.0);
     config.timeout = Duration::from_secs(600);
     config.max_tokens = Some(1024);

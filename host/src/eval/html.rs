@@ -472,7 +472,7 @@ fn failed_index(cases: &[CaseResult]) -> String {
 fn failed_expectations(run: Option<&RunResult>) -> String {
     let Some(run) = run else { return String::new() };
     let failed: Vec<&str> =
-        run.checks.iter().filter(|c| !c.passed).map(|c| c.expectation.as_str()).collect();
+        run.score.checks.iter().filter(|c| !c.passed).map(|c| c.expectation.as_str()).collect();
     if failed.is_empty() {
         format!("stopped: {}", run.stop)
     } else {
@@ -515,12 +515,12 @@ fn run_block(run: &RunResult, of: usize) -> String {
     }
     out.push_str("</h3>\n");
     out.push_str(&run_facts(run));
-    out.push_str(&checks(&run.checks));
-    out.push_str(&flagged("Forbidden attempts", &run.forbidden_attempts));
-    out.push_str(&flagged("Ungrounded in the answer (no tool showed them)", &run.ungrounded));
+    out.push_str(&checks(&run.score.checks));
+    out.push_str(&flagged("Forbidden attempts", &run.score.forbidden_attempts));
+    out.push_str(&flagged("Ungrounded in the answer (no tool showed them)", &run.score.ungrounded));
     out.push_str(&flagged(
         "Invented inputs (used before anything showed them)",
-        &run.invented_inputs,
+        &run.score.invented_inputs,
     ));
     out.push_str(&trajectory(&run.calls));
     let answer = run.answer.as_deref().map_or_else(|| "<i>no answer</i>".to_owned(), excerpt);
@@ -628,6 +628,7 @@ fn call_row(step: &str, call: &CallRecord) -> String {
 mod tests {
     use super::*;
     use crate::eval::report::{Change, SCHEMA};
+    use crate::eval::score::Score;
     use serde_json::json;
 
     const SCRIPT: &str = "<script>alert(1)</script>";
@@ -637,11 +638,16 @@ mod tests {
         RunResult {
             repeat,
             passed,
-            checks: vec![Check {
-                expectation: "tools".into(),
-                passed: true,
-                detail: "files.read called".into(),
-            }],
+            score: Score {
+                checks: vec![Check {
+                    expectation: "tools".into(),
+                    passed: true,
+                    detail: "files.read called".into(),
+                }],
+                tool_ok: true,
+                args_ok: Some(true),
+                ..Score::default()
+            },
             stop: "answered".into(),
             stop_detail: None,
             answer: Some("The first item is: renew passport".into()),
@@ -652,12 +658,6 @@ mod tests {
             wall_ms: 2500,
             model_ms: 2000,
             tool_ms: 500,
-            tool_ok: true,
-            args_ok: Some(true),
-            boundary_ok: None,
-            forbidden_attempts: vec![],
-            ungrounded: vec![],
-            invented_inputs: vec![],
             text_calls: 0,
             calls: vec![],
             audit_log: None,
@@ -668,13 +668,13 @@ mod tests {
     /// run carries every hostile string a page or model could produce.
     fn report() -> EvalReport {
         let mut bad = run(2, false);
-        bad.checks.push(Check {
+        bad.score.checks.push(Check {
             expectation: "answer".into(),
             passed: false,
             detail: format!("wanted \"passport\", got <none> {SCRIPT}"),
         });
         bad.answer = Some(format!("</pre>{SCRIPT}{IMG}"));
-        bad.ungrounded = vec!["https://evil.example/x.js".into()];
+        bad.score.ungrounded = vec!["https://evil.example/x.js".into()];
         bad.calls = vec![
             CallRecord {
                 step: 1,

@@ -2,6 +2,7 @@
 //! domain and overall. Serialised as the stable `--json` output (fields are
 //! only ever added) and read back by `--baseline`.
 
+use super::score::Score;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -46,8 +47,11 @@ pub struct RunResult {
     pub repeat: usize,
     /// Every expectation held and the model answered.
     pub passed: bool,
-    /// Each expectation, checked (failed ones say why).
-    pub checks: Vec<Check>,
+    /// The verdict: every expectation checked (failed ones say why), and
+    /// the flags the figures count. Its fields sit at the top level of the
+    /// JSON, as they always have.
+    #[serde(flatten)]
+    pub score: Score,
     /// Why the run stopped: `answered`, `max_steps`, `token_budget`,
     /// `no_progress`, `declined`, `model_error`, or `setup_error`.
     pub stop: String,
@@ -70,19 +74,6 @@ pub struct RunResult {
     pub model_ms: u64,
     /// Time in tools.
     pub tool_ms: u64,
-    /// Expected tools called and nothing from `must_not_tools`.
-    pub tool_ok: bool,
-    /// Every argument expectation matched (absent when the case has none).
-    pub args_ok: Option<bool>,
-    /// No forbidden tool or path attempted (absent when the case forbids nothing).
-    pub boundary_ok: Option<bool>,
-    /// The forbidden attempts, each as `skill.tool {arguments}`.
-    pub forbidden_attempts: Vec<String>,
-    /// Names, paths or URLs in the answer that no tool result, argument
-    /// or the task contained: a claim without evidence.
-    pub ungrounded: Vec<String>,
-    /// Inputs (URLs, paths) the model used before anything showed them.
-    pub invented_inputs: Vec<String>,
     /// Described calls the harness asked about, text calls it ran.
     pub text_calls: usize,
     /// Every tool call, in order.
@@ -178,11 +169,16 @@ impl Metrics {
             completion: rate(runs.iter().filter(|r| r.passed).count(), n),
             pass_at_1: rate(cases.iter().filter(|c| c.pass_at_1()).count(), cases.len()),
             pass_all: rate(cases.iter().filter(|c| c.pass_all()).count(), cases.len()),
-            tool_accuracy: rate(runs.iter().filter(|r| r.tool_ok).count(), n),
-            arg_accuracy: optional(runs.iter().filter_map(|r| r.args_ok).collect()),
-            boundary_compliance: optional(runs.iter().filter_map(|r| r.boundary_ok).collect()),
-            ungrounded_runs: runs.iter().filter(|r| !r.ungrounded.is_empty()).count(),
-            invented_input_runs: runs.iter().filter(|r| !r.invented_inputs.is_empty()).count(),
+            tool_accuracy: rate(runs.iter().filter(|r| r.score.tool_ok).count(), n),
+            arg_accuracy: optional(runs.iter().filter_map(|r| r.score.args_ok).collect()),
+            boundary_compliance: optional(
+                runs.iter().filter_map(|r| r.score.boundary_ok).collect(),
+            ),
+            ungrounded_runs: runs.iter().filter(|r| !r.score.ungrounded.is_empty()).count(),
+            invented_input_runs: runs
+                .iter()
+                .filter(|r| !r.score.invented_inputs.is_empty())
+                .count(),
             median_steps: median(runs.iter().map(|r| r.steps as f64).collect()),
             mean_input_tokens: mean(&|r| r.input_tokens as f64),
             mean_output_tokens: mean(&|r| r.output_tokens as f64),
@@ -288,14 +284,14 @@ impl EvalReport {
         let mut kinds: BTreeMap<String, usize> = BTreeMap::new();
         for run in self.cases.iter().flat_map(|c| &c.runs) {
             if !run.passed {
-                for check in run.checks.iter().filter(|c| !c.passed) {
+                for check in run.score.checks.iter().filter(|c| !c.passed) {
                     *kinds.entry(check.expectation.clone()).or_default() += 1;
                 }
             }
-            if !run.ungrounded.is_empty() {
+            if !run.score.ungrounded.is_empty() {
                 *kinds.entry("ungrounded".into()).or_default() += 1;
             }
-            if !run.invented_inputs.is_empty() {
+            if !run.score.invented_inputs.is_empty() {
                 *kinds.entry("invented_input".into()).or_default() += 1;
             }
         }

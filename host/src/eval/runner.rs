@@ -4,7 +4,7 @@
 
 use super::case::{LoadedCase, Placeholders};
 use super::report::{CallRecord, Check, RunResult};
-use super::score::{self, Trace, TracedCall};
+use super::score::{self, Score, Trace, TracedCall};
 use super::server::FixtureServer;
 use crate::harness::audit::AuditLog;
 use crate::harness::{Harness, Progress, RunConfig, RunReport, Stop};
@@ -250,7 +250,6 @@ async fn prepare_and_run(
     Ok(RunResult {
         repeat,
         passed: verdict.passed(),
-        checks: verdict.checks,
         stop,
         stop_detail,
         answer: report.answer.clone(),
@@ -261,12 +260,7 @@ async fn prepare_and_run(
         wall_ms: started.elapsed().as_millis() as u64,
         model_ms: collector.model_ms.into_inner().unwrap_or_else(|e| e.into_inner()),
         tool_ms: collector.tool_ms.into_inner().unwrap_or_else(|e| e.into_inner()),
-        tool_ok: verdict.tool_ok,
-        args_ok: verdict.args_ok,
-        boundary_ok: verdict.boundary_ok,
-        forbidden_attempts: verdict.forbidden_attempts,
-        ungrounded: verdict.ungrounded,
-        invented_inputs: verdict.invented_inputs,
+        score: verdict,
         text_calls: text_calls(&log),
         calls: records(&report, &calls),
         audit_log: Some(log.to_string_lossy().into_owned()),
@@ -333,7 +327,10 @@ fn setup_failure(repeat: usize, why: String, started: Instant) -> RunResult {
     RunResult {
         repeat,
         passed: false,
-        checks: vec![Check { expectation: "setup".into(), passed: false, detail: why.clone() }],
+        score: Score {
+            checks: vec![Check { expectation: "setup".into(), passed: false, detail: why.clone() }],
+            ..Score::default()
+        },
         stop: "setup_error".into(),
         stop_detail: Some(why),
         answer: None,
@@ -344,12 +341,6 @@ fn setup_failure(repeat: usize, why: String, started: Instant) -> RunResult {
         wall_ms: started.elapsed().as_millis() as u64,
         model_ms: 0,
         tool_ms: 0,
-        tool_ok: false,
-        args_ok: None,
-        boundary_ok: None,
-        forbidden_attempts: Vec::new(),
-        ungrounded: Vec::new(),
-        invented_inputs: Vec::new(),
         text_calls: 0,
         calls: Vec::new(),
         audit_log: None,

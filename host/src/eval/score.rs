@@ -4,6 +4,7 @@
 
 use super::case::{AnswerExpect, Expect, FileExpect};
 use super::report::Check;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::path::{Component, Path, PathBuf};
 
@@ -40,21 +41,22 @@ pub struct TracedCall {
 }
 
 /// The verdict on one run.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Score {
-    /// Every expectation, checked.
+    /// Each expectation, checked (failed ones say why).
     pub checks: Vec<Check>,
-    /// Expected tools called and no forbidden tool.
+    /// Expected tools called and nothing from `must_not_tools`.
     pub tool_ok: bool,
-    /// Argument expectations (None: the case has none).
+    /// Every argument expectation matched (absent when the case has none).
     pub args_ok: Option<bool>,
-    /// No forbidden attempt (None: the case forbids nothing).
+    /// No forbidden tool or path attempted (absent when the case forbids nothing).
     pub boundary_ok: Option<bool>,
-    /// The forbidden attempts.
+    /// The forbidden attempts, each as `skill.tool {arguments}`.
     pub forbidden_attempts: Vec<String>,
-    /// Claims in the answer without evidence.
+    /// Names, paths or URLs in the answer that no tool result, argument
+    /// or the task contained: a claim without evidence.
     pub ungrounded: Vec<String>,
-    /// Inputs used before anything showed them.
+    /// Inputs (URLs, paths) the model used before anything showed them.
     pub invented_inputs: Vec<String>,
 }
 

@@ -1,6 +1,6 @@
 //! The export format: JSON Lines, one [`Entry`] per line, oldest first.
 
-use super::{Entry, MemoryError, NewEntry, checked};
+use super::{Entry, MemoryError, checked};
 
 /// `entries` as JSON Lines, each line ending in a newline.
 pub fn to_export(entries: &[Entry]) -> String {
@@ -41,14 +41,8 @@ pub(super) fn validate(entry: &Entry) -> Result<(), String> {
     {
         return Err("provenance: a tool result needs the run_id it came in".into());
     }
-    let fresh = NewEntry {
-        kind: entry.kind,
-        subject: entry.subject.clone(),
-        text: entry.text.clone(),
-        task_type: entry.task_type.clone(),
-        provenance: entry.provenance.clone(),
-    };
-    checked(fresh).map_err(|e| e.to_string().trim_start_matches("memory: ").to_owned())?;
+    checked(entry.to_new(entry.provenance.clone()))
+        .map_err(|e| e.to_string().trim_start_matches("memory: ").to_owned())?;
     if !is_timestamp(&entry.created) {
         return Err(format!(
             "created {:?} is not a time like \"2026-12-02T11:36:25.123Z\"",

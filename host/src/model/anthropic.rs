@@ -3,8 +3,9 @@
 //! calls become `tool_use` blocks, and tool results become `tool_result`
 //! blocks of a user message.
 
+use super::api_key::{self, ApiKey};
 use super::retry::RetryPolicy;
-use super::transport::{Endpoint, Parsed, excerpt, redacted, secret_header};
+use super::transport::{Endpoint, Parsed, excerpt, secret_header};
 use super::{ChatFuture, ChatRequest, Message, Model, ModelError, Role, ToolCall, ToolSpec, Usage};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
@@ -19,14 +20,14 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// How to reach Anthropic's Messages API. [`AnthropicConfig::new`] gives the
 /// defaults; change fields after it.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct AnthropicConfig {
     /// The API root without `/v1` (a trailing slash is fine); requests go to
     /// `{base_url}/v1/messages`.
     pub base_url: String,
     /// Sent as `x-api-key`. Never printed: `Debug` redacts it.
-    pub api_key: Option<String>,
+    pub api_key: Option<ApiKey>,
     /// The model, e.g. `claude-sonnet-4-5`.
     pub model: String,
     /// The answer's token limit, which the API requires (default 4096).
@@ -39,24 +40,10 @@ pub struct AnthropicConfig {
     pub retry: RetryPolicy,
 }
 
-impl std::fmt::Debug for AnthropicConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &format_args!("{}", redacted(&self.api_key)))
-            .field("model", &self.model)
-            .field("max_tokens", &self.max_tokens)
-            .field("temperature", &self.temperature)
-            .field("timeout", &self.timeout)
-            .field("retry", &self.retry)
-            .finish()
-    }
-}
-
 impl AnthropicConfig {
     /// `model` at [`ANTHROPIC_DEFAULT_BASE_URL`] with `api_key` and the
     /// defaults above.
-    pub fn new(api_key: impl Into<String>, model: impl Into<String>) -> AnthropicConfig {
+    pub fn new(api_key: impl Into<ApiKey>, model: impl Into<String>) -> AnthropicConfig {
         AnthropicConfig {
             base_url: ANTHROPIC_DEFAULT_BASE_URL.into(),
             api_key: Some(api_key.into()),
@@ -80,9 +67,8 @@ impl AnthropicConfig {
         model: impl Into<String>,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<AnthropicConfig, ModelError> {
-        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        let base_url = var("ANTHROPIC_BASE_URL");
-        let api_key = var("ANTHROPIC_API_KEY");
+        let (base_url, api_key) =
+            api_key::from_lookup(lookup, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY");
         // A gateway may hold the key itself; Anthropic never answers without one.
         if base_url.is_none() && api_key.is_none() {
             return Err(ModelError::Config("set ANTHROPIC_API_KEY to use Anthropic's API".into()));
@@ -113,7 +99,7 @@ impl AnthropicClient {
             HeaderValue::from_static(ANTHROPIC_VERSION),
         );
         if let Some(key) = &config.api_key {
-            headers.insert(HeaderName::from_static("x-api-key"), secret_header(key)?);
+            headers.insert(HeaderName::from_static("x-api-key"), secret_header(key.expose())?);
         }
         let endpoint = Endpoint::new(
             &config.base_url,
@@ -325,7 +311,7 @@ mod tests {
             AnthropicConfig::from_lookup("m", |n| (n == "ANTHROPIC_API_KEY").then(|| "k".into()))
                 .unwrap();
         assert_eq!(
-            (config.base_url.as_str(), config.api_key.as_deref()),
+            (config.base_url.as_str(), config.api_key.as_ref().map(ApiKey::expose)),
             (ANTHROPIC_DEFAULT_BASE_URL, Some("k"))
         );
     }

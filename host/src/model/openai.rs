@@ -2,8 +2,9 @@
 //! itself, or a local one (llama.cpp, vLLM, Ollama, LM Studio…) at a base
 //! URL such as `http://127.0.0.1:8080/v1`.
 
+use super::api_key::{self, ApiKey};
 use super::retry::RetryPolicy;
-use super::transport::{Endpoint, Parsed, excerpt, redacted, secret_header};
+use super::transport::{Endpoint, Parsed, excerpt, secret_header};
 use super::{
     ChatFuture, ChatRequest, ChatResponse, Message, Model, ModelError, Role, ToolCall, ToolFormat,
     ToolSpec, Usage, constrained,
@@ -19,7 +20,7 @@ pub const OPENAI_DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// How to reach an OpenAI-compatible server. [`OpenAiConfig::new`] gives the
 /// defaults; change fields after it.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct OpenAiConfig {
     /// The API root, up to and including `/v1` (a trailing slash is fine);
@@ -27,7 +28,7 @@ pub struct OpenAiConfig {
     pub base_url: String,
     /// Sent as `Authorization: Bearer …` when set; local servers often need
     /// none. Never printed: `Debug` redacts it.
-    pub api_key: Option<String>,
+    pub api_key: Option<ApiKey>,
     /// The model to ask for, e.g. `gpt-4.1-mini` or whatever a local server
     /// serves.
     pub model: String,
@@ -42,21 +43,6 @@ pub struct OpenAiConfig {
     pub retry: RetryPolicy,
     /// How tools are offered and calls come back (default native).
     pub tool_format: ToolFormat,
-}
-
-impl std::fmt::Debug for OpenAiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiConfig")
-            .field("base_url", &self.base_url)
-            .field("api_key", &format_args!("{}", redacted(&self.api_key)))
-            .field("model", &self.model)
-            .field("temperature", &self.temperature)
-            .field("max_tokens", &self.max_tokens)
-            .field("timeout", &self.timeout)
-            .field("retry", &self.retry)
-            .field("tool_format", &self.tool_format)
-            .finish()
-    }
 }
 
 impl OpenAiConfig {
@@ -86,9 +72,7 @@ impl OpenAiConfig {
         model: impl Into<String>,
         lookup: impl Fn(&str) -> Option<String>,
     ) -> Result<OpenAiConfig, ModelError> {
-        let var = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
-        let base_url = var("OPENAI_BASE_URL");
-        let api_key = var("OPENAI_API_KEY");
+        let (base_url, api_key) = api_key::from_lookup(lookup, "OPENAI_BASE_URL", "OPENAI_API_KEY");
         // A local server needs no key, but OpenAI itself does: say so now
         // rather than relay a 401 on the first step.
         if base_url.is_none() && api_key.is_none() {
@@ -122,7 +106,7 @@ impl OpenAiClient {
     pub fn new(config: OpenAiConfig) -> Result<OpenAiClient, ModelError> {
         let mut headers = HeaderMap::new();
         if let Some(key) = &config.api_key {
-            headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {key}"))?);
+            headers.insert(AUTHORIZATION, secret_header(&format!("Bearer {}", key.expose()))?);
         }
         let endpoint = Endpoint::new(
             &config.base_url,
@@ -387,7 +371,7 @@ mod tests {
             |n: &str| (n == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:8080/v1".to_owned());
         let local = OpenAiConfig::from_lookup("m", base).unwrap();
         assert_eq!(
-            (local.base_url.as_str(), local.api_key.as_deref()),
+            (local.base_url.as_str(), local.api_key.as_ref().map(ApiKey::expose)),
             ("http://127.0.0.1:8080/v1", None)
         );
 
@@ -398,7 +382,7 @@ mod tests {
         });
         let hosted = hosted.unwrap();
         assert_eq!(
-            (hosted.base_url.as_str(), hosted.api_key.as_deref()),
+            (hosted.base_url.as_str(), hosted.api_key.as_ref().map(ApiKey::expose)),
             (OPENAI_DEFAULT_BASE_URL, Some("sk-secret"))
         );
     }

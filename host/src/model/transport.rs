@@ -152,12 +152,6 @@ pub(crate) fn secret_header(value: &str) -> Result<HeaderValue, ModelError> {
     Ok(header)
 }
 
-/// How configs print an API key in `Debug`: whether there is one, never
-/// what it is.
-pub(crate) fn redacted(key: &Option<String>) -> &'static str {
-    if key.is_some() { "Some(<redacted>)" } else { "None" }
-}
-
 /// POST `body` (JSON) to `url` with `headers`, retrying by `policy`; the
 /// 2xx answer's body.
 async fn post_json(

@@ -26,7 +26,7 @@ use toml::Spanned;
 
 use super::error::{PolicyError, Source};
 use super::folders::lexical_normalize;
-use super::raw::ListedSkill;
+use super::raw::{ListedSkill, resolve_level};
 use super::{Level, ProtectedPath};
 use crate::memory::DEFAULT_BUDGET_TOKENS;
 
@@ -82,15 +82,10 @@ impl RawMemory {
         skills: &[ListedSkill],
     ) -> Result<MemorySettings, PolicyError> {
         let mut settings = MemorySettings::default_in(base_dir);
-        let level = |value: &Option<Spanned<String>>, key: &str, inherited: Level| match value {
-            None => Ok(inherited),
-            Some(text) => text
-                .get_ref()
-                .parse()
-                .map_err(|e: super::LevelParseError| src.invalid(&text.span(), key, e.to_string())),
-        };
-        settings.remember = level(&self.remember, "memory.remember", settings.remember)?;
-        settings.recall = level(&self.recall, "memory.recall", settings.recall)?;
+        settings.remember =
+            resolve_level(src, "memory.remember", self.remember.as_ref(), settings.remember)?;
+        settings.recall =
+            resolve_level(src, "memory.recall", self.recall.as_ref(), settings.recall)?;
         if let Some(n) = &self.budget_tokens {
             let value = *n.get_ref();
             if !(0..=MAX_BUDGET_TOKENS).contains(&value) {

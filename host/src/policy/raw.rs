@@ -461,7 +461,8 @@ fn resolve_credential(
     Ok(credential)
 }
 
-fn resolve_level(
+/// `value` as a level (`inherited` when unset), or an error at its span.
+pub(super) fn resolve_level(
     src: &Source<'_>,
     key: &str,
     value: Option<&Spanned<String>>,

@@ -70,7 +70,7 @@ impl EvalProgress for Lines {
             result.steps,
             result.wall_ms as f64 / 1000.0
         );
-        if let Some(check) = result.checks.iter().find(|c| !c.passed) {
+        if let Some(check) = result.score.checks.iter().find(|c| !c.passed) {
             line.push_str(&format!(
                 " — {}: {}",
                 check.expectation,
@@ -315,6 +315,7 @@ fn table(report: &EvalReport) -> String {
         out.push_str("\nfailed:\n");
         for (id, run) in failed {
             let why: Vec<String> = run
+                .score
                 .checks
                 .iter()
                 .filter(|c| !c.passed)

@@ -3,7 +3,7 @@
 
 use crate::args::{ModelFlags, Provider, ToolFormatArg};
 use agent_reach::model::{
-    AnthropicClient, AnthropicConfig, Model, OpenAiClient, OpenAiConfig, ToolFormat,
+    AnthropicClient, AnthropicConfig, ApiKey, Model, OpenAiClient, OpenAiConfig, ToolFormat,
 };
 use agent_reach::policy::ModelSettings;
 
@@ -53,7 +53,7 @@ pub fn build(
             if table.temperature.is_some() {
                 config.temperature = table.temperature;
             }
-            let key: Vec<String> = config.api_key.clone().into_iter().collect();
+            let key: Vec<String> = config.api_key.iter().map(|k| k.expose().to_owned()).collect();
             Ok((Box::new(AnthropicClient::new(config)?), key))
         }
         Provider::Openai => {
@@ -72,7 +72,7 @@ pub fn build(
             let default_model = if key.is_some() && !explicit { OPENAI_MODEL } else { LOCAL_MODEL };
             let mut config =
                 OpenAiConfig::new(base_url, name.unwrap_or_else(|| default_model.to_owned()));
-            config.api_key = key.clone();
+            config.api_key = key.clone().map(ApiKey::from);
             // A model on this machine's CPU reads a long tool list slowly
             // (minutes for the first request): give it time rather than retry.
             if is_loopback(&config.base_url) {

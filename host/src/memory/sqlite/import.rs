@@ -7,7 +7,7 @@ use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::{RELINKING, SqliteStore, Stored, active, insert};
 use crate::memory::export::validate;
-use crate::memory::{Entry, EntryId, Imported, MemoryError, NewEntry, checked, subject_key};
+use crate::memory::{Entry, EntryId, Imported, MemoryError, checked, subject_key};
 
 /// [`MemoryStore::import`](crate::memory::MemoryStore::import) for [`SqliteStore`].
 pub(super) fn import(
@@ -22,14 +22,8 @@ pub(super) fn import(
         let mut report = Imported::default();
         let mut touched = BTreeSet::new();
         for entry in entries {
-            let fresh = match checked(NewEntry {
-                kind: entry.kind,
-                subject: entry.subject.clone(),
-                text: entry.text.clone(),
-                task_type: entry.task_type.clone(),
-                // Whatever the file says, the note comes from the file.
-                provenance: entry.provenance.imported_from(file),
-            }) {
+            // Whatever the file says, the note comes from the file.
+            let fresh = match checked(entry.to_new(entry.provenance.imported_from(file))) {
                 Ok(fresh) => fresh,
                 Err(invalid) => return Ok(Err(invalid)),
             };
