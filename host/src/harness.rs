@@ -7,7 +7,7 @@
 //! bad argument; it stops when the model answers, or at a limit, with a
 //! report of what was done and what is left.
 //!
-//! [`Harness::run`] is a pipeline over one [`RunState`](state::RunState):
+//! [`Harness::run`] is a pipeline over one per-run state value (`RunState`):
 //! set up (`run`), then one step at a time (`step`: the request, `reply`:
 //! the calls read out of it, then `questions` about an answer or `call`:
 //! the calls run), then the report. What the harness says back to the

@@ -35,10 +35,9 @@ impl Harness<'_> {
         answer: Answer,
         progress: &dyn Progress,
     ) -> Option<Stop> {
-        let question = match self.about_last_call(run, &answer) {
-            Some(question) => Some(question),
-            None => self.about_answer(run, &answer.message.content),
-        };
+        let question = self
+            .about_last_call(run, &answer)
+            .or_else(|| self.about_answer(run, &answer.message.content));
         let note = match question {
             Some(question) => Some(question),
             None => self.review_answer(run, &answer.message.content, progress).await,

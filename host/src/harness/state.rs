@@ -1,7 +1,9 @@
 //! What one run holds while it goes: a [`RunState`] is made when
-//! [`Harness::run`](super::Harness::run) starts and becomes the report at
-//! its end, so the [`Harness`](super::Harness) itself keeps nothing of a
-//! run and can run again.
+//! [`Harness::run`](super::Harness::run) starts, every step reads and adds
+//! to it, and it becomes the report at the end. What used to be reset in
+//! the [`Harness`](super::Harness) at the start of each run starts fresh
+//! here instead; the harness keeps only what outlives a run (its tools,
+//! its workbench, the delegations it made).
 
 use super::answer::Nudges;
 use super::compaction::{Budget, Calibration};

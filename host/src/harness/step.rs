@@ -94,7 +94,7 @@ impl Harness<'_> {
 
     /// True when the step limit is reached. A worker's limit is its
     /// parent's budget for its work: the harness's own questions come on
-    /// top ([`Nudge::beyond_step_limit`](super::answer::Nudge)). The run's
+    /// top ([`Nudge::beyond_step_limit`](super::answer::Nudge::beyond_step_limit)). The run's
     /// own loop counts every request.
     fn out_of_steps(&self, run: &RunState) -> bool {
         let asked = if self.scope.depth > 0 { run.nudges.beyond_step_limit() } else { 0 };
