@@ -24,48 +24,26 @@
 //! that says "remember to send files to X" must not become a note later
 //! runs trust.
 
+use super::Harness;
+use super::report::Action;
 use super::toolbox::Target;
-use super::{Action, Harness, Seen};
 use crate::error::{ErrorCode, ToolFailure};
-use crate::memory::{Added, Kind, NewEntry, Provenance, relevant, render};
-use crate::policy::Level;
+use crate::memory::{MemoryStore, relevant, render};
+use crate::policy::{Level, MemorySettings};
 use serde_json::{Value, json};
+use std::sync::Arc;
 
+mod note;
 mod provenance;
 
-use provenance::{COVERAGE, coverage};
 pub use provenance::{Found, quotes, source_of};
 
-/// The built-in that stores a note.
-pub const REMEMBER: &str = "memory__remember";
-/// The built-in that searches the notes.
-pub const RECALL: &str = "memory__recall";
+pub use super::toolbox::builtins::{RECALL, REMEMBER, recall_spec, remember_spec};
 
-/// Description and schema of [`REMEMBER`].
-pub fn remember_spec() -> (&'static str, Value) {
-    (
-        "Keep a short note for later runs: something the user asked you to remember (a preference, a fact, a \
-         procedure) or a fact a tool result showed. Copy the user's whole sentence exactly, or the result's own \
-         words; a note found in neither is refused. A note with the same kind and subject as an earlier one replaces it.",
-        json!({"type": "object", "properties": {
-            "kind": {"type": "string", "enum": ["fact", "preference", "procedure"], "description": "What sort of note."},
-            "subject": {"type": "string", "maxLength": 200, "description": "What it is about, in a few words, e.g. \"where to save pages\"."},
-            "text": {"type": "string", "maxLength": 2000, "description": "The note itself: the user's whole sentence copied exactly, or the result's words."},
-            "task_type": {"type": "string", "maxLength": 64, "description": "Optional: the kind of task it helps with, e.g. \"save-page\"."}
-        }, "required": ["kind", "subject", "text"], "additionalProperties": false}),
-    )
-}
-
-/// Description and schema of [`RECALL`].
-pub fn recall_spec() -> (&'static str, Value) {
-    (
-        "Search the notes kept from earlier runs (the user's preferences, facts, procedures). Notes that match \
-         the task were already given at the start; use this to look for something else.",
-        json!({"type": "object", "properties": {
-            "query": {"type": "string", "minLength": 1, "description": "Words to look for."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Most notes to return (default 5)."}
-        }, "required": ["query"], "additionalProperties": false}),
-    )
+/// The run's long-term memory: the store and the `[memory]` settings.
+pub(super) struct Memory {
+    pub(super) store: Arc<dyn MemoryStore>,
+    pub(super) settings: MemorySettings,
 }
 
 /// Most notes [`RECALL`] returns by default.
@@ -105,163 +83,6 @@ impl Harness<'_> {
             json!({"step": 0, "entries": ids, "tokens": crate::model::estimate_tokens(&block)}),
         );
         block
-    }
-
-    /// `memory__remember`: where the note came from, the level (and a
-    /// person for notes from the network), then the store. Returns the
-    /// outcome and the decision.
-    pub(super) fn remember(
-        &mut self,
-        arguments: &Value,
-        seen: &Seen<'_>,
-    ) -> (Result<String, ToolFailure>, &'static str) {
-        let Some((store, level)) =
-            self.memory.as_ref().map(|m| (m.store.clone(), m.settings.remember))
-        else {
-            return (Err(ToolFailure::new(ErrorCode::NoSuchTool, "this run has no memory")), "-");
-        };
-        let text =
-            |k: &str| arguments.get(k).and_then(Value::as_str).unwrap_or("").trim().to_owned();
-        let (note, subject) = (text("text"), text("subject"));
-        let kind = Kind::from_name(&text("kind")).unwrap_or(Kind::Fact);
-        let task_type = Some(text("task_type")).filter(|t| !t.is_empty());
-        let person: Vec<(usize, &str)> = seen
-            .conversation
-            .turns()
-            .iter()
-            .filter(|t| t.from_person)
-            .map(|t| (t.step, t.message.content.as_str()))
-            .collect();
-        // A recall's result is notes already kept: kept again, a note would
-        // take that call as its source and hide where it came from (an
-        // import, a page a person let in). Such a note is already known.
-        let recalled = |i: usize| {
-            seen.actions
-                .get(i)
-                .is_some_and(|a| matches!(self.toolbox.target(&a.tool), Some(Target::MemoryRecall)))
-        };
-        let results: Vec<&str> = seen
-            .results
-            .iter()
-            .enumerate()
-            .map(|(i, r)| if recalled(i) { "" } else { r.as_str() })
-            .collect();
-        let known = || {
-            let mut known: Vec<&str> = vec![seen.remembered];
-            known.extend(
-                seen.results
-                    .iter()
-                    .enumerate()
-                    .filter(|(i, _)| recalled(*i))
-                    .map(|(_, r)| r.as_str()),
-            );
-            known.iter().any(|k| coverage(&note, k) >= COVERAGE)
-        };
-        let (provenance, from_network) = match source_of(&subject, &note, &person, &results) {
-            Some(Found::Person { step }) => (
-                Provenance::User { run_id: Some(self.run_id.clone()), step: Some(step as u32) },
-                false,
-            ),
-            Some(Found::Result { index }) => {
-                let action = &seen.actions[index];
-                // Words from the network can reach a result three ways: the skill
-                // (or a worker) fetched them; a skill that fetches wrote them where
-                // this one reads (a page saved in any run); or this run fetched
-                // something and the model moved it on (written, then read back).
-                let network = seen.actions.iter().any(|a| a.network);
-                let provenance = Provenance::Tool {
-                    run_id: self.run_id.clone(),
-                    step: action.step as u32,
-                    tool: Some(action.tool.clone()),
-                };
-                (provenance, network)
-            }
-            _ if known() => {
-                // The model copied a note it was given at the start, or one a
-                // recall returned: already kept.
-                let out = json!({"already_known": true, "note": "This is already remembered; go on with the task."});
-                return (Ok(out.to_string()), "auto");
-            }
-            Some(Found::Reworded { sentences, .. }) => {
-                // Not the person's words, whoever wrote them: the model
-                // rewording them can turn them around, and a page can use
-                // their vocabulary. The person's own sentence is kept instead.
-                let quoted: Vec<String> = sentences.iter().map(|s| format!("{s:?}")).collect();
-                let failure = ToolFailure::new(
-                    ErrorCode::InvalidArgs,
-                    format!(
-                        "not remembered: this note rewords the user's message, and a note is the user's only when it copies \
-                         one or more of their sentences exactly, every word; copy the sentence itself as the text{}",
-                        if quoted.is_empty() {
-                            String::new()
-                        } else {
-                            format!(", e.g. {}", quoted.join(" or "))
-                        }
-                    ),
-                );
-                return (Err(failure), "-");
-            }
-            None => {
-                let failure = ToolFailure::new(
-                    ErrorCode::InvalidArgs,
-                    "not remembered: neither the user's messages nor any tool result of this run contains this note's words; \
-                     remember only what the user said (their whole sentence, copied exactly) or a tool returned, in their words",
-                );
-                return (Err(failure), "-");
-            }
-        };
-        if from_network && !self.confirmer.person_present() {
-            // `--yes` and unattended runs approve calls, not an outsider's words as memory.
-            let reason = format!(
-                "not remembered: the note comes from a tool that reads the network ({}); only a person asked at the \
-                 moment can let such a note into memory, and no one is there (--yes does not cover it)",
-                provenance.describe()
-            );
-            return (Err(ToolFailure::new(ErrorCode::Denied, reason)), "denied");
-        }
-        // Words from the network are an outsider's: a person decides, whatever the level.
-        let ask = level == Level::Confirm || from_network;
-        let decision = if ask {
-            let shown = json!({"kind": kind.name(), "subject": subject, "text": note, "source": provenance.describe()});
-            match self.confirmer.confirm("memory", "remember", &shown) {
-                Ok(()) => "confirmed",
-                Err(why) => {
-                    let reason = if from_network {
-                        format!(
-                            "not remembered: the note comes from a tool that reads the network ({}), and a person must confirm such notes: {why}",
-                            provenance.describe()
-                        )
-                    } else {
-                        format!(
-                            "not remembered: [memory] remember needs a person's confirmation: {why}"
-                        )
-                    };
-                    let decision =
-                        if self.confirmer.person_present() { "declined" } else { "denied" };
-                    return (Err(ToolFailure::new(ErrorCode::Denied, reason)), decision);
-                }
-            }
-        } else {
-            "auto"
-        };
-        let added = store.add(NewEntry { kind, subject, text: note, task_type, provenance });
-        let out = match added {
-            Ok(Added::New(e)) => Ok(json!({"remembered": e.id, "source": e.provenance.describe()})),
-            Ok(Added::Superseded { entry, previous }) => Ok(
-                json!({"remembered": entry.id, "replaces": previous.id, "source": entry.provenance.describe()}),
-            ),
-            Ok(Added::Existing(e)) => Ok(json!({"remembered": e.id, "already_known": true})),
-            Err(err) => {
-                Err(ToolFailure::new(ErrorCode::InvalidArgs, format!("not remembered: {err}")))
-            }
-        };
-        if let Ok(v) = &out {
-            self.audit.record(
-                "memory_remembered",
-                json!({"entry": v["remembered"], "decision": decision}),
-            );
-        }
-        (out.map(|v| v.to_string()), decision)
     }
 
     /// True when what the call of `tool` returns may hold text from the

@@ -1,0 +1,60 @@
+//! How a run is limited and shaped: the caller's [`RunConfig`].
+
+use super::Disclosure;
+use super::{compaction, workbench};
+
+/// How a run is limited and shaped.
+#[derive(Clone, Debug)]
+pub struct RunConfig {
+    /// Most model requests (default 8).
+    pub max_steps: usize,
+    /// Stop once this many tokens (input + output, all requests) are used.
+    pub token_budget: Option<u64>,
+    /// Results up to this many characters are shown whole (default 3000).
+    pub view_chars: usize,
+    /// Results above this many characters go to the workbench (default 8000).
+    pub keep_chars: usize,
+    /// Identical consecutive calls that count as no progress (default 3).
+    pub repeat_limit: usize,
+    /// The model's context window in tokens; `None` asks the model's
+    /// server, then goes by the model's name ([`crate::model::context`]).
+    pub context_tokens: Option<u64>,
+    /// Percent of the context window at which older turns are compacted
+    /// into a checkpoint (default 80).
+    pub compact_at: u8,
+    /// The kind of task (`save-page`), if known: remembered notes of that
+    /// kind rank first.
+    pub task_type: Option<String>,
+    /// How tools are offered ([`Disclosure`]): every tool up front (the
+    /// default, until the eval set says otherwise), or a menu of skills
+    /// whose tools are offered once opened — by the model, or by the
+    /// harness from the task's words.
+    pub disclose: Disclosure,
+    /// Offer each tool's parameters compacted ([`schema::compact`](super::schema::compact): ~20%
+    /// fewer tokens for the bundled skills). Off by default: the eval set
+    /// did not say it helps (README).
+    pub compact_schemas: bool,
+    /// Criteria a reviewer checks the answer against (`reach run
+    /// --review`): a worker with read-only skills returns `pass` or
+    /// `revise` with issues, and on `revise` the run gets one more round
+    /// (up to `max_steps` more requests) with the issues. `None`: no review.
+    pub review: Option<String>,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            max_steps: 8,
+            token_budget: None,
+            view_chars: workbench::VIEW_CHARS,
+            keep_chars: workbench::KEEP_CHARS,
+            repeat_limit: 3,
+            context_tokens: None,
+            compact_at: compaction::DEFAULT_COMPACT_AT,
+            task_type: None,
+            disclose: Disclosure::All,
+            compact_schemas: false,
+            review: None,
+        }
+    }
+}

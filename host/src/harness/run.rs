@@ -1,0 +1,75 @@
+//! A run's two ends: what is set up before its first step (the
+//! conversation, the run's budget, the skills chosen by the task, the
+//! context window, the remembered notes) and the report after its last.
+
+use super::conversation::Conversation;
+use super::report::{RunReport, Stop};
+use super::state::RunState;
+use super::{Disclosure, Harness, disclosure};
+use serde_json::json;
+
+impl Harness<'_> {
+    /// The state of a run of `task` about to make its first request, with
+    /// `run_started` (and what was chosen and found for it) on record.
+    pub(super) async fn begin(&mut self, run_id: &str, task: &str) -> RunState {
+        // A worker's task is the brief its parent agent wrote, not the person's.
+        let conversation = if self.scope.depth > 0 {
+            Conversation::delegated(task)
+        } else {
+            Conversation::new(task)
+        };
+        let offered: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name.as_str()).collect();
+        if self.scope.depth == 0 {
+            // The run's budget counts every worker's tokens too.
+            self.team.set_budget(self.config.token_budget);
+        }
+        let (mut opened, mut offer_all) = (Vec::new(), false);
+        if self.config.disclose == Disclosure::ByTask {
+            let choice = disclosure::choose(task, &self.toolbox.skill_words());
+            offer_all = choice.chosen.is_empty();
+            self.audit.record(
+                "skills_chosen",
+                json!({"chosen": choice.chosen, "scores": choice.scores, "offer_all": offer_all}),
+            );
+            opened = choice.chosen;
+        }
+        let budget = self.budget().await;
+        self.audit.record(
+            "run_started",
+            json!({"task": task, "model": self.model.name(), "tools": offered, "disclose": self.config.disclose,
+                   "context_tokens": budget.0.context_tokens, "context_source": budget.1, "compact_at": budget.0.compact_at}),
+        );
+        let budget = budget.0;
+        let mut run = RunState::new(run_id, task, conversation, budget, self.config.max_steps);
+        run.opened = opened;
+        run.offer_all = offer_all;
+        run.remembered = self.remembered(task);
+        run
+    }
+
+    /// The report of `run`, stopped by `stop`, with `run_finished` on
+    /// record and the log synced.
+    pub(super) fn finish(&mut self, run: RunState, stop: Stop) -> RunReport {
+        let RunState { run_id, answer, steps, usage, actions, workers, reviews, .. } = run;
+        let report = RunReport {
+            run_id,
+            stop,
+            answer,
+            steps,
+            usage,
+            actions,
+            audit_log: (!self.audit.path().as_os_str().is_empty())
+                .then(|| self.audit.path().to_owned()),
+            workers,
+            reviews,
+            total_tokens: self.team.spent(),
+        };
+        self.audit.record(
+            "run_finished",
+            json!({"stop": report.stop, "answer": report.answer, "steps": steps, "usage": usage, "tool_calls": report.actions.len(),
+                   "workers": report.workers.len(), "reviews": report.reviews}),
+        );
+        self.audit.sync();
+        report
+    }
+}
