@@ -68,6 +68,7 @@ doc:
 
 # The book (docs/) built with mdBook into docs/book; `.ci/setup` installs the pinned mdBook.
 book:
+    @command -v mdbook >/dev/null || { echo "mdbook is missing: .ci/setup installs it" >&2; exit 1; }
     mdbook build docs
 
 # The book built and checked: links and anchors resolve, every `reach` command it shows exists

@@ -515,6 +515,11 @@ fn shown(path: &[String]) -> String {
 fn check_command(cli: &mut Cli, line: &str) -> Result<(), String> {
     let words = words(line);
     assert_eq!(words.first().map(|w| w.text.as_str()), Some("reach"), "{line}");
+    // `reach help run` is `reach run --help` (and `help` itself takes no `--help`).
+    if words.get(1).is_some_and(|w| w.text == "help") && words.len() > 2 {
+        let rest: Vec<&str> = words[2..].iter().map(|w| w.text.as_str()).collect();
+        return check_command(cli, &format!("reach {} --help", rest.join(" ")));
+    }
     let mut paths: Vec<Vec<String>> = vec![Vec::new()];
     let mut positional = false;
     let mut value_next = false;
@@ -660,6 +665,8 @@ fn the_command_check_refuses_what_reach_does_not_know() {
         "reach runs list/show",
         "reach call files.read '{\"path\": \"a b\"}' --yes # a comment --not-a-flag",
         "reach run \"TASK\" --provider openai|anthropic -vv",
+        "reach help",
+        "reach help memory search",
     ] {
         assert_eq!(check_command(&mut cli, line), Ok(()), "{line}");
     }
@@ -669,6 +676,7 @@ fn the_command_check_refuses_what_reach_does_not_know() {
         ("reach memory list|purge", "`reach memory` has no subcommand `purge`"),
         ("reach nonsense", "`reach` has no subcommand `nonsense`"),
         ("reach memory list | search Q --all", "`reach memory search` has no --all"),
+        ("reach help memory purge", "`reach memory` has no subcommand `purge`"),
     ] {
         assert_eq!(check_command(&mut cli, line), Err(reason.to_string()), "{line}");
     }
