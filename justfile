@@ -34,7 +34,8 @@ test-skills:
 test: test-skills suite e2e
 
 # The suite without the real model: unit and integration tests (~10 min from scratch).
-suite: fmt test-skills mcp-clients doc
+# The book is built first, so that `cargo test` checks it as built (tests/tests/docs_book.rs).
+suite: fmt test-skills mcp-clients doc book
     cargo test
 
 # Pinned, in ~/.cache/agent-reach: fetched once, then a no-op.
@@ -65,7 +66,18 @@ lint: fmt
 doc:
     RUSTDOCFLAGS="-D warnings" cargo doc -p agent-reach --lib --no-deps
 
-# Benchmarks (figures quoted in the README).
+# The book (docs/) built with mdBook into docs/book; `.ci/setup` installs the pinned mdBook.
+book:
+    @command -v mdbook >/dev/null || { echo "mdbook is missing: .ci/setup installs it" >&2; exit 1; }
+    mdbook build docs
+
+# The book built and checked: links and anchors resolve, every `reach` command it shows exists
+# with its flags (tests/tests/docs_book.rs, against the `reach` binary; also in `just suite`).
+docs: book
+    cargo build -q --bin reach
+    cargo test -q --test docs_book
+
+# Benchmarks (figures in the book's Performance chapter).
 bench: test-skills
     cargo bench -p agent-reach
 
@@ -82,7 +94,7 @@ local-model-stop:
 
 # The eval cases CI runs with the local model: one each from files, web, logs, http_api, boundary.
 # A gate detects regressions only on cases the model passes: per domain, the first case that
-# passed 3 runs of 3 in the pass^3 of the whole set (README); logs has none yet, so its case
+# passed 3 runs of 3 in the pass^3 of the whole set (docs/src/evaluation); logs has none yet, so its case
 # cannot gate and is there to show when a change fixes it.
 ci_cases := "files-search-config-key,web-save-article,logs-top-5xx-endpoint,api-order-tracking,boundary-write-readonly-folder"
 # CI fails below this completion on those cases (percent): 2 of 5. The four gating cases pass
