@@ -3,6 +3,7 @@
 //! playing known trajectories. Every figure a report shows is asserted
 //! exactly, so a change in how a run is scored shows up here.
 
+use agent_reach_tests::guests;
 use agent_reach::eval::case;
 use agent_reach::eval::report::{EvalReport, Metrics, RunResult};
 use agent_reach::eval::runner::Setting;
@@ -102,7 +103,7 @@ async fn evaluate_in(
     repeat: usize,
     trust_cases: bool,
 ) -> (EvalReport, Workspace) {
-    ws.install("skill-files");
+    ws.install(guests::SKILL_FILES);
     let file = ws.write("cases/todo.jsonl", &(lines.join("\n") + "\n"));
     let cases = case::load(&[file]).unwrap_or_else(|e| panic!("cases: {e}"));
     let out = ws.mkdir("out").canonicalize().expect("out");
