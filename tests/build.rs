@@ -32,8 +32,12 @@ fn main() {
             all.push(constant);
         }
     }
-    writeln!(out, "/// Every guest, bundled first.\npub const ALL: &[Guest] = &[{}];", all.join(", "))
-        .expect("write to a string");
+    writeln!(
+        out,
+        "/// Every guest, bundled first.\npub const ALL: &[Guest] = &[{}];",
+        all.join(", ")
+    )
+    .expect("write to a string");
     let generated = Path::new(&std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("guests.rs");
     std::fs::write(&generated, out).unwrap_or_else(|e| panic!("{}: {e}", generated.display()));
 }

@@ -11,11 +11,11 @@ pub mod pages;
 pub mod recorder;
 pub mod server;
 
-use agent_reach::policy::Policy;
-use agent_reach::runtime::RuntimeConfig;
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{Harness, RunConfig};
 use agent_reach::model::Model;
+use agent_reach::policy::Policy;
+use agent_reach::runtime::RuntimeConfig;
 use agent_reach::{AlwaysConfirm, Confirmer, Host, ToolFailure};
 use guests::Guest;
 use server::{Response, Server};

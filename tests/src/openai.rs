@@ -3,9 +3,9 @@
 //! with the next scripted reply, recording every request body. This stands
 //! in for a hosted model, which cannot run here.
 
+use crate::server::{Response, Server};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
-use crate::server::{Response, Server};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 

@@ -3,8 +3,8 @@
 //! `tests/fixtures/web/`), and every request's path and headers are recorded
 //! so tests can check what the skill sent.
 
-use std::collections::HashMap;
 use crate::server::{Response, Server};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

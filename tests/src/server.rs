@@ -180,8 +180,8 @@ async fn accept(listener: std::net::TcpListener, handler: Handler, addr: SocketA
     }
 }
 
-/// The server has no answer to give (a silent reply): hyper closes the
-/// connection.
+/// The server has no answer to give (a silent reply, or a handler that
+/// panicked): hyper closes the connection.
 #[derive(Debug)]
 struct Silent;
 
@@ -214,7 +214,11 @@ async fn respond(
     }
     let target = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
     let request = Request { method: parts.method.to_string(), target, headers, body, server };
-    let answer = handler(&request);
+    // A handler may block (a scripted model "thinking"): on a thread of
+    // its own, so the other connections are answered meanwhile, as by a
+    // real server.
+    let answer =
+        tokio::task::spawn_blocking(move || handler(&request)).await.map_err(|_| Silent)?;
     tokio::time::sleep(answer.delay).await;
     if answer.silent {
         return Err(Silent);

@@ -1,12 +1,11 @@
 //! The `reach` binary as an operator or a script uses it: exit codes, JSON
 //! output, configuration errors that point at the line to fix.
 
-mod support;
-
+use crate::support::{Reply, Server, completion, ok, status};
+use agent_reach_tests::guests;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{Reply, Server, completion, ok, status, wasm};
 
 struct Env {
     dir: tempfile::TempDir,
@@ -19,7 +18,7 @@ impl Env {
         std::fs::create_dir_all(dir.path().join("docs")).unwrap();
         std::fs::create_dir_all(dir.path().join("notes")).unwrap();
         std::fs::write(dir.path().join("docs/a.txt"), "alpha\nbeta\n").unwrap();
-        std::fs::copy(wasm("skill_files"), dir.path().join("skills/files.wasm")).unwrap();
+        std::fs::copy(guests::SKILL_FILES.path(), dir.path().join("skills/files.wasm")).unwrap();
         std::fs::write(dir.path().join("reach.toml"), policy).unwrap();
         Env { dir }
     }
@@ -224,7 +223,8 @@ fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
         "[skills.http_api]\nlevel = \"auto\"\nnet = [\"{addr}\"]\n\n[[skills.http_api.credentials]]\nhost = \"{addr}\"\nenv = \"REACH_TEST_API_TOKEN\"\nheader = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true\n"
     );
     let env = Env::new(&policy);
-    std::fs::copy(wasm("skill_http_api"), env.dir.path().join("skills/http_api.wasm")).unwrap();
+    std::fs::copy(guests::SKILL_HTTP_API.path(), env.dir.path().join("skills/http_api.wasm"))
+        .unwrap();
     let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
     let out = Command::new(env!("CARGO_BIN_EXE_reach"))
         .args(["-vvv", "--log-format", "json", "call", "http_api.request"])
@@ -347,7 +347,7 @@ fn a_confirm_call_without_a_terminal_is_refused_unless_yes() {
 /// The `echo` test skill stamped with another name and version (its name and
 /// version are a fixed-length stamp; see tests/skills/echo).
 fn echo_as(name: &str, version: &str) -> Vec<u8> {
-    let mut bytes = std::fs::read(wasm("test_skill_echo")).unwrap();
+    let mut bytes = std::fs::read(guests::TEST_SKILL_ECHO.path()).unwrap();
     let stamp = b"@@name=echo____________@@version=1.0.0   @@";
     let at = bytes.windows(stamp.len()).position(|w| w == stamp).expect("stamp in echo.wasm");
     bytes[at..at + stamp.len()]

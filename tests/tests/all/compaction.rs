@@ -3,12 +3,12 @@
 //! its tokens the way a server would), the real `files` skill reads real
 //! files in its sandbox, and the audit log is read back from disk.
 
-use agent_reach_tests::guests;
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{Quiet, RunConfig, RunReport, Stop};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach::{AlwaysConfirm, Host};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use regex::Regex;
 use serde_json::{Value, json};

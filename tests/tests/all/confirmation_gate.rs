@@ -2,10 +2,10 @@
 //! load error, and what a person is asked to confirm cannot be forged by
 //! the arguments.
 
-use agent_reach_tests::guests;
 use agent_reach::policy::Policy;
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::{Host, confirmation_prompt};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, workspace};
 use serde_json::json;
 

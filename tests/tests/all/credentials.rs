@@ -2,8 +2,8 @@
 //! recording server on 127.0.0.1. The server sees the secret; the skill, its
 //! result and the model never do.
 
-use agent_reach_tests::guests;
 use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
 use agent_reach_tests::recorder::Recorder;
 use agent_reach_tests::{Workspace, call};
 use serde_json::{Value, json};

@@ -1,12 +1,12 @@
 //! Skills disclosed on demand, or chosen from the task: a scripted OpenAI-protocol server on
 //! 127.0.0.1 records what each request offers, the real `files` skill runs.
 
-use agent_reach_tests::guests;
 use agent_reach::NeverConfirm;
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{Disclosure, Quiet, RunConfig};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use serde_json::{Value, json};
 

@@ -7,12 +7,12 @@
 //! Assertions are structural — the right tool, parseable arguments, the
 //! file on disk with the article's heading — never the model's wording.
 
-use agent_reach_tests::guests;
 use agent_reach::AlwaysConfirm;
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{Quiet, RunConfig};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::pages::{Pages, Route};
 use std::time::Duration;
 
@@ -130,9 +130,14 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
         async move {
             let audit = AuditLog::create(&ws.path(".reach/runs"), id, vec![]).expect("audit");
             let store: Arc<dyn MemoryStore> = store;
-            let mut harness =
-                agent_reach_tests::harness(host, model, &AlwaysConfirm, RunConfig::default(), audit)
-                    .with_memory(store, settings);
+            let mut harness = agent_reach_tests::harness(
+                host,
+                model,
+                &AlwaysConfirm,
+                RunConfig::default(),
+                audit,
+            )
+            .with_memory(store, settings);
             let report = harness.run(id, &task, &Quiet).await;
             eprintln!("{id}: {}", report.summary());
             for action in &report.actions {

@@ -3,7 +3,6 @@
 //! implemented outside the crate), and the events a run reports, checked
 //! against its audit log.
 
-use agent_reach_tests::guests;
 use agent_reach::harness::RunReport;
 use agent_reach::model::{
     ChatFuture, ChatRequest, ChatResponse, Message, Model, ModelError, ToolCall, Usage,
@@ -11,6 +10,7 @@ use agent_reach::model::{
 use agent_reach::policy::Level;
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::{Agent, AlwaysConfirm, AuditSink, Confirmer, ErrorCode, Event, Host, Run};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, workspace};
 use serde_json::Value;
 use std::collections::VecDeque;

@@ -1,7 +1,7 @@
 //! Environment isolation, resource limits and crash containment.
 
-use agent_reach_tests::guests;
 use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call};
 use serde_json::json;
 use std::time::{Duration, Instant};

@@ -3,12 +3,12 @@
 //! playing known trajectories. Every figure a report shows is asserted
 //! exactly, so a change in how a run is scored shows up here.
 
-use agent_reach_tests::guests;
 use agent_reach::eval::case;
 use agent_reach::eval::report::{EvalReport, Metrics, RunResult};
 use agent_reach::eval::runner::Setting;
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach::runtime::RuntimeConfig;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use agent_reach_tests::{Workspace, workspace};
 use serde_json::json;

@@ -2,8 +2,8 @@
 //! `std::fs`, so these prove the sandbox, not checks in the SDK; the `files`
 //! skill shows what a model sees.
 
-use agent_reach_tests::guests;
 use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call};
 use serde_json::json;
 

@@ -2,12 +2,12 @@
 //! 127.0.0.1 plays the model, the real `files` (and `probe`) skills run in
 //! their sandboxes, and the audit log is read back from disk.
 
-use agent_reach_tests::guests;
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{Quiet, RunConfig, RunReport, Stop};
 use agent_reach::model::{OpenAiClient, OpenAiConfig, ToolFormat};
 use agent_reach::{AlwaysConfirm, Confirmer, Host, NeverConfirm};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use serde_json::Value;
 use std::time::Duration;
@@ -468,7 +468,8 @@ async fn a_password_in_a_url_is_kept_out_of_the_audit_log_and_the_result() {
     let audit =
         AuditLog::create(&ws.path(".reach/runs"), "url-run", Vec::new()).expect("audit log");
     let path = audit.path().to_owned();
-    let mut harness = agent_reach_tests::harness(&host, &model, &AlwaysConfirm, RunConfig::default(), audit);
+    let mut harness =
+        agent_reach_tests::harness(&host, &model, &AlwaysConfirm, RunConfig::default(), audit);
     let report = harness.run("url-run", &format!("Fetch {url} for me."), &Quiet).await;
     assert_eq!(report.actions[0].outcome, "DENIED", "{:?}", report.actions);
     let text = std::fs::read_to_string(path).expect("log");

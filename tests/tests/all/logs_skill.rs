@@ -2,8 +2,8 @@
 //! counts, a read-only grant of their folder, and the answers a user would
 //! check (counts, top entries, lines with context), plus the refusals.
 
-use agent_reach_tests::guests;
 use agent_reach::{ErrorCode, Host, ToolFailure};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call};
 use serde_json::{Value, json};
 use std::fmt::Write as _;

@@ -4,12 +4,12 @@
 //! `probe` and `echo` skills run in their sandboxes, and the audit log is
 //! read back from disk.
 
-use agent_reach_tests::guests;
 use agent_reach::harness::audit::AuditLog;
 use agent_reach::harness::{Quiet, RunConfig, RunReport, Stop};
 use agent_reach::model::OpenAiClient;
 use agent_reach::{AlwaysConfirm, Host};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -21,7 +21,9 @@ const PLAN: &str = "SUPERVISOR-PLAN-7731";
 
 fn workspace() -> Workspace {
     let ws = Workspace::new();
-    ws.install(guests::SKILL_FILES).install(guests::TEST_SKILL_PROBE).install(guests::TEST_SKILL_ECHO);
+    ws.install(guests::SKILL_FILES)
+        .install(guests::TEST_SKILL_PROBE)
+        .install(guests::TEST_SKILL_ECHO);
     ws.write("docs/a.txt", "alpha\nbeta\n");
     ws.write("docs/b.txt", "gamma\n");
     ws.mkdir("notes");

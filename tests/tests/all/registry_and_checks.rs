@@ -1,9 +1,9 @@
 //! Loading skills from a folder, versions, broken files, and the checks
 //! before a call runs: unknown tools, invalid arguments, levels.
 
-use agent_reach_tests::guests;
 use agent_reach::registry::Status;
 use agent_reach::{ErrorCode, NeverConfirm};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call, echo_variant};
 use serde_json::json;
 
@@ -48,10 +48,7 @@ async fn broken_files_are_reported_and_the_others_still_load() {
     let ws = Workspace::new();
     ws.install(guests::TEST_SKILL_PROBE);
     ws.install_bytes("garbage.wasm", b"this is not wasm at all");
-    ws.install_bytes(
-        "truncated.wasm",
-        &guests::TEST_SKILL_ECHO.bytes()[..4000],
-    );
+    ws.install_bytes("truncated.wasm", &guests::TEST_SKILL_ECHO.bytes()[..4000]);
     // A core module: valid wasm, but not a component.
     ws.install_bytes("core.wasm", b"\0asm\x01\0\0\0");
     let host = ws.host("").await;

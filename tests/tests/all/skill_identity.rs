@@ -4,9 +4,9 @@
 //! Each impostor is a copy of the `echo` skill stamped with another name and
 //! version (`echo_variant`): a real component that really says it is `files`.
 
-use agent_reach_tests::guests;
 use agent_reach::ErrorCode;
 use agent_reach::registry::{SkillEntry, Status};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call, echo_variant};
 use serde_json::json;
 

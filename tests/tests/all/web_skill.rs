@@ -2,8 +2,8 @@
 //! the Markdown file (and what must not), charsets, size caps, error pages,
 //! JavaScript shells, redirects off the allowlist and writes off the grants.
 
-use agent_reach_tests::guests;
 use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
 use agent_reach_tests::pages::{Pages, Route, fixture};
 use agent_reach_tests::{Workspace, call};
 use serde_json::{Value, json};
