@@ -3,6 +3,7 @@
 
 use crate::support::{Reply, Server, completion, ok, status};
 use agent_reach_tests::guests;
+use agent_reach_tests::recorder::Recorder;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -187,38 +188,12 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Answer one request on 127.0.0.1 with its own head as the body (an
-/// "echo my headers" endpoint), and hand the head to the test.
-fn echo_once() -> (std::net::SocketAddr, std::thread::JoinHandle<String>) {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handle = std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut head = String::new();
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
-                break;
-            }
-            head.push_str(&line);
-        }
-        let body = serde_json::json!({ "head": head }).to_string();
-        let response = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(response.as_bytes()).unwrap();
-        head
-    });
-    (addr, handle)
-}
-
 #[test]
 fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
     const SECRET: &str = "tok-from-env-5d41402abc4b2a76";
-    let (addr, server) = echo_once();
+    // An "echo my headers" endpoint: the request's head is the answer's body.
+    let server = Recorder::start();
+    let addr = server.addr;
     let policy = format!(
         "[skills.http_api]\nlevel = \"auto\"\nnet = [\"{addr}\"]\n\n[[skills.http_api.credentials]]\nhost = \"{addr}\"\nenv = \"REACH_TEST_API_TOKEN\"\nheader = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true\n"
     );
@@ -237,7 +212,7 @@ fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let head = server.join().unwrap();
+    let head = server.heads().first().cloned().expect("one request");
     assert!(head.contains(&format!("authorization: Bearer {SECRET}")), "the server got it: {head}");
     let (stdout, stderr) = (stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned());
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
