@@ -319,17 +319,6 @@ fn a_confirm_call_without_a_terminal_is_refused_unless_yes() {
     assert_eq!(std::fs::read_to_string(&note).unwrap(), "# N\n");
 }
 
-/// The `echo` test skill stamped with another name and version (its name and
-/// version are a fixed-length stamp; see tests/skills/echo).
-fn echo_as(name: &str, version: &str) -> Vec<u8> {
-    let mut bytes = std::fs::read(guests::TEST_SKILL_ECHO.path()).unwrap();
-    let stamp = b"@@name=echo____________@@version=1.0.0   @@";
-    let at = bytes.windows(stamp.len()).position(|w| w == stamp).expect("stamp in echo.wasm");
-    bytes[at..at + stamp.len()]
-        .copy_from_slice(format!("@@name={name:_<16}@@version={version:<8}@@").as_bytes());
-    bytes
-}
-
 fn sha256_of(path: &Path) -> String {
     use sha2::Digest as _;
     format!("{:x}", sha2::Sha256::digest(std::fs::read(path).unwrap()))
@@ -405,8 +394,11 @@ fn skills_pin_prints_the_lines_to_add_and_the_pin_holds() {
 
     // A newer, correctly named file is refused while the pin stands; `pin`
     // names it and says which line to replace to accept it.
-    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9"))
-        .unwrap();
+    std::fs::write(
+        env.dir.path().join("skills/files-9.9.9.wasm"),
+        agent_reach_tests::echo_variant("files", "9.9.9"),
+    )
+    .unwrap();
     let newer = sha256_of(&env.dir.path().join("skills/files-9.9.9.wasm"));
     let list = listed(&env);
     assert_eq!(skill(&list, "files.wasm")["status"], "active");
@@ -446,8 +438,11 @@ fn skills_list_reports_an_upgrade_once_and_inspect_keeps_it() {
     assert!(env.dir.path().join(".reach/skills-seen.json").is_file());
 
     // A newer `files` that asks for other tools takes over the name's grants.
-    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9"))
-        .unwrap();
+    std::fs::write(
+        env.dir.path().join("skills/files-9.9.9.wasm"),
+        agent_reach_tests::echo_variant("files", "9.9.9"),
+    )
+    .unwrap();
     let out = env.reach(&["skills", "list"]);
     let notice = format!(
         "upgraded from {old_version} (new tools: echo, wait; removed: list, read, write, search) — review: reach skills inspect files"
