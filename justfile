@@ -3,6 +3,12 @@
 wasm_target := "wasm32-wasip2"
 release := env_var_or_default("CARGO_TARGET_DIR", "target") + "/" + wasm_target + "/release"
 
+# The guests, by crate: the one list `skills`, `test-skills` and `lint` build, and the one the
+# tests' guest constants are generated from (tests/build.rs reads these two lines). A new skill
+# is added here: `skill-NAME` is installed as NAME.wasm, `test-skill-NAME` is built for the tests.
+bundled_skills := "skill-files skill-web skill-logs skill-http-api"
+test_only_skills := "test-skill-echo test-skill-misbehave test-skill-probe"
+
 # The main job: build the skills, bring up a model (the local one unless one is configured),
 # serve a sample article on 127.0.0.1 and have the agent save it as Markdown with the web skill.
 demo: skills
@@ -18,16 +24,15 @@ demo-calls: skills
 
 # Build the bundled skills into ./skills.
 skills:
-    cargo build --release --target {{wasm_target}} -p skill-files -p skill-web -p skill-logs -p skill-http-api
+    cargo build --release --target {{wasm_target}} {{prepend("-p ", bundled_skills)}}
     mkdir -p skills
-    cp {{release}}/skill_files.wasm skills/files.wasm
-    cp {{release}}/skill_web.wasm skills/web.wasm
-    cp {{release}}/skill_logs.wasm skills/logs.wasm
-    cp {{release}}/skill_http_api.wasm skills/http_api.wasm
+    for krate in {{bundled_skills}}; do \
+        cp "{{release}}/$(echo "$krate" | tr - _).wasm" "skills/$(echo "${krate#skill-}" | tr - _).wasm"; \
+    done
 
 # Build every skill component the tests run (bundled and test-only).
 test-skills:
-    cargo build --release --target {{wasm_target}} -p skill-files -p skill-web -p skill-logs -p skill-http-api -p test-skill-echo -p test-skill-misbehave -p test-skill-probe
+    cargo build --release --target {{wasm_target}} {{prepend("-p ", bundled_skills + " " + test_only_skills)}}
 
 # Run all tests: real components in the real sandbox, then one task with a real model
 # (the first run on a machine builds and fetches the local model: ~6 min, then cached).
@@ -60,7 +65,7 @@ fmt:
 # Lints for host and guests.
 lint: fmt
     cargo clippy --all-targets -- -D warnings
-    cargo clippy --release --target {{wasm_target}} -p agent-reach-sdk -p skill-files -p skill-web -p skill-logs -p skill-http-api -p test-skill-echo -p test-skill-misbehave -p test-skill-probe -- -D warnings
+    cargo clippy --release --target {{wasm_target}} -p agent-reach-sdk {{prepend("-p ", bundled_skills + " " + test_only_skills)}} -- -D warnings
 
 # The library's docs as CI checks them (in `just suite`): every public item documented, no rustdoc warning.
 doc:
@@ -108,25 +113,25 @@ ci_min_completion := "40"
 e2e: skills test-skills
     # The whole workspace's feature set, as `just suite` builds it (with -p the
     # dependencies would be built again), and built before the model is up.
-    cargo test --test e2e_real_model --no-run
+    cargo test --test all --no-run
     cargo build -q -p agent-reach --bin reach
     scripts/with-model.sh just _e2e-with-model
 
 _e2e-with-model:
-    cargo test --test e2e_real_model -- --ignored --nocapture --exact a_real_model_saves_a_page_as_markdown
+    cargo test --test all -- --ignored --nocapture --exact e2e_real_model::a_real_model_saves_a_page_as_markdown
     cargo run -q -p agent-reach --bin reach -- eval evals --only {{ci_cases}} --min-completion {{ci_min_completion}}
 
 # Long-term memory with the real model (not in CI): a preference stated in one
 # run is kept, and applied by the next run.
 e2e-memory: skills test-skills
-    cargo test --test e2e_real_model --no-run
-    scripts/with-model.sh cargo test --test e2e_real_model -- --ignored --nocapture --exact a_real_model_applies_a_preference_remembered_in_an_earlier_run
+    cargo test --test all --no-run
+    scripts/with-model.sh cargo test --test all -- --ignored --nocapture --exact e2e_real_model::a_real_model_applies_a_preference_remembered_in_an_earlier_run
 
 # Orchestration with the real model (not in CI): a supervisor has a web worker
 # save a page and a files worker report its headings.
 e2e-agents: skills test-skills
-    cargo test --test e2e_real_model --no-run
-    scripts/with-model.sh cargo test --test e2e_real_model -- --ignored --nocapture --exact a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_report_its_headings
+    cargo test --test all --no-run
+    scripts/with-model.sh cargo test --test all -- --ignored --nocapture --exact e2e_real_model::a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_report_its_headings
 
 # A table on the terminal, the HTML report in .reach/eval.html. Extra arguments go to
 # `reach eval`, e.g. `just eval --repeat 3` or `just eval --only web`.

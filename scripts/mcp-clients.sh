@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The independent MCP clients that test `reach mcp` (host/tests/mcp_*.rs,
+# The independent MCP clients that test `reach mcp` (host/tests/all/mcp_*.rs,
 # just mcp-conformance): the official Python SDK in a venv, and the MCP
 # Inspector (its --cli mode) and the conformance suite from npm, all pinned and
 # cached outside the work tree so a fresh clone or `cargo clean` keeps them.

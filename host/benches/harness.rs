@@ -9,11 +9,12 @@
 mod common;
 
 use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Harness, Quiet, RunConfig, Stop};
+use agent_reach::harness::{Quiet, RunConfig, Stop};
 use agent_reach::model::{ChatFuture, ChatRequest, ChatResponse, Message, Model, ToolCall, Usage};
 use agent_reach::policy::Policy;
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::{AlwaysConfirm, Host};
+use agent_reach_tests::guests;
 use common::{median, root};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -61,9 +62,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let skills = dir.path().join("skills");
     std::fs::create_dir_all(&skills).expect("skills");
-    let echo = root().join("target/wasm32-wasip2/release/test_skill_echo.wasm");
-    assert!(echo.exists(), "{} missing: run `just test-skills`", echo.display());
-    std::fs::copy(&echo, skills.join("echo.wasm")).expect("copy");
+    std::fs::copy(guests::TEST_SKILL_ECHO.path(), skills.join("echo.wasm")).expect("copy");
     let policy =
         Policy::parse("[skills.echo]\nlevel = \"auto\"\n", Path::new("bench.toml"), dir.path())
             .expect("policy");
@@ -80,7 +79,7 @@ fn main() {
             AuditLog::create(&runs, &format!("bench-{n}"), vec!["not-a-real-secret".into()])
                 .expect("audit");
         let config = RunConfig { max_steps: STEPS + 1, ..RunConfig::default() };
-        let mut harness = Harness::new(&host, &model, &AlwaysConfirm, config, audit);
+        let mut harness = agent_reach_tests::harness(&host, &model, &AlwaysConfirm, config, audit);
         let report = rt.block_on(harness.run(&format!("bench-{n}"), "echo things", &Quiet));
         assert_eq!(report.stop, Stop::Answered);
         assert_eq!(report.actions.len(), STEPS - 1);

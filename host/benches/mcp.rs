@@ -11,6 +11,7 @@ mod common;
 use agent_reach::policy::Policy;
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::{AlwaysConfirm, Host};
+use agent_reach_tests::guests;
 use common::{median, root};
 use criterion::{Criterion, criterion_group};
 use std::io::{BufRead, BufReader, Write};
@@ -28,12 +29,10 @@ impl Workspace {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("skills")).unwrap();
         std::fs::create_dir_all(dir.path().join("data")).unwrap();
-        let wasm = root().join("target/wasm32-wasip2/release/skill_files.wasm");
-        std::fs::copy(&wasm, dir.path().join("skills/files.wasm"))
-            .unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", wasm.display()));
-        let echo = root().join("target/wasm32-wasip2/release/test_skill_echo.wasm");
-        std::fs::copy(&echo, dir.path().join("skills/echo.wasm"))
-            .unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", echo.display()));
+        for guest in [guests::SKILL_FILES, guests::TEST_SKILL_ECHO] {
+            std::fs::copy(guest.path(), dir.path().join("skills").join(guest.file_name()))
+                .expect("copy skill");
+        }
         std::fs::write(
             dir.path().join("data/small.txt"),
             "A small file read over MCP.\n".repeat(8),

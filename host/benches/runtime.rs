@@ -17,21 +17,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-fn wasm(name: &str) -> Vec<u8> {
-    let path = root().join("target/wasm32-wasip2/release").join(format!("{name}.wasm"));
-    std::fs::read(&path)
-        .unwrap_or_else(|_| panic!("{} missing: run `just test-skills`", path.display()))
-}
-
 /// The echo skill renamed in place (see tests/skills/echo).
 fn echo_named(name: &str) -> Vec<u8> {
-    let bytes = wasm("test_skill_echo");
-    let from = b"@@name=echo____________@@version=1.0.0   @@";
-    let to = format!("@@name={name:_<16}@@version={:<8}@@", "1.0.0");
-    let at = bytes.windows(from.len()).position(|w| w == from).expect("stamp");
-    let mut out = bytes;
-    out[at..at + from.len()].copy_from_slice(to.as_bytes());
-    out
+    agent_reach_tests::echo_variant(name, "1.0.0")
 }
 
 /// A JSON object of about 1 KB.

@@ -13,52 +13,32 @@ mod common;
 use agent_reach::policy::Policy;
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::{AlwaysConfirm, Host};
+use agent_reach_tests::guests;
+use agent_reach_tests::server::{Response, Server};
 use common::{median, root};
 use criterion::{Criterion, criterion_group};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Size of the generated log.
 const LOG_BYTES: u64 = 200 * 1024 * 1024;
 
-fn wasm(name: &str) -> PathBuf {
-    let path = root().join("target/wasm32-wasip2/release").join(format!("{name}.wasm"));
-    assert!(path.exists(), "{} missing: run `just test-skills`", path.display());
-    path
-}
-
 fn article() -> Vec<u8> {
     std::fs::read(root().join("tests/fixtures/web/long-article.html"))
         .expect("tests/fixtures/web/long-article.html")
 }
 
-/// Serve `page` as text/html on 127.0.0.1 to any GET, one thread per connection.
+/// Serve `page` as text/html on 127.0.0.1 to any GET.
 fn serve(page: Vec<u8>) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let page = std::sync::Arc::new(page);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let page = page.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
-                    line.clear();
-                }
-                let head = format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    page.len()
-                );
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(&page);
-            });
-        }
+    let server = Server::start(move |_| {
+        Response::new(200)
+            .header("Content-Type", "text/html; charset=utf-8")
+            .close()
+            .body(page.clone())
     });
-    addr
+    server.addr
 }
 
 /// The native job: GET over a socket, convert with the skill's own code, write.
@@ -99,8 +79,9 @@ fn setup() -> Setup {
     std::fs::create_dir_all(&skills).expect("skills dir");
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).expect("out dir");
-    std::fs::copy(wasm("skill_web"), skills.join("web.wasm")).expect("copy web");
-    std::fs::copy(wasm("skill_logs"), skills.join("logs.wasm")).expect("copy logs");
+    for guest in [guests::SKILL_WEB, guests::SKILL_LOGS] {
+        std::fs::copy(guest.path(), skills.join(guest.file_name())).expect("copy skill");
+    }
     let addr = serve(article());
     let log_dir = log_file().parent().expect("log folder").to_owned();
     let policy = format!(

@@ -1,16 +1,25 @@
-//! Shared helpers for the integration tests: the real skill components
-//! built from source, a throw-away workspace with a skills folder and a
-//! permission table, and a small HTTP server on 127.0.0.1.
+//! What the integration tests of every crate share: the real skill
+//! components built from source ([`guests`]), a throw-away workspace with a
+//! skills folder and a permission table, the one way a test builds a
+//! harness ([`harness`]), and the one HTTP test server ([`server`]) with the
+//! servers made of it: a scripted model ([`openai`]), fixture pages
+//! ([`pages`]), recorders ([`recorder`], [`TestServer`]).
 
+pub mod guests;
 pub mod openai;
 pub mod pages;
 pub mod recorder;
+pub mod server;
 
+use agent_reach::harness::audit::AuditLog;
+use agent_reach::harness::{Harness, RunConfig};
+use agent_reach::model::Model;
 use agent_reach::policy::Policy;
 use agent_reach::runtime::RuntimeConfig;
-use agent_reach::{AlwaysConfirm, Host, ToolFailure};
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
+use agent_reach::{AlwaysConfirm, Confirmer, Host, ToolFailure};
+use guests::Guest;
+use server::{Response, Server};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 /// The workspace root.
@@ -18,28 +27,10 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_owned()
 }
 
-/// A skill component built by `just skills` (`cargo build --release --target wasm32-wasip2`).
-///
-/// # Panics
-/// When it has not been built, with the command that builds it.
-pub fn wasm(crate_name: &str) -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace().join("target"));
-    let path =
-        target.join("wasm32-wasip2/release").join(format!("{}.wasm", crate_name.replace('-', "_")));
-    assert!(
-        path.exists(),
-        "{} is missing: build the skills first with `just skills` (cargo build --release --target wasm32-wasip2 --workspace --exclude agent-reach --exclude agent-reach-tests)",
-        path.display()
-    );
-    path
-}
-
 /// Copy of the `echo` test skill with its name and version rewritten in
 /// place (same length, so the component stays valid).
 pub fn echo_variant(name: &str, version: &str) -> Vec<u8> {
-    let bytes = std::fs::read(wasm("test-skill-echo")).expect("read echo skill");
+    let bytes = guests::TEST_SKILL_ECHO.bytes();
     let from = b"@@name=echo____________@@version=1.0.0   @@";
     let to = format!("@@name={name:_<16}@@version={version:<8}@@");
     assert_eq!(to.len(), from.len(), "name ≤ 16 and version ≤ 8 characters");
@@ -47,6 +38,18 @@ pub fn echo_variant(name: &str, version: &str) -> Vec<u8> {
     let mut out = bytes.clone();
     out[at..at + from.len()].copy_from_slice(to.as_bytes());
     out
+}
+
+/// A harness over `host`, asking `model`: the one place the tests build
+/// one, so the way they do follows the library's front door in one change.
+pub fn harness<'a>(
+    host: &'a Host,
+    model: &'a dyn Model,
+    confirmer: &'a dyn Confirmer,
+    config: RunConfig,
+    audit: AuditLog,
+) -> Harness<'a> {
+    Harness::new(host, model, confirmer, config, audit)
 }
 
 /// A temporary folder with `skills/`, `reach.toml` and any files a test needs.
@@ -68,16 +71,10 @@ impl Workspace {
         self.dir.path().join(rel)
     }
 
-    /// Install a built skill (by crate name) into `skills/` as
-    /// `<skill name>.wasm`, the only file name the registry accepts for it
-    /// (`skill-http-api` → `http_api.wasm`, `test-skill-probe` → `probe.wasm`).
-    pub fn install(&self, crate_name: &str) -> &Self {
-        let skill = crate_name
-            .strip_prefix("test-skill-")
-            .or_else(|| crate_name.strip_prefix("skill-"))
-            .unwrap_or(crate_name);
-        let file = format!("{}.wasm", skill.replace('-', "_"));
-        std::fs::copy(wasm(crate_name), self.path("skills").join(file)).expect("copy skill");
+    /// Install a built guest into `skills/` as `<skill name>.wasm`.
+    pub fn install(&self, guest: Guest) -> &Self {
+        std::fs::copy(guest.path(), self.path("skills").join(guest.file_name()))
+            .expect("copy skill");
         self
     }
 
@@ -150,10 +147,9 @@ pub async fn call(
     host.invoke(skill, tool, &args.to_string(), &AlwaysConfirm).await
 }
 
-/// A minimal HTTP/1.1 server on 127.0.0.1 for network tests. Routes:
+/// A web server on 127.0.0.1 for network tests. Routes:
 /// `/redirect?to=URL` answers 302 to URL; `/status/N` answers N;
-/// anything else answers 200 with `hello from <path>`. Every request's
-/// head is recorded. The thread ends with the test process.
+/// anything else answers 200 with `hello from <path>`.
 pub struct TestServer {
     /// Where it listens.
     pub addr: SocketAddr,
@@ -162,44 +158,20 @@ pub struct TestServer {
 impl TestServer {
     /// Start serving on an ephemeral port.
     pub fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        let addr = listener.local_addr().expect("addr");
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                    let mut request_line = String::new();
-                    if reader.read_line(&mut request_line).is_err() {
-                        return;
-                    }
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).map_or(true, |n| n == 0) || line == "\r\n" {
-                            break;
-                        }
-                    }
-                    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                    let response = if let Some(to) = path.strip_prefix("/redirect?to=") {
-                        format!(
-                            "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                        )
-                    } else if let Some(code) = path.strip_prefix("/status/") {
-                        format!(
-                            "HTTP/1.1 {code} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                        )
-                    } else {
-                        let body = format!("hello from {path}");
-                        format!(
-                            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                            body.len()
-                        )
-                    };
-                    let _ = stream.write_all(response.as_bytes());
-                });
+        let server = Server::start(|request| {
+            let path = request.target.as_str();
+            if let Some(to) = path.strip_prefix("/redirect?to=") {
+                Response::new(302).header("Location", to).close()
+            } else if let Some(code) = path.strip_prefix("/status/") {
+                Response::new(code.parse().expect("/status/N")).close()
+            } else {
+                Response::new(200)
+                    .header("Content-Type", "text/plain")
+                    .close()
+                    .body(format!("hello from {path}"))
             }
         });
-        TestServer { addr }
+        TestServer { addr: server.addr }
     }
 
     /// `http://127.0.0.1:PORT<path>`.

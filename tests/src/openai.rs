@@ -3,10 +3,10 @@
 //! with the next scripted reply, recording every request body. This stands
 //! in for a hosted model, which cannot run here.
 
+use crate::server::{Response, Server};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 /// One scripted reply.
@@ -88,92 +88,42 @@ impl ScriptedModel {
     }
 
     fn serve(replies: Vec<Reply>, responder: Option<Responder>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        let addr = listener.local_addr().expect("addr");
         let requests = Arc::new(Mutex::new(Vec::new()));
         let remaining = Arc::new(Mutex::new(VecDeque::from(replies)));
         let models = Arc::new(Mutex::new(None));
         let (req, rem, listed) = (requests.clone(), remaining.clone(), models.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let (req, rem, listed, responder) =
-                    (req.clone(), rem.clone(), listed.clone(), responder.clone());
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                    loop {
-                        let mut length = 0usize;
-                        let mut first = String::new();
-                        if reader.read_line(&mut first).map_or(true, |n| n == 0) {
-                            return;
-                        }
-                        loop {
-                            let mut line = String::new();
-                            if reader.read_line(&mut line).map_or(true, |n| n == 0)
-                                || line == "\r\n"
-                            {
-                                break;
-                            }
-                            if let Some(v) =
-                                line.to_ascii_lowercase().strip_prefix("content-length:")
-                            {
-                                length = v.trim().parse().unwrap_or(0);
-                            }
-                        }
-                        let mut body = vec![0; length];
-                        if reader.read_exact(&mut body).is_err() {
-                            return;
-                        }
-                        if first.starts_with("GET ") {
-                            // `GET /v1/models`: what the server says about its
-                            // model. Not a chat request: no scripted reply used.
-                            let listing: Option<Value> = listed.lock().expect("lock").clone();
-                            let (status, text) = match listing {
-                                Some(v) if first.contains("/models") => (200, v.to_string()),
-                                _ => (404, "{\"error\":\"not found\"}".to_owned()),
-                            };
-                            let head = format!(
-                                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                                text.len()
-                            );
-                            if stream
-                                .write_all(head.as_bytes())
-                                .and_then(|()| stream.write_all(text.as_bytes()))
-                                .is_err()
-                            {
-                                return;
-                            }
-                            continue;
-                        }
-                        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-                        req.lock().expect("lock").push(body.clone());
-                        let reply = match &responder {
-                            Some(respond) => Some(respond(&body)),
-                            None => rem.lock().expect("lock").pop_front(),
-                        };
-                        let (status, text, retry) = match reply {
-                            Some(Reply::Ok(v)) => (200, v.to_string(), None),
-                            Some(Reply::Status(s, b, r)) => (s, b, r),
-                            None => (500, "{\"error\":\"script exhausted\"}".to_owned(), None),
-                        };
-                        let retry =
-                            retry.map_or(String::new(), |s| format!("Retry-After: {s}\r\n"));
-                        let head = format!(
-                            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n{retry}Content-Length: {}\r\n\r\n",
-                            text.len()
-                        );
-                        if stream
-                            .write_all(head.as_bytes())
-                            .and_then(|()| stream.write_all(text.as_bytes()))
-                            .is_err()
-                        {
-                            return;
-                        }
+        let server = Server::start(move |request| {
+            let json = |status: u16, text: String| {
+                Response::new(status).header("Content-Type", "application/json").body(text)
+            };
+            if request.method == "GET" {
+                // `GET /v1/models`: what the server says about its
+                // model. Not a chat request: no scripted reply used.
+                let listing: Option<Value> = listed.lock().expect("lock").clone();
+                return match listing {
+                    Some(v) if request.target.contains("/models") => json(200, v.to_string()),
+                    _ => json(404, "{\"error\":\"not found\"}".to_owned()),
+                };
+            }
+            let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+            req.lock().expect("lock").push(body.clone());
+            let reply = match &responder {
+                Some(respond) => Some(respond(&body)),
+                None => rem.lock().expect("lock").pop_front(),
+            };
+            match reply {
+                Some(Reply::Ok(v)) => json(200, v.to_string()),
+                Some(Reply::Status(status, text, retry)) => {
+                    let answer = json(status, text);
+                    match retry {
+                        Some(s) => answer.header("Retry-After", s.to_string()),
+                        None => answer,
                     }
-                });
+                }
+                None => json(500, "{\"error\":\"script exhausted\"}".to_owned()),
             }
         });
-        ScriptedModel { addr, requests, remaining, models }
+        ScriptedModel { addr: server.addr, requests, remaining, models }
     }
 
     /// Answer `GET /v1/models` with `listing` (by default: 404, as a server

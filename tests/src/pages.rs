@@ -3,9 +3,9 @@
 //! `tests/fixtures/web/`), and every request's path and headers are recorded
 //! so tests can check what the skill sent.
 
+use crate::server::{Response, Server};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -73,8 +73,7 @@ pub struct Received {
     pub headers: HashMap<String, String>,
 }
 
-/// The server. Paths without a route answer 404 with a short HTML page. The
-/// listening thread ends with the test process.
+/// The server. Paths without a route answer 404 with a short HTML page.
 pub struct Pages {
     /// Where it listens.
     pub addr: SocketAddr,
@@ -84,30 +83,35 @@ pub struct Pages {
 impl Pages {
     /// Serve `routes` on an ephemeral port of 127.0.0.1.
     pub fn start(routes: Vec<Route>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        let addr = listener.local_addr().expect("addr");
-        let routes: Arc<HashMap<String, Route>> = Arc::new(
-            routes
-                .into_iter()
-                .map(|mut r| {
-                    for (_, v) in &mut r.headers {
-                        *v = v.replace("{port}", &addr.port().to_string());
-                    }
-                    (r.path.clone(), r)
-                })
-                .collect(),
-        );
+        let routes: HashMap<String, Route> =
+            routes.into_iter().map(|r| (r.path.clone(), r)).collect();
         let received = Arc::new(Mutex::new(Vec::new()));
         let log = Arc::clone(&received);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { continue };
-                let routes = Arc::clone(&routes);
-                let log = Arc::clone(&log);
-                std::thread::spawn(move || serve(stream, &routes, &log));
+        let server = Server::start(move |request| {
+            let path = request.target.clone();
+            let headers = request.headers.iter().cloned().collect();
+            log.lock().expect("lock").push(Received { path: path.clone(), headers });
+            let missing;
+            let route = match routes.get(&path) {
+                Some(route) => route,
+                None => {
+                    missing = Route::bytes(
+                        &path,
+                        Some("text/html; charset=utf-8"),
+                        "<html><body><h1>404</h1></body></html>",
+                    )
+                    .status(404);
+                    &missing
+                }
+            };
+            let port = request.server.port().to_string();
+            let mut answer = Response::new(route.status).close();
+            for (name, value) in &route.headers {
+                answer = answer.header(name, value.replace("{port}", &port));
             }
+            answer.body(route.body.clone())
         });
-        Pages { addr, received }
+        Pages { addr: server.addr, received }
     }
 
     /// `http://127.0.0.1:PORT<path>`.
@@ -124,53 +128,4 @@ impl Pages {
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().expect("lock").clone()
     }
-}
-
-fn serve(
-    mut stream: std::net::TcpStream,
-    routes: &HashMap<String, Route>,
-    log: &Mutex<Vec<Received>>,
-) {
-    let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
-    let mut request_line = String::new();
-    if reader.read_line(&mut request_line).is_err() {
-        return;
-    }
-    let mut headers = HashMap::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).map_or(true, |n| n == 0) || line == "\r\n" {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_owned());
-        }
-    }
-    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
-    log.lock().expect("lock").push(Received { path: path.clone(), headers });
-
-    let missing;
-    let route = match routes.get(&path) {
-        Some(route) => route,
-        None => {
-            missing = Route::bytes(
-                &path,
-                Some("text/html; charset=utf-8"),
-                "<html><body><h1>404</h1></body></html>",
-            )
-            .status(404);
-            &missing
-        }
-    };
-    let mut head = format!(
-        "HTTP/1.1 {} X\r\nContent-Length: {}\r\nConnection: close\r\n",
-        route.status,
-        route.body.len()
-    );
-    for (name, value) in &route.headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
-    }
-    head.push_str("\r\n");
-    // The client may stop reading at its size cap and close; that is fine.
-    let _ = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(&route.body));
 }

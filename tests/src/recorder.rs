@@ -15,12 +15,12 @@
 //! | `/slow` | the echo after 600 ms |
 //! | anything else | 200 with a JSON body `{"path": …, "head": …}` echoing the request back, the way "show my headers" endpoints do |
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
+use crate::server::{Request, Response, Server};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// A running recording server; the thread ends with the test process.
+/// A running recording server.
 pub struct Recorder {
     /// Where it listens.
     pub addr: SocketAddr,
@@ -30,31 +30,14 @@ pub struct Recorder {
 impl Recorder {
     /// Start serving on an ephemeral port.
     pub fn start() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
-        let addr = listener.local_addr().expect("addr");
         let heads = Arc::new(Mutex::new(Vec::new()));
         let record = heads.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let record = record.clone();
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                    let mut head = String::new();
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).map_or(true, |n| n == 0) || line == "\r\n" {
-                            break;
-                        }
-                        head.push_str(&line);
-                    }
-                    drain_body(&mut reader, &head);
-                    record.lock().expect("lock").push(head.clone());
-                    let _ = stream.write_all(&respond(&head));
-                });
-            }
+        let server = Server::start(move |request| {
+            let head = request.head();
+            record.lock().expect("lock").push(head.clone());
+            respond(request, &head).close()
         });
-        Recorder { addr, heads }
+        Recorder { addr: server.addr, heads }
     }
 
     /// `http://127.0.0.1:PORT<path>`.
@@ -68,82 +51,29 @@ impl Recorder {
     }
 }
 
-/// Read a chunked or sized body so the client is not cut off.
-fn drain_body(reader: &mut impl BufRead, head: &str) {
-    let lower = head.to_ascii_lowercase();
-    if let Some(len) = lower.lines().find_map(|l| l.strip_prefix("content-length:")) {
-        let mut body = vec![0; len.trim().parse().unwrap_or(0)];
-        let _ = reader.read_exact(&mut body);
-    } else if lower.contains("transfer-encoding: chunked") {
-        loop {
-            let mut size = String::new();
-            if reader.read_line(&mut size).map_or(true, |n| n == 0) {
-                break;
-            }
-            let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
-            let mut chunk = vec![0; n + 2];
-            let _ = reader.read_exact(&mut chunk);
-            if n == 0 {
-                break;
-            }
-        }
-    }
-}
-
-/// The value of the request's `Authorization` header, or `none`.
-fn authorization(head: &str) -> String {
-    head.lines()
-        .find_map(|l| {
-            l.split_once(':')
-                .filter(|(k, _)| k.eq_ignore_ascii_case("authorization"))
-                .map(|(_, v)| v.trim().to_owned())
-        })
-        .unwrap_or_else(|| "none".to_owned())
-}
-
-fn response(status: &str, headers: &[(&str, Vec<u8>)], body: &[u8]) -> Vec<u8> {
-    let mut out = format!("HTTP/1.1 {status}\r\n").into_bytes();
-    for (name, value) in headers {
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value);
-        out.extend_from_slice(b"\r\n");
-    }
-    out.extend_from_slice(
-        format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes(),
-    );
-    out.extend_from_slice(body);
-    out
-}
-
-fn respond(head: &str) -> Vec<u8> {
-    let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+fn respond(request: &Request, head: &str) -> Response {
+    let path = request.target.as_str();
     let echo = serde_json::json!({"path": path, "head": head}).to_string().into_bytes();
-    let json = ("Content-Type", b"application/json".to_vec());
-    let auth = authorization(head);
-    let accepts_gzip = head
-        .lines()
-        .any(|l| l.to_ascii_lowercase().starts_with("accept-encoding:") && l.contains("gzip"));
+    let json = |status| Response::new(status).header("Content-Type", "application/json");
+    let auth = request.header("authorization").unwrap_or("none").to_owned();
+    let accepts_gzip = request.header("accept-encoding").is_some_and(|v| v.contains("gzip"));
     let route = path.split('?').next().unwrap_or("");
     match route {
         "/redirect" => {
             let to = path.strip_prefix("/redirect?to=").unwrap_or("/");
-            response("302 Found", &[("Location", to.as_bytes().to_vec())], b"")
+            Response::new(302).header("Location", to)
         }
         "/gzip" | "/gzip-always" if accepts_gzip || route == "/gzip-always" => {
-            response("200 OK", &[json, ("Content-Encoding", b"gzip".to_vec())], &gzip(&echo))
+            json(200).header("Content-Encoding", "gzip").body(gzip(&echo))
         }
         "/raw-header" => {
             let raw = format!("\u{e9} {auth} \u{fc}").into_bytes();
-            response("200 OK", &[json, ("X-Echo-Raw", raw)], &echo)
+            json(200).header("X-Echo-Raw", raw).body(echo)
         }
-        "/trailers" => {
-            let mut out = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\nTrailer: X-Echo-Trailer\r\nConnection: close\r\n\r\n".to_vec();
-            out.extend_from_slice(
-                format!("2\r\nok\r\n0\r\nX-Echo-Trailer: {auth}\r\n\r\n").as_bytes(),
-            );
-            out
-        }
+        "/trailers" => Response::new(200)
+            .header("Content-Type", "text/plain")
+            .trailer("X-Echo-Trailer", &auth)
+            .body("ok"),
         "/encoded" => {
             let basic = format!("user:{auth}");
             let body = format!(
@@ -156,18 +86,15 @@ fn respond(head: &str) -> Vec<u8> {
                 base64(basic.as_bytes(), false),
                 base64(basic.as_bytes(), true),
             );
-            response("200 OK", &[json], body.as_bytes())
+            json(200).body(body)
         }
-        "/slow" => {
-            std::thread::sleep(Duration::from_millis(600));
-            response("200 OK", &[json], &echo)
-        }
+        "/slow" => json(200).body(echo).after(Duration::from_millis(600)),
         _ => {
             let first = head
                 .lines()
                 .find(|l| l.to_ascii_lowercase().starts_with("authorization:"))
                 .unwrap_or("none");
-            response("200 OK", &[json, ("X-Echo-Head", first.as_bytes().to_vec())], &echo)
+            json(200).header("X-Echo-Head", first).body(echo)
         }
     }
 }

@@ -3,6 +3,7 @@
 //! result and the model never do.
 
 use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
 use agent_reach_tests::recorder::Recorder;
 use agent_reach_tests::{Workspace, call};
 use serde_json::{Value, json};
@@ -13,7 +14,7 @@ const SECRET: &str = "s3cr3t-tok-9f8e7d6c";
 /// table that binds it to `server` with `inject` (TOML lines).
 fn setup(server: &Recorder, inject: &str, extra: &str) -> (Workspace, String) {
     let ws = Workspace::new();
-    ws.install("skill-http-api").install("test-skill-probe");
+    ws.install(guests::SKILL_HTTP_API).install(guests::TEST_SKILL_PROBE);
     let secret = ws.write("secrets/token", &format!("{SECRET}\n"));
     let policy = format!(
         r#"
@@ -275,7 +276,7 @@ const ODD_SECRET: &str = "tok/9f+8e 7d&q=s3cr3t";
 /// `Authorization: Bearer <secret>`, over plain http (loopback test host).
 async fn probe_with_credential(server: &Recorder, secret: &str) -> (Workspace, agent_reach::Host) {
     let ws = Workspace::new();
-    ws.install("test-skill-probe");
+    ws.install(guests::TEST_SKILL_PROBE);
     let file = ws.write("secrets/token", &format!("{secret}\n"));
     let policy = format!(
         "[skills.probe]\nlevel = \"auto\"\nnet = [\"{addr}\"]\n\n[[skills.probe.credentials]]\nhost = \"{addr}\"\nfile = \"{file}\"\nheader = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true\n",
@@ -349,7 +350,7 @@ async fn a_compressed_answer_to_a_credentialed_request_is_refused() {
     assert_eq!(server.heads().len(), 1);
     // Without a credential nothing needs masking, and compression is the skill's business.
     let ws = Workspace::new();
-    ws.install("test-skill-probe");
+    ws.install(guests::TEST_SKILL_PROBE);
     let plain =
         ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
     let reply =

@@ -6,6 +6,7 @@
 
 use agent_reach::ErrorCode;
 use agent_reach::registry::{SkillEntry, Status};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call, echo_variant};
 use serde_json::json;
 
@@ -37,7 +38,7 @@ async fn assert_real_files_keeps_its_grants(ws: &Workspace, host: &agent_reach::
 
 fn setup() -> Workspace {
     let ws = Workspace::new();
-    ws.install("skill-files");
+    ws.install(guests::SKILL_FILES);
     ws.write("docs/plan.md", "the plan\n");
     ws
 }

@@ -1,11 +1,8 @@
 //! `reach mcp --http` against what a web page or a neighbour on the network
 //! could send: requests written by hand, so every header is the test's.
 
-#[path = "support/mcp.rs"]
-mod mcp;
-mod support;
-
-use mcp::{HttpServer, Response, Workspace, output_within, post};
+use crate::support::mcp::{HttpServer, Response, Workspace, output_within, post};
+use agent_reach_tests::guests;
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -18,7 +15,7 @@ const AUTO_WRITE: &str =
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}"#;
 
 fn workspace() -> Workspace {
-    Workspace::new(AUTO_WRITE, &[("skill_files", "files")])
+    Workspace::new(AUTO_WRITE, &[guests::SKILL_FILES])
 }
 
 /// `tools/call files__write` creating `path`.
@@ -245,7 +242,7 @@ fn stateless_write_as(
 #[test]
 fn a_confirmation_asked_by_one_instance_is_answered_at_another_without_sticky_sessions() {
     let policy = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
-    let ws = Workspace::new(policy, &[("skill_files", "files")]);
+    let ws = Workspace::new(policy, &[guests::SKILL_FILES]);
     let record = ws.path("approvals.db");
     let shared = [
         ("REACH_MCP_STATE_KEY", "the balancer's shared secret"),
@@ -416,7 +413,7 @@ fn a_token_file_that_others_can_read_is_refused() {
 
 #[test]
 fn a_replayed_confirmation_runs_nothing_the_second_time() {
-    let ws = Workspace::new(CONFIRM_WRITE, &[("skill_files", "files")]);
+    let ws = Workspace::new(CONFIRM_WRITE, &[guests::SKILL_FILES]);
     let server = ws.serve_http(&[], &[]);
     let asked = stateless_write(&server, "notes/once.md", None);
     let state = asked["requestState"].as_str().unwrap_or_else(|| panic!("{asked}")).to_owned();
@@ -444,7 +441,7 @@ fn a_replayed_confirmation_runs_nothing_the_second_time() {
 
 #[test]
 fn a_confirmation_used_at_one_instance_is_refused_at_another() {
-    let ws = Workspace::new(CONFIRM_WRITE, &[("skill_files", "files")]);
+    let ws = Workspace::new(CONFIRM_WRITE, &[guests::SKILL_FILES]);
     let record = ws.path("shared/approvals.db");
     let shared = [
         ("REACH_MCP_STATE_KEY", "the balancer's shared secret"),
@@ -468,7 +465,7 @@ fn a_confirmation_used_at_one_instance_is_refused_at_another() {
 
 #[test]
 fn a_shared_state_key_without_a_shared_record_is_refused_at_start() {
-    let ws = Workspace::new(CONFIRM_WRITE, &[("skill_files", "files")]);
+    let ws = Workspace::new(CONFIRM_WRITE, &[guests::SKILL_FILES]);
     let mut command = ws.reach(&["mcp", "--http", "127.0.0.1:0"]);
     command.env("REACH_MCP_STATE_KEY", "a shared secret").env_remove("REACH_MCP_APPROVALS");
     let out = output_within(command, Duration::from_secs(60));
@@ -479,7 +476,7 @@ fn a_shared_state_key_without_a_shared_record_is_refused_at_start() {
 
 #[test]
 fn a_confirmation_given_to_one_client_is_refused_for_another() {
-    let ws = Workspace::new(CONFIRM_WRITE, &[("skill_files", "files")]);
+    let ws = Workspace::new(CONFIRM_WRITE, &[guests::SKILL_FILES]);
     let server = ws.serve_http(&[], &[]);
     let state = stateless_write_as(&server, "the-editor", "notes/theirs.md", None)["requestState"]
         .as_str()

@@ -2,8 +2,7 @@
 //! from a script and records every request: what goes over the wire, what
 //! comes back, and how failures are retried and reported.
 
-mod support;
-
+use crate::support::{Reply, Server, completion, ok, status};
 use agent_reach::model::{
     AnthropicClient, AnthropicConfig, ApiKey, ChatRequest, Message, Model, ModelError,
     OpenAiClient, OpenAiConfig, RetryPolicy, ToolCall, ToolSpec, Usage,
@@ -11,7 +10,6 @@ use agent_reach::model::{
 use serde_json::{Value, json};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
-use support::{Reply, Server, completion, ok, status};
 
 /// Retries without real waiting: a test that sleeps is a slow test.
 fn fast_retry(max_retries: u32) -> RetryPolicy {

@@ -3,17 +3,18 @@
 //! their sandboxes, and the audit log is read back from disk.
 
 use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Harness, Quiet, RunConfig, RunReport, Stop};
+use agent_reach::harness::{Quiet, RunConfig, RunReport, Stop};
 use agent_reach::model::{OpenAiClient, OpenAiConfig, ToolFormat};
 use agent_reach::{AlwaysConfirm, Confirmer, Host, NeverConfirm};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use serde_json::Value;
 use std::time::Duration;
 
 fn workspace() -> Workspace {
     let ws = Workspace::new();
-    ws.install("skill-files").install("test-skill-probe");
+    ws.install(guests::SKILL_FILES).install(guests::TEST_SKILL_PROBE);
     ws.write("docs/a.txt", "alpha\nbeta\n");
     ws.write("docs/big.txt", &"0123456789\n".repeat(2000));
     ws.mkdir("notes");
@@ -52,7 +53,7 @@ async fn run_with(
     let secrets = agent_reach::harness::secrets(&host, Vec::new());
     let audit = AuditLog::create(&ws.path(".reach/runs"), "test-run", secrets).expect("audit log");
     let path = audit.path().to_owned();
-    let mut harness = Harness::new(&host, &model, confirmer, config, audit);
+    let mut harness = agent_reach_tests::harness(&host, &model, confirmer, config, audit);
     let task = format!("Read {} and tell me what it says.", ws.path("docs/a.txt").display());
     let report = harness.run("test-run", &task, &Quiet).await;
     let log = std::fs::read_to_string(path)
@@ -135,7 +136,7 @@ async fn the_file_content_reaches_the_model() {
         Reply::text("It says alpha, beta."),
     ]);
     let model = client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,
@@ -271,7 +272,7 @@ async fn a_call_described_before_anything_was_read_runs_at_once_when_it_can_only
         Reply::text("It holds a.txt and big.txt."),
     ]);
     let model = client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,
@@ -387,7 +388,7 @@ async fn a_large_result_goes_to_the_workbench_and_can_be_paged() {
         Reply::text("done"),
     ]);
     let model = client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,
@@ -467,7 +468,8 @@ async fn a_password_in_a_url_is_kept_out_of_the_audit_log_and_the_result() {
     let audit =
         AuditLog::create(&ws.path(".reach/runs"), "url-run", Vec::new()).expect("audit log");
     let path = audit.path().to_owned();
-    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), audit);
+    let mut harness =
+        agent_reach_tests::harness(&host, &model, &AlwaysConfirm, RunConfig::default(), audit);
     let report = harness.run("url-run", &format!("Fetch {url} for me."), &Quiet).await;
     assert_eq!(report.actions[0].outcome, "DENIED", "{:?}", report.actions);
     let text = std::fs::read_to_string(path).expect("log");
@@ -497,7 +499,7 @@ async fn a_password_in_a_url_is_kept_out_of_the_audit_log_and_the_result() {
 #[tokio::test]
 async fn only_skills_the_table_lists_are_offered() {
     let ws = Workspace::new();
-    ws.install("skill-files").install("test-skill-probe");
+    ws.install(guests::SKILL_FILES).install(guests::TEST_SKILL_PROBE);
     ws.mkdir("docs");
     ws.mkdir("notes");
     // probe is installed but the table does not list it.
@@ -509,7 +511,7 @@ async fn only_skills_the_table_lists_are_offered() {
     let host: Host = ws.host(&table).await;
     let server = ScriptedModel::start(vec![Reply::text("Hello.")]);
     let model = client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,
@@ -547,7 +549,7 @@ async fn an_answer_that_restates_a_call_that_ran_is_sent_back_once_for_the_resul
         Reply::text(&restated),
     ]);
     let model = client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,
@@ -593,7 +595,7 @@ async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again(
         Reply::text("It says alpha, beta."),
     ]);
     let model = client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,
@@ -628,7 +630,7 @@ async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again(
         Reply::text("Still not found."),
     ]);
     let model = client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,
@@ -690,7 +692,7 @@ async fn under_the_constrained_format_the_tools_are_in_the_prompt_and_replies_fo
         Reply::text(r#"{"action": "answer", "arguments": {"text": "It says alpha, beta."}}"#),
     ]);
     let model = constrained_client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,
@@ -755,7 +757,7 @@ async fn a_server_that_refuses_the_schema_is_asked_natively_from_then_on() {
         Reply::text("It says alpha, beta."),
     ]);
     let model = constrained_client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,
@@ -795,7 +797,7 @@ async fn an_answer_right_after_an_http_4xx_is_sent_back_once() {
         ),
     ]);
     let ws = Workspace::new();
-    ws.install("skill-http-api");
+    ws.install(guests::SKILL_HTTP_API);
     let host = ws
         .host(&format!("[skills.http_api]\nlevel = \"auto\"\nnet = [\"{}\"]\n", pages.grant()))
         .await;
@@ -812,7 +814,7 @@ async fn an_answer_right_after_an_http_4xx_is_sent_back_once() {
         Reply::text("Ola Nordmann."),
     ]);
     let model = client(&server);
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,

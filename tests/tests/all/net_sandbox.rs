@@ -1,12 +1,13 @@
 //! The network allowlist and SSRF guard, against a real HTTP server on 127.0.0.1.
 
 use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
 use agent_reach_tests::{TestServer, Workspace, call};
 use serde_json::json;
 
 fn ws() -> Workspace {
     let ws = Workspace::new();
-    ws.install("test-skill-probe");
+    ws.install(guests::TEST_SKILL_PROBE);
     ws
 }
 

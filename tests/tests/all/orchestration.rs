@@ -5,10 +5,11 @@
 //! read back from disk.
 
 use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Harness, Quiet, RunConfig, RunReport, Stop};
+use agent_reach::harness::{Quiet, RunConfig, RunReport, Stop};
 use agent_reach::model::OpenAiClient;
 use agent_reach::{AlwaysConfirm, Host};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +21,9 @@ const PLAN: &str = "SUPERVISOR-PLAN-7731";
 
 fn workspace() -> Workspace {
     let ws = Workspace::new();
-    ws.install("skill-files").install("test-skill-probe").install("test-skill-echo");
+    ws.install(guests::SKILL_FILES)
+        .install(guests::TEST_SKILL_PROBE)
+        .install(guests::TEST_SKILL_ECHO);
     ws.write("docs/a.txt", "alpha\nbeta\n");
     ws.write("docs/b.txt", "gamma\n");
     ws.mkdir("notes");
@@ -145,7 +148,7 @@ async fn run_in(
     let model = client(&server);
     let audit = AuditLog::create(&ws.path(".reach/runs"), "orch", Vec::new()).expect("audit log");
     let path = audit.path().to_owned();
-    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, config, audit);
+    let mut harness = agent_reach_tests::harness(&host, &model, &AlwaysConfirm, config, audit);
     let task = format!("Report what docs/a.txt and docs/b.txt say. ({PLAN})");
     let report = harness.run("orch", &task, &Quiet).await;
     let log = std::fs::read_to_string(path)

@@ -3,9 +3,10 @@
 
 use agent_reach::NeverConfirm;
 use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Disclosure, Harness, Quiet, RunConfig};
+use agent_reach::harness::{Disclosure, Quiet, RunConfig};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use serde_json::{Value, json};
 
@@ -35,7 +36,7 @@ async fn run_config(
     replies: impl Fn(&str) -> Vec<Reply>,
 ) -> (agent_reach::harness::RunReport, ScriptedModel, Workspace) {
     let ws = Workspace::new();
-    ws.install("skill-files").install("test-skill-probe");
+    ws.install(guests::SKILL_FILES).install(guests::TEST_SKILL_PROBE);
     let file = ws.write("docs/a.txt", "alpha\n");
     let replies = replies(&file.display().to_string());
     let policy = format!(
@@ -47,7 +48,7 @@ async fn run_config(
     let model =
         OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).expect("client");
     let audit = AuditLog::create(&ws.path(".reach/runs"), "menu", Vec::new()).expect("audit");
-    let mut harness = Harness::new(&host, &model, &NeverConfirm, config, audit);
+    let mut harness = agent_reach_tests::harness(&host, &model, &NeverConfirm, config, audit);
     let report = harness.run("menu", task, &Quiet).await;
     (report, server, ws)
 }

@@ -5,6 +5,7 @@
 use agent_reach::policy::Policy;
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::{Host, confirmation_prompt};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, workspace};
 use serde_json::json;
 
@@ -22,7 +23,7 @@ async fn an_override_for_a_tool_the_skill_lacks_is_a_load_error() {
     // Regression: `[skills.files.tools.Write] level = "deny"` loaded fine
     // and denied nothing: the real tool is `write`.
     let ws = Workspace::new();
-    ws.install("skill-files");
+    ws.install(guests::SKILL_FILES);
     let err = load(
         &ws,
         "[skills.files]\nlevel = \"auto\"\n\n[skills.files.tools.Write]\nlevel = \"deny\"\n",

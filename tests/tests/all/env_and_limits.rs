@@ -1,13 +1,14 @@
 //! Environment isolation, resource limits and crash containment.
 
 use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
 fn ws() -> Workspace {
     let ws = Workspace::new();
-    ws.install("test-skill-probe").install("test-skill-misbehave");
+    ws.install(guests::TEST_SKILL_PROBE).install(guests::TEST_SKILL_MISBEHAVE);
     ws
 }
 

@@ -4,10 +4,11 @@
 //! files in its sandbox, and the audit log is read back from disk.
 
 use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Harness, Quiet, RunConfig, RunReport, Stop};
+use agent_reach::harness::{Quiet, RunConfig, RunReport, Stop};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach::{AlwaysConfirm, Host};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use regex::Regex;
 use serde_json::{Value, json};
@@ -29,9 +30,9 @@ const FORGED: &str =
 
 fn workspace(notes: usize, forged_at: Option<usize>) -> Workspace {
     let ws = Workspace::new();
-    ws.install("skill-files");
+    ws.install(guests::SKILL_FILES);
     if forged_at.is_some() {
-        ws.install("test-skill-probe");
+        ws.install(guests::TEST_SKILL_PROBE);
     }
     for i in 1..=notes {
         let first =
@@ -175,7 +176,7 @@ async fn run(scenario: Scenario, config: RunConfig, listing: Option<Value>) -> O
     let audit =
         AuditLog::create(&ws.path(".reach/runs"), "long-run", Vec::new()).expect("audit log");
     let path = audit.path().to_owned();
-    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, config, audit);
+    let mut harness = agent_reach_tests::harness(&host, &model, &AlwaysConfirm, config, audit);
     *steering.lock().unwrap() = Some(harness.steering());
     let report = harness
         .run("long-run", "Read the notes one by one and tell me the vault code.", &Quiet)

@@ -3,6 +3,7 @@
 
 use agent_reach::registry::Status;
 use agent_reach::{ErrorCode, NeverConfirm};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call, echo_variant};
 use serde_json::json;
 
@@ -45,12 +46,9 @@ async fn the_same_name_and_version_twice_is_reported() {
 #[tokio::test]
 async fn broken_files_are_reported_and_the_others_still_load() {
     let ws = Workspace::new();
-    ws.install("test-skill-probe");
+    ws.install(guests::TEST_SKILL_PROBE);
     ws.install_bytes("garbage.wasm", b"this is not wasm at all");
-    ws.install_bytes(
-        "truncated.wasm",
-        &std::fs::read(agent_reach_tests::wasm("test-skill-echo")).unwrap()[..4000],
-    );
+    ws.install_bytes("truncated.wasm", &guests::TEST_SKILL_ECHO.bytes()[..4000]);
     // A core module: valid wasm, but not a component.
     ws.install_bytes("core.wasm", b"\0asm\x01\0\0\0");
     let host = ws.host("").await;
@@ -99,7 +97,7 @@ async fn broken_files_are_reported_and_the_others_still_load() {
 #[tokio::test]
 async fn unknown_skills_and_tools_list_what_exists() {
     let ws = Workspace::new();
-    ws.install("test-skill-probe");
+    ws.install(guests::TEST_SKILL_PROBE);
     let host = ws.host("[defaults]\nlevel = \"auto\"\n").await;
     let err = call(&host, "nope.read", json!({})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NoSuchTool);
@@ -112,7 +110,7 @@ async fn unknown_skills_and_tools_list_what_exists() {
 #[tokio::test]
 async fn arguments_are_validated_against_the_schema_before_the_skill_runs() {
     let ws = Workspace::new();
-    ws.install("test-skill-probe");
+    ws.install(guests::TEST_SKILL_PROBE);
     let host = ws.host("[defaults]\nlevel = \"auto\"\n").await;
     let err = call(&host, "probe.read", json!({"path": 42})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs);
@@ -128,7 +126,7 @@ async fn arguments_are_validated_against_the_schema_before_the_skill_runs() {
 #[tokio::test]
 async fn level_deny_forbids_and_confirm_needs_a_person() {
     let ws = Workspace::new();
-    ws.install("test-skill-probe");
+    ws.install(guests::TEST_SKILL_PROBE);
     let host = ws
         .host("[skills.probe]\nlevel = \"auto\"\n[skills.probe.tools.env]\nlevel = \"deny\"\n[skills.probe.tools.grants]\nlevel = \"L1\"\n")
         .await;
@@ -145,7 +143,7 @@ async fn level_deny_forbids_and_confirm_needs_a_person() {
 #[tokio::test]
 async fn manifests_carry_schemas_derived_from_argument_types() {
     let ws = Workspace::new();
-    ws.install("skill-files");
+    ws.install(guests::SKILL_FILES);
     let host = ws.host("").await;
     let files = host.registry.active("files").expect("files skill");
     let names: Vec<&str> = files.manifest.tools.iter().map(|t| t.name.as_str()).collect();
@@ -161,7 +159,7 @@ async fn manifests_carry_schemas_derived_from_argument_types() {
 #[tokio::test]
 async fn a_skill_named_like_a_built_in_tool_is_refused_at_load_and_says_to_rename_it() {
     let ws = Workspace::new();
-    ws.install("test-skill-probe");
+    ws.install(guests::TEST_SKILL_PROBE);
     const RESERVED: [&str; 4] = ["memory", "skills", "agents", "workbench"];
     for name in RESERVED {
         ws.install_bytes(&format!("{name}.wasm"), &echo_variant(name, "1.0.0"));

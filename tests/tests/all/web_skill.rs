@@ -3,6 +3,7 @@
 //! JavaScript shells, redirects off the allowlist and writes off the grants.
 
 use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
 use agent_reach_tests::pages::{Pages, Route, fixture};
 use agent_reach_tests::{Workspace, call};
 use serde_json::{Value, json};
@@ -62,7 +63,7 @@ struct Setup {
 impl Setup {
     fn new() -> Self {
         let ws = Workspace::new();
-        ws.install("skill-web");
+        ws.install(guests::SKILL_WEB);
         ws.mkdir("saved");
         ws.write("docs/readme.md", "read-only grant\n");
         Setup { ws, pages: site() }

@@ -4,20 +4,19 @@
 //! are listed, each with its reason, in tests/mcp/conformance-expected-failures.yml;
 //! any other failure fails this test, and so does a listed scenario that passes.
 
-#[path = "support/mcp.rs"]
-mod mcp;
-mod support;
-
+use agent_reach_tests::guests;
 use std::process::Command;
 use std::time::Duration;
 
 #[test]
 fn the_conformance_suite_passes_but_for_the_listed_scenarios() {
-    mcp::clients();
-    support::wasm("skill_files");
+    crate::support::mcp::clients();
+    guests::SKILL_FILES.path();
     let mut command = Command::new("bash");
-    command.arg(mcp::root().join("scripts/mcp-conformance.sh")).arg(env!("CARGO_BIN_EXE_reach"));
-    let out = mcp::output_within(command, Duration::from_secs(300));
+    command
+        .arg(crate::support::mcp::root().join("scripts/mcp-conformance.sh"))
+        .arg(env!("CARGO_BIN_EXE_reach"));
+    let out = crate::support::mcp::output_within(command, Duration::from_secs(300));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

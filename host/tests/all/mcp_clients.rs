@@ -4,11 +4,8 @@
 //! the MCP Inspector's CLI. The clients come from `scripts/mcp-clients.sh
 //! install`; without them these tests fail and say so.
 
-#[path = "support/mcp.rs"]
-mod mcp;
-mod support;
-
-use mcp::{POLICY, Workspace, clients, output_within, root};
+use crate::support::mcp::{POLICY, Workspace, clients, output_within, root};
+use agent_reach_tests::guests;
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -48,8 +45,8 @@ impl Revision {
 }
 
 /// The skills every scenario but `a_new_skill_is_announced` starts with.
-const SKILLS: &[(&str, &str)] =
-    &[("skill_files", "files"), ("test_skill_echo", "echo"), ("skill_web", "web")];
+const SKILLS: &[agent_reach_tests::guests::Guest] =
+    &[guests::SKILL_FILES, guests::TEST_SKILL_ECHO, guests::SKILL_WEB];
 
 /// Runs tests/mcp/client.py `scenario` against `reach mcp` in `ws` and
 /// returns what it saw, after checking it spoke `revision`.
@@ -298,8 +295,8 @@ fn instructions_are_prompts_and_resources(transport: Transport, revision: Revisi
 }
 
 fn a_new_skill_is_announced(transport: Transport, revision: Revision) {
-    let ws = Workspace::new(POLICY, &[("skill_files", "files")]);
-    let source = support::wasm("test_skill_echo");
+    let ws = Workspace::new(POLICY, &[guests::SKILL_FILES]);
+    let source = guests::TEST_SKILL_ECHO.path();
     let dest = ws.path("skills/echo.wasm");
     let seen = client(
         &ws,

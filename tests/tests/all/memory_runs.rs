@@ -3,12 +3,13 @@
 //! scripted OpenAI-protocol model that acts on what its requests contain.
 
 use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Harness, Quiet, RunConfig, RunReport};
+use agent_reach::harness::{Quiet, RunConfig, RunReport};
 use agent_reach::memory::{MemoryStore, Provenance, SqliteStore};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach::policy::{Level, MemorySettings};
 use agent_reach::{AlwaysConfirm, Confirmer, Host, NeverConfirm};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use agent_reach_tests::pages::{Pages, Route};
 use serde_json::{Value, json};
@@ -42,7 +43,7 @@ struct Setup {
 impl Setup {
     fn new() -> Setup {
         let ws = Workspace::new();
-        ws.install("skill-files").install("skill-web");
+        ws.install(guests::SKILL_FILES).install(guests::SKILL_WEB);
         ws.mkdir("notes/archive");
         ws.write(
             "docs/handbook.md",
@@ -105,8 +106,9 @@ impl Setup {
         let audit = AuditLog::create(&self.ws.path(".reach/runs"), &id, Vec::new()).expect("audit");
         let path = audit.path().to_owned();
         let store: Arc<dyn MemoryStore> = self.store.clone();
-        let mut harness = Harness::new(&host, &model, confirmer, RunConfig::default(), audit)
-            .with_memory(store, self.settings(remember));
+        let mut harness =
+            agent_reach_tests::harness(&host, &model, confirmer, RunConfig::default(), audit)
+                .with_memory(store, self.settings(remember));
         let report = harness.run(&id, task, &Quiet).await;
         let log = std::fs::read_to_string(path)
             .expect("log")
@@ -353,8 +355,9 @@ async fn words_a_fetching_skill_could_have_written_need_a_person_even_from_a_loc
     let audit =
         AuditLog::create(&s.ws.path(".reach/runs"), "laundered", Vec::new()).expect("audit");
     let store: Arc<dyn MemoryStore> = s.store.clone();
-    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, RunConfig::default(), audit)
-        .with_memory(store, s.settings(Level::Auto));
+    let mut harness =
+        agent_reach_tests::harness(&host, &model, &AlwaysConfirm, RunConfig::default(), audit)
+            .with_memory(store, s.settings(Level::Auto));
     let report = harness.run("laundered", "Summarise docs/pages/tides.md.", &Quiet).await;
     let outcomes: Vec<(&str, &str)> =
         report.actions.iter().map(|a| (a.tool.as_str(), a.outcome.as_str())).collect();

@@ -1,12 +1,12 @@
 //! The `reach` binary as an operator or a script uses it: exit codes, JSON
 //! output, configuration errors that point at the line to fix.
 
-mod support;
-
+use crate::support::{Reply, Server, completion, ok, status};
+use agent_reach_tests::guests;
+use agent_reach_tests::recorder::Recorder;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{Reply, Server, completion, ok, status, wasm};
 
 struct Env {
     dir: tempfile::TempDir,
@@ -19,7 +19,7 @@ impl Env {
         std::fs::create_dir_all(dir.path().join("docs")).unwrap();
         std::fs::create_dir_all(dir.path().join("notes")).unwrap();
         std::fs::write(dir.path().join("docs/a.txt"), "alpha\nbeta\n").unwrap();
-        std::fs::copy(wasm("skill_files"), dir.path().join("skills/files.wasm")).unwrap();
+        std::fs::copy(guests::SKILL_FILES.path(), dir.path().join("skills/files.wasm")).unwrap();
         std::fs::write(dir.path().join("reach.toml"), policy).unwrap();
         Env { dir }
     }
@@ -188,43 +188,18 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Answer one request on 127.0.0.1 with its own head as the body (an
-/// "echo my headers" endpoint), and hand the head to the test.
-fn echo_once() -> (std::net::SocketAddr, std::thread::JoinHandle<String>) {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handle = std::thread::spawn(move || {
-        let (mut stream, _) = listener.accept().unwrap();
-        let mut reader = BufReader::new(stream.try_clone().unwrap());
-        let mut head = String::new();
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
-                break;
-            }
-            head.push_str(&line);
-        }
-        let body = serde_json::json!({ "head": head }).to_string();
-        let response = format!(
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(response.as_bytes()).unwrap();
-        head
-    });
-    (addr, handle)
-}
-
 #[test]
 fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
     const SECRET: &str = "tok-from-env-5d41402abc4b2a76";
-    let (addr, server) = echo_once();
+    // An "echo my headers" endpoint: the request's head is the answer's body.
+    let server = Recorder::start();
+    let addr = server.addr;
     let policy = format!(
         "[skills.http_api]\nlevel = \"auto\"\nnet = [\"{addr}\"]\n\n[[skills.http_api.credentials]]\nhost = \"{addr}\"\nenv = \"REACH_TEST_API_TOKEN\"\nheader = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true\n"
     );
     let env = Env::new(&policy);
-    std::fs::copy(wasm("skill_http_api"), env.dir.path().join("skills/http_api.wasm")).unwrap();
+    std::fs::copy(guests::SKILL_HTTP_API.path(), env.dir.path().join("skills/http_api.wasm"))
+        .unwrap();
     let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
     let out = Command::new(env!("CARGO_BIN_EXE_reach"))
         .args(["-vvv", "--log-format", "json", "call", "http_api.request"])
@@ -237,7 +212,7 @@ fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    let head = server.join().unwrap();
+    let head = server.heads().first().cloned().expect("one request");
     assert!(head.contains(&format!("authorization: Bearer {SECRET}")), "the server got it: {head}");
     let (stdout, stderr) = (stdout(&out), String::from_utf8_lossy(&out.stderr).into_owned());
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -344,17 +319,6 @@ fn a_confirm_call_without_a_terminal_is_refused_unless_yes() {
     assert_eq!(std::fs::read_to_string(&note).unwrap(), "# N\n");
 }
 
-/// The `echo` test skill stamped with another name and version (its name and
-/// version are a fixed-length stamp; see tests/skills/echo).
-fn echo_as(name: &str, version: &str) -> Vec<u8> {
-    let mut bytes = std::fs::read(wasm("test_skill_echo")).unwrap();
-    let stamp = b"@@name=echo____________@@version=1.0.0   @@";
-    let at = bytes.windows(stamp.len()).position(|w| w == stamp).expect("stamp in echo.wasm");
-    bytes[at..at + stamp.len()]
-        .copy_from_slice(format!("@@name={name:_<16}@@version={version:<8}@@").as_bytes());
-    bytes
-}
-
 fn sha256_of(path: &Path) -> String {
     use sha2::Digest as _;
     format!("{:x}", sha2::Sha256::digest(std::fs::read(path).unwrap()))
@@ -430,8 +394,11 @@ fn skills_pin_prints_the_lines_to_add_and_the_pin_holds() {
 
     // A newer, correctly named file is refused while the pin stands; `pin`
     // names it and says which line to replace to accept it.
-    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9"))
-        .unwrap();
+    std::fs::write(
+        env.dir.path().join("skills/files-9.9.9.wasm"),
+        agent_reach_tests::echo_variant("files", "9.9.9"),
+    )
+    .unwrap();
     let newer = sha256_of(&env.dir.path().join("skills/files-9.9.9.wasm"));
     let list = listed(&env);
     assert_eq!(skill(&list, "files.wasm")["status"], "active");
@@ -471,8 +438,11 @@ fn skills_list_reports_an_upgrade_once_and_inspect_keeps_it() {
     assert!(env.dir.path().join(".reach/skills-seen.json").is_file());
 
     // A newer `files` that asks for other tools takes over the name's grants.
-    std::fs::write(env.dir.path().join("skills/files-9.9.9.wasm"), echo_as("files", "9.9.9"))
-        .unwrap();
+    std::fs::write(
+        env.dir.path().join("skills/files-9.9.9.wasm"),
+        agent_reach_tests::echo_variant("files", "9.9.9"),
+    )
+    .unwrap();
     let out = env.reach(&["skills", "list"]);
     let notice = format!(
         "upgraded from {old_version} (new tools: echo, wait; removed: list, read, write, search) — review: reach skills inspect files"

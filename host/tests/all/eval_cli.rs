@@ -3,12 +3,11 @@
 //! point at the line, baselines and the HTML report. The model is a
 //! scripted server on 127.0.0.1; the `files` skill is the real one.
 
-mod support;
-
+use crate::support::{Reply, Server, completion, ok};
+use agent_reach_tests::guests;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{Reply, Server, completion, ok, wasm};
 
 const CASE_ID: &str = "todo-first";
 
@@ -60,7 +59,7 @@ impl Env {
     fn new(cases: &str) -> Env {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("skills")).unwrap();
-        std::fs::copy(wasm("skill_files"), dir.path().join("skills/files.wasm")).unwrap();
+        std::fs::copy(guests::SKILL_FILES.path(), dir.path().join("skills/files.wasm")).unwrap();
         std::fs::write(dir.path().join("cases.jsonl"), cases).unwrap();
         Env { dir }
     }
@@ -71,7 +70,7 @@ impl Env {
 
     /// Also install the test skill `probe` (it reads its environment).
     fn with_probe(self) -> Env {
-        std::fs::copy(wasm("test_skill_probe"), self.path("skills/probe.wasm")).unwrap();
+        std::fs::copy(guests::TEST_SKILL_PROBE.path(), self.path("skills/probe.wasm")).unwrap();
         self
     }
 

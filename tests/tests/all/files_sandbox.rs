@@ -3,12 +3,13 @@
 //! skill shows what a model sees.
 
 use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call};
 use serde_json::json;
 
 fn setup() -> Workspace {
     let ws = Workspace::new();
-    ws.install("test-skill-probe").install("skill-files");
+    ws.install(guests::TEST_SKILL_PROBE).install(guests::SKILL_FILES);
     ws.write("docs/guide.md", "line one\nline two\nneedle here\n");
     ws.write("secret/token.txt", "s3cret");
     ws.mkdir("notes");

@@ -1,12 +1,10 @@
 //! `reach agents list` as an operator uses it: which workers the table
 //! defines and what each can reach, in text and as JSON.
 
-mod support;
-
+use agent_reach_tests::guests;
 use serde_json::{Value, json};
 use std::path::Path;
 use std::process::{Command, Output};
-use support::wasm;
 
 /// `files` installed and granted; `web` granted but not installed; `logs`
 /// installed but denied.
@@ -44,8 +42,8 @@ fn folder(table: &str) -> tempfile::TempDir {
     for sub in ["skills", "docs", "notes"] {
         std::fs::create_dir_all(dir.path().join(sub)).unwrap();
     }
-    std::fs::copy(wasm("skill_files"), dir.path().join("skills/files.wasm")).unwrap();
-    std::fs::copy(wasm("skill_logs"), dir.path().join("skills/logs.wasm")).unwrap();
+    std::fs::copy(guests::SKILL_FILES.path(), dir.path().join("skills/files.wasm")).unwrap();
+    std::fs::copy(guests::SKILL_LOGS.path(), dir.path().join("skills/logs.wasm")).unwrap();
     std::fs::write(dir.path().join("reach.toml"), table).unwrap();
     dir
 }

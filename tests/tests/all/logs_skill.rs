@@ -3,6 +3,7 @@
 //! check (counts, top entries, lines with context), plus the refusals.
 
 use agent_reach::{ErrorCode, Host, ToolFailure};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, call};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -112,7 +113,7 @@ fn plain_log() -> String {
 /// A workspace with the skill and the three logs under `logs/`.
 fn setup() -> Workspace {
     let ws = Workspace::new();
-    ws.install("skill-logs");
+    ws.install(guests::SKILL_LOGS);
     ws.write("logs/access.log", &access_log());
     ws.write("logs/app.jsonl", &json_log());
     ws.write("logs/service.log", &plain_log());

@@ -8,6 +8,7 @@ use agent_reach::eval::report::{EvalReport, Metrics, RunResult};
 use agent_reach::eval::runner::Setting;
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach::runtime::RuntimeConfig;
+use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use agent_reach_tests::{Workspace, workspace};
 use serde_json::json;
@@ -102,7 +103,7 @@ async fn evaluate_in(
     repeat: usize,
     trust_cases: bool,
 ) -> (EvalReport, Workspace) {
-    ws.install("skill-files");
+    ws.install(guests::SKILL_FILES);
     let file = ws.write("cases/todo.jsonl", &(lines.join("\n") + "\n"));
     let cases = case::load(&[file]).unwrap_or_else(|e| panic!("cases: {e}"));
     let out = ws.mkdir("out").canonicalize().expect("out");

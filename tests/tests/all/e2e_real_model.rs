@@ -9,9 +9,10 @@
 
 use agent_reach::AlwaysConfirm;
 use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Harness, Quiet, RunConfig};
+use agent_reach::harness::{Quiet, RunConfig};
 use agent_reach::model::{ApiKey, OpenAiClient, OpenAiConfig};
 use agent_reach_tests::Workspace;
+use agent_reach_tests::guests;
 use agent_reach_tests::pages::{Pages, Route};
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ fn article_site() -> (Pages, Workspace, String) {
         "text/html; charset=utf-8",
     )]);
     let ws = Workspace::new();
-    ws.install("skill-web").install("skill-files");
+    ws.install(guests::SKILL_WEB).install(guests::SKILL_FILES);
     ws.mkdir("notes");
     let policy = format!(
         "[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\nwrite = [\"{notes}\"]\n\n[skills.files]\nlevel = \"auto\"\nread = [\"{notes}\"]\n",
@@ -61,7 +62,7 @@ async fn a_real_model_saves_a_page_as_markdown() {
     let model = real_model("e2e");
     let audit = AuditLog::create(&ws.path(".reach/runs"), "e2e", vec![]).expect("audit");
     let run_config = RunConfig { max_steps: 4, ..RunConfig::default() };
-    let mut harness = Harness::new(&host, &model, &AlwaysConfirm, run_config, audit);
+    let mut harness = agent_reach_tests::harness(&host, &model, &AlwaysConfirm, run_config, audit);
     let task = format!("Save the web page {} as Markdown.", site.url("/article.html"));
     let report = harness.run("e2e", &task, &Quiet).await;
     eprintln!("{}", report.summary());
@@ -130,9 +131,14 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
         async move {
             let audit = AuditLog::create(&ws.path(".reach/runs"), id, vec![]).expect("audit");
             let store: Arc<dyn MemoryStore> = store;
-            let mut harness =
-                Harness::new(host, model, &AlwaysConfirm, RunConfig::default(), audit)
-                    .with_memory(store, settings);
+            let mut harness = agent_reach_tests::harness(
+                host,
+                model,
+                &AlwaysConfirm,
+                RunConfig::default(),
+                audit,
+            )
+            .with_memory(store, settings);
             let report = harness.run(id, &task, &Quiet).await;
             eprintln!("{id}: {}", report.summary());
             for action in &report.actions {
@@ -191,7 +197,7 @@ async fn a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_repor
     let host = ws.host_here(&policy).await;
     let model = real_model("e2e-agents");
     let audit = AuditLog::create(&ws.path(".reach/runs"), "e2e-agents", vec![]).expect("audit");
-    let mut harness = Harness::new(
+    let mut harness = agent_reach_tests::harness(
         &host,
         &model,
         &AlwaysConfirm,

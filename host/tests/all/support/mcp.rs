@@ -1,9 +1,8 @@
 //! What the `reach mcp` tests share: a workspace with skills and a
 //! permission table, the server over HTTP, and the independent MCP clients
 //! (installed by `scripts/mcp-clients.sh install`).
-#![allow(dead_code)] // each test binary uses its own part of it
 
-use crate::support::wasm;
+use agent_reach_tests::guests::Guest;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -44,15 +43,15 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// `skills` are (crate, file name) pairs, e.g. `("skill_files", "files")`.
-    pub fn new(policy: &str, skills: &[(&str, &str)]) -> Workspace {
+    /// A workspace with `skills` installed.
+    pub fn new(policy: &str, skills: &[Guest]) -> Workspace {
         let dir = tempfile::tempdir().unwrap();
         for sub in ["skills", "docs", "notes"] {
             std::fs::create_dir_all(dir.path().join(sub)).unwrap();
         }
         std::fs::write(dir.path().join("docs/a.txt"), "alpha\nbeta\n").unwrap();
-        for (krate, name) in skills {
-            std::fs::copy(wasm(krate), dir.path().join(format!("skills/{name}.wasm"))).unwrap();
+        for guest in skills {
+            std::fs::copy(guest.path(), dir.path().join("skills").join(guest.file_name())).unwrap();
         }
         std::fs::write(dir.path().join("reach.toml"), policy).unwrap();
         Workspace { dir }
@@ -266,8 +265,6 @@ fn dechunk(mut rest: &str) -> String {
 pub struct Clients {
     pub python: PathBuf,
     pub inspector: PathBuf,
-    pub conformance: PathBuf,
-    pub node22: PathBuf,
 }
 
 /// The installed clients; fails the test, naming the command that installs
@@ -294,12 +291,11 @@ pub fn clients() -> Clients {
             .map(PathBuf::from)
             .unwrap_or_else(|| panic!("no {key} in: {paths}"))
     };
-    Clients {
-        python: get("PYTHON"),
-        inspector: get("INSPECTOR"),
-        conformance: get("CONFORMANCE"),
-        node22: get("NODE22"),
-    }
+    // The conformance suite and its Node are found by
+    // scripts/mcp-conformance.sh itself; here only checked to be there.
+    get("CONFORMANCE");
+    get("NODE22");
+    Clients { python: get("PYTHON"), inspector: get("INSPECTOR") }
 }
 
 /// Runs `command` to the end, killing it after `limit`; panics then with what it printed.

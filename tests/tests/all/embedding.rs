@@ -10,6 +10,7 @@ use agent_reach::model::{
 use agent_reach::policy::Level;
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::{Agent, AlwaysConfirm, AuditSink, Confirmer, ErrorCode, Event, Host, Run};
+use agent_reach_tests::guests;
 use agent_reach_tests::{Workspace, workspace};
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -65,7 +66,7 @@ impl Model for Script {
 
 fn workspace_with_files() -> Workspace {
     let ws = Workspace::new();
-    ws.install("skill-files");
+    ws.install(guests::SKILL_FILES);
     ws.write("docs/a.txt", "alpha\nbeta\n");
     ws.mkdir("notes");
     ws
@@ -332,7 +333,7 @@ impl Confirmer for Shown {
 #[tokio::test]
 async fn a_key_given_twice_cannot_run_the_skill_with_another_value_than_the_one_confirmed() {
     let ws = workspace_with_files();
-    ws.install("test-skill-echo");
+    ws.install(guests::TEST_SKILL_ECHO);
     let host = host(&ws, "[skills.echo]\nlevel = \"confirm\"\n").await.expect("host");
     let shown = Shown::default();
     // `echo` answers with the very text it was sent.
@@ -403,7 +404,7 @@ async fn a_call_checked_on_one_host_is_refused_by_a_host_whose_table_denies_it()
 
 /// The custom-model example, its model run here with the real files skill.
 #[expect(dead_code, reason = "its `main` is for `cargo run --example custom_model`")]
-#[path = "../../host/examples/custom_model.rs"]
+#[path = "../../../host/examples/custom_model.rs"]
 mod custom_model;
 
 #[tokio::test]

@@ -4,11 +4,8 @@
 //! closes the server, results are masked with the serving host's secrets,
 //! and only the skills the table names are served.
 
-#[path = "support/mcp.rs"]
-mod mcp;
-mod support;
-
-use mcp::Workspace;
+use crate::support::mcp::Workspace;
+use agent_reach_tests::guests;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
@@ -158,7 +155,7 @@ fn audit(ws: &Workspace, within: Duration, done: impl Fn(&[Value]) -> bool) -> V
 fn a_cancelled_call_stops_running_in_the_sandbox() {
     let ws = Workspace::new(
         "[skills.echo]\nlevel = \"auto\"\ntimeout_ms = 60000\n",
-        &[("test_skill_echo", "echo")],
+        &[guests::TEST_SKILL_ECHO],
     );
     let mut server = Server::start(&ws);
     server.call(2, "echo__wait", json!({"ms": 30000}));
@@ -183,7 +180,7 @@ fn a_cancelled_call_stops_running_in_the_sandbox() {
 #[test]
 fn every_call_and_refusal_is_in_the_audit_log_with_the_client_named() {
     let policy = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
-    let ws = Workspace::new(policy, &[("skill_files", "files")]);
+    let ws = Workspace::new(policy, &[guests::SKILL_FILES]);
     let mut server = Server::start(&ws);
     server.call(2, "files__read", json!({"path": "docs/a.txt"}));
     assert_eq!(server.response(2)["result"]["isError"], json!(false));
@@ -254,7 +251,7 @@ fn save(path: &std::path::Path, text: &str) {
 /// broader table serving, and clients were not told.
 #[test]
 fn a_table_that_stops_loading_closes_the_server_until_one_loads() {
-    let ws = Workspace::new("[skills.echo]\nlevel = \"auto\"\n", &[("test_skill_echo", "echo")]);
+    let ws = Workspace::new("[skills.echo]\nlevel = \"auto\"\n", &[guests::TEST_SKILL_ECHO]);
     let mut server = Server::start_with(&ws, &["mcp"], &[]);
     assert!(server.tools(2).contains(&"echo__wait".to_owned()));
 
@@ -320,7 +317,7 @@ fn results_errors_and_the_audit_log_are_masked_with_the_serving_hosts_secrets() 
     };
     let ws = Workspace::new(
         &table("\"REACH_TEST_FIRST\""),
-        &[("test_skill_probe", "probe"), ("test_skill_echo", "echo")],
+        &[guests::TEST_SKILL_PROBE, guests::TEST_SKILL_ECHO],
     );
     let mut server = Server::start_with(
         &ws,
@@ -378,7 +375,7 @@ fn results_errors_and_the_audit_log_are_masked_with_the_serving_hosts_secrets() 
 #[test]
 fn only_the_skills_the_table_names_are_served() {
     let policy = "[defaults]\nlevel = \"auto\"\n[skills.echo]\nlevel = \"auto\"\n";
-    let ws = Workspace::new(policy, &[("test_skill_probe", "probe"), ("test_skill_echo", "echo")]);
+    let ws = Workspace::new(policy, &[guests::TEST_SKILL_PROBE, guests::TEST_SKILL_ECHO]);
     let mut server = Server::start(&ws);
     let listed = server.tools(2);
     assert!(listed.contains(&"echo__echo".to_owned()), "{listed:?}");

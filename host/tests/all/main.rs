@@ -1,0 +1,28 @@
+//! The `reach` binary and the library's clients, one test binary: the CLI
+//! run as a process, `reach mcp` driven by independent MCP clients, and the
+//! model clients against scripted servers on 127.0.0.1. One module per area;
+//! run one area with `cargo test -p agent-reach --test all AREA::`. The
+//! components in the sandbox are tested in `tests/` (`agent-reach-tests`).
+
+// `reach agents list`: the workers a table defines and what each can reach.
+mod agents_cli;
+// The `reach` binary: exit codes, JSON output, configuration errors, pins, credentials.
+mod cli;
+// `reach eval`: the summary, `--json`, gates and exit codes, baselines, the HTML report.
+mod eval_cli;
+// `reach mcp` as the official Python SDK and the Inspector see it (stdio and HTTP).
+mod mcp_clients;
+// The official MCP conformance suite against `reach mcp --http`.
+mod mcp_conformance;
+// `reach mcp --http` against hand-written requests: origins, tokens, sessions.
+mod mcp_http;
+// `reach mcp` on stdio: cancellation, the audit log, a table that changes.
+mod mcp_stdio;
+// `reach memory …` on real database files.
+mod memory_cli;
+// The OpenAI and Anthropic clients over the wire: requests, replies, retries, failures.
+mod model_clients;
+// `reach runs show` and `reach runs list` on the log of a run that delegated.
+mod runs_tree;
+// What the modules share: a scripted model server, the MCP workspace and clients.
+mod support;

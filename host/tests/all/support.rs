@@ -1,0 +1,112 @@
+//! What the CLI tests share: a scripted model server on 127.0.0.1 that
+//! records every request, and the `reach mcp` tests' workspace and clients
+//! ([`mcp`]).
+
+pub mod mcp;
+
+use agent_reach_tests::server::Response;
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One scripted answer.
+pub enum Reply {
+    /// This status, extra headers and body.
+    Http(u16, Vec<(&'static str, String)>, String),
+    /// Read the request, then say nothing for this long.
+    Silent(Duration),
+}
+
+pub fn ok(body: Value) -> Reply {
+    Reply::Http(200, Vec::new(), body.to_string())
+}
+
+pub fn status(code: u16, body: &str) -> Reply {
+    Reply::Http(code, Vec::new(), body.to_owned())
+}
+
+/// A request as the server saw it.
+#[derive(Debug)]
+pub struct Recorded {
+    pub path: String,
+    /// Header names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Recorded {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).expect("request body is JSON")
+    }
+}
+
+/// A scripted model server: [`agent_reach_tests::server`] answering from a
+/// script.
+pub struct Server {
+    pub base: String,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl Server {
+    /// A server that answers its requests with `script` in order, then with
+    /// 418 (not retried), so a test that asks too often fails visibly.
+    /// A request is recorded before it is answered, so a test that counts
+    /// requests as soon as its client returns sees them all. A `GET` (a
+    /// client asking `/models` what the server serves) is answered 404
+    /// without using a scripted reply or being recorded.
+    pub fn start(script: Vec<Reply>) -> Server {
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let recorded = Arc::clone(&requests);
+        let script = Mutex::new(VecDeque::from(script));
+        let server = agent_reach_tests::server::Server::start(move |request| {
+            let reply = if request.method == "GET" {
+                status(404, "not found")
+            } else {
+                recorded.lock().unwrap().push(Recorded {
+                    path: request.target.clone(),
+                    headers: request.headers.clone(),
+                    body: String::from_utf8(request.body.clone()).expect("a UTF-8 body"),
+                });
+                let next = script.lock().unwrap().pop_front();
+                next.unwrap_or_else(|| status(418, "no scripted reply left"))
+            };
+            match reply {
+                Reply::Http(code, extra, body) => {
+                    let mut answer = Response::new(code)
+                        .header("Content-Type", "application/json")
+                        .close()
+                        .body(body);
+                    for (name, value) in extra {
+                        answer = answer.header(name, value);
+                    }
+                    answer
+                }
+                Reply::Silent(delay) => Response::silence(delay),
+            }
+        });
+        Server { base: format!("http://{}", server.addr), requests }
+    }
+
+    pub fn requests(&self) -> std::sync::MutexGuard<'_, Vec<Recorded>> {
+        self.requests.lock().unwrap()
+    }
+}
+
+/// A Chat Completions response body carrying `message`, with `usage` if given.
+pub fn completion(message: Value, usage: Option<Value>) -> Value {
+    let mut body = json!({
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "served-model",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    });
+    if let Some(usage) = usage {
+        body["usage"] = usage;
+    }
+    body
+}
