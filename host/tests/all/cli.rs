@@ -1,12 +1,12 @@
 //! The `reach` binary as an operator or a script uses it: exit codes, JSON
 //! output, configuration errors that point at the line to fix.
 
-use crate::support::{Reply, Server, completion, ok, status};
+use crate::support::{Server, answer, call, isolated, status};
 use agent_reach_tests::guests;
 use agent_reach_tests::recorder::Recorder;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 struct Env {
     dir: tempfile::TempDir,
@@ -27,20 +27,8 @@ impl Env {
     /// `reach ARGS…` in the folder, with no policy, skills folder or model
     /// taken from this process's environment.
     fn reach(&self, args: &[&str]) -> Output {
-        let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_reach"));
-        command.args(args).current_dir(self.dir.path()).env("REACH_CACHE_DIR", cache);
-        for name in [
-            "REACH_POLICY",
-            "REACH_SKILLS",
-            "OPENAI_BASE_URL",
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "REACH_MODEL",
-            "REACH_PROVIDER",
-        ] {
-            command.env_remove(name);
-        }
+        let mut command = isolated(env!("CARGO_BIN_EXE_reach"), self.dir.path());
+        command.args(args);
         command.stdin(std::process::Stdio::null()).output().expect("run reach")
     }
 
@@ -54,23 +42,6 @@ impl Env {
             .unwrap_or_else(|e| panic!("stdout is one JSON report ({e}): {out:?}"));
         (out, report)
     }
-}
-
-/// The model asks for `tool` with `arguments`.
-fn call(tool: &str, arguments: Value) -> Reply {
-    let call = json!({"id": "call_1", "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}});
-    ok(completion(
-        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
-        Some(json!({"prompt_tokens": 900, "completion_tokens": 20})),
-    ))
-}
-
-/// The model answers in text.
-fn answer(text: &str) -> Reply {
-    ok(completion(
-        json!({"role": "assistant", "content": text}),
-        Some(json!({"prompt_tokens": 950, "completion_tokens": 10})),
-    ))
 }
 
 const POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
@@ -200,15 +171,10 @@ fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
     let env = Env::new(&policy);
     std::fs::copy(guests::SKILL_HTTP_API.path(), env.dir.path().join("skills/http_api.wasm"))
         .unwrap();
-    let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
-    let out = Command::new(env!("CARGO_BIN_EXE_reach"))
+    let out = isolated(env!("CARGO_BIN_EXE_reach"), env.dir.path())
         .args(["-vvv", "--log-format", "json", "call", "http_api.request"])
         .arg(serde_json::json!({"method": "GET", "url": format!("http://{addr}/me")}).to_string())
-        .current_dir(env.dir.path())
-        .env("REACH_CACHE_DIR", cache)
         .env("REACH_TEST_API_TOKEN", SECRET)
-        .env_remove("REACH_POLICY")
-        .env_remove("REACH_SKILLS")
         .stdin(std::process::Stdio::null())
         .output()
         .unwrap();

@@ -3,11 +3,11 @@
 //! point at the line, baselines and the HTML report. The model is a
 //! scripted server on 127.0.0.1; the `files` skill is the real one.
 
-use crate::support::{Reply, Server, completion, ok};
+use crate::support::{Reply, Server, answer, call, completion, isolated, ok};
 use agent_reach_tests::guests;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
+use std::process::Output;
 
 const CASE_ID: &str = "todo-first";
 
@@ -30,13 +30,6 @@ fn read_todo() -> Reply {
     ok(completion(
         json!({"role": "assistant", "content": null, "tool_calls": [call]}),
         Some(json!({"prompt_tokens": 900, "completion_tokens": 20})),
-    ))
-}
-
-fn answer(text: &str) -> Reply {
-    ok(completion(
-        json!({"role": "assistant", "content": text}),
-        Some(json!({"prompt_tokens": 950, "completion_tokens": 10})),
     ))
 }
 
@@ -82,25 +75,8 @@ impl Env {
 
     /// [`Env::reach`] with `vars` set in its environment.
     fn reach_with_env(&self, args: &[&str], vars: &[(&str, &str)]) -> Output {
-        let cache = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_reach"));
-        command
-            .arg("eval")
-            .arg("cases.jsonl")
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("REACH_CACHE_DIR", cache);
-        for name in [
-            "REACH_POLICY",
-            "REACH_SKILLS",
-            "OPENAI_BASE_URL",
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "REACH_MODEL",
-            "REACH_PROVIDER",
-        ] {
-            command.env_remove(name);
-        }
+        let mut command = isolated(env!("CARGO_BIN_EXE_reach"), self.dir.path());
+        command.arg("eval").arg("cases.jsonl").args(args);
         command.envs(vars.iter().copied());
         command.stdin(std::process::Stdio::null()).output().expect("run reach")
     }
@@ -378,15 +354,6 @@ fn list_shows_the_cases_without_asking_a_model() {
     );
     assert_eq!(server.requests().len(), 0, "listing runs nothing");
     assert!(!env.path("out").exists(), "listing writes nothing");
-}
-
-/// A scripted model's reply that calls `tool` with `arguments`.
-fn call(tool: &str, arguments: Value) -> Reply {
-    let call = json!({"id": "call_1", "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}});
-    ok(completion(
-        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
-        Some(json!({"prompt_tokens": 900, "completion_tokens": 20})),
-    ))
 }
 
 /// A case with `policy` whose model lists `/etc`.

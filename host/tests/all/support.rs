@@ -7,6 +7,8 @@ pub mod mcp;
 use agent_reach_tests::server::Response;
 use serde_json::{Value, json};
 use std::collections::VecDeque;
+use std::path::Path;
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -98,6 +100,47 @@ impl Server {
 }
 
 /// A Chat Completions response body carrying `message`, with `usage` if given.
+/// The scripted model asks for `tool` with `arguments`.
+pub fn call(tool: &str, arguments: Value) -> Reply {
+    let call = json!({"id": "call_1", "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}});
+    ok(completion(
+        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+        Some(json!({"prompt_tokens": 900, "completion_tokens": 20})),
+    ))
+}
+
+/// The scripted model answers in text.
+pub fn answer(text: &str) -> Reply {
+    ok(completion(
+        json!({"role": "assistant", "content": text}),
+        Some(json!({"prompt_tokens": 950, "completion_tokens": 10})),
+    ))
+}
+
+/// `program` run in `dir` with none of the caller's reach or model
+/// settings (a developer's `OPENAI_API_KEY` must not reach a test's run),
+/// and the tests' shared compile cache.
+pub fn isolated(program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> Command {
+    let mut command = Command::new(program);
+    command.current_dir(dir).env(
+        "REACH_CACHE_DIR",
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-compile-cache"),
+    );
+    for name in [
+        "REACH_POLICY",
+        "REACH_SKILLS",
+        "REACH_MCP_TOKEN",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "REACH_MODEL",
+        "REACH_PROVIDER",
+    ] {
+        command.env_remove(name);
+    }
+    command
+}
+
 pub fn completion(message: Value, usage: Option<Value>) -> Value {
     let mut body = json!({
         "id": "chatcmpl-1",

@@ -64,23 +64,7 @@ impl Workspace {
     /// `program` run in the workspace with none of the caller's reach or
     /// model settings, and the tests' shared compile cache.
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
-        let mut command = Command::new(program);
-        command
-            .current_dir(self.dir.path())
-            .env("REACH_CACHE_DIR", root().join("target/test-compile-cache"));
-        for name in [
-            "REACH_POLICY",
-            "REACH_SKILLS",
-            "REACH_MCP_TOKEN",
-            "OPENAI_BASE_URL",
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "REACH_MODEL",
-            "REACH_PROVIDER",
-        ] {
-            command.env_remove(name);
-        }
-        command
+        super::isolated(program, self.dir.path())
     }
 
     /// `reach ARGS…` in the workspace.
