@@ -29,7 +29,7 @@ use crate::model::{ChatRequest, Message, Model, ToolCall, Usage};
 use crate::policy::{Level, MemorySettings};
 use crate::text::shorten_chars;
 use asks::*;
-use audit::AuditLog;
+use audit::{AuditLog, record};
 use compaction::{Budget, Calibration};
 use conversation::Conversation;
 pub use delegate::{Review, WorkerSummary};
@@ -525,15 +525,24 @@ impl<'a> Harness<'a> {
         if self.config.disclose == Disclosure::ByTask {
             let choice = disclosure::choose(task, &self.toolbox.skill_words());
             self.offer_all = choice.chosen.is_empty();
-            self.audit.record("skills_chosen", json!({"chosen": choice.chosen, "scores": choice.scores, "offer_all": self.offer_all}));
+            self.audit.record(record::SkillsChosen {
+                chosen: choice.chosen.clone(),
+                scores: choice.scores,
+                offer_all: self.offer_all,
+            });
             self.opened = choice.chosen;
         }
         let budget = self.budget().await;
-        self.audit.record(
-            "run_started",
-            json!({"task": task, "model": self.model.name(), "tools": offered, "disclose": self.config.disclose,
-                   "context_tokens": budget.0.context_tokens, "context_source": budget.1, "compact_at": budget.0.compact_at}),
-        );
+        self.audit.record(record::RunStarted {
+            task: task.to_owned(),
+            model: Some(self.model.name().to_owned()),
+            tools: Some(offered.iter().map(|t| t.to_string()).collect()),
+            disclose: Some(self.config.disclose),
+            context_tokens: Some(budget.0.context_tokens),
+            context_source: Some(budget.1.to_owned()),
+            compact_at: Some(budget.0.compact_at),
+            kind: None,
+        });
         let budget = budget.0;
         let remembered = self.remembered(task);
         let mut calibration = Calibration::default();
@@ -575,7 +584,7 @@ impl<'a> Harness<'a> {
             conversation.set_step(steps);
             for said in self.inbox.take() {
                 self.audit
-                    .record("user_message", json!({"step": steps, "text": self.audit.mask(&said)}));
+                    .record(record::UserMessage { step: steps, text: self.audit.mask(&said) });
                 conversation.push_person(said);
             }
             let note = reminder(task, &actions);
@@ -609,7 +618,14 @@ impl<'a> Harness<'a> {
             let response = match response {
                 Ok(r) => r,
                 Err(err) => {
-                    self.audit.record("model_request", json!({"step": steps, "model": self.model.name(), "messages": messages.len(), "latency_ms": latency_ms, "error": err.to_string()}));
+                    self.audit.record(record::ModelRequest {
+                        step: steps,
+                        model: self.model.name().to_owned(),
+                        messages: Some(messages.len()),
+                        latency_ms,
+                        error: Some(err.to_string()),
+                        ..Default::default()
+                    });
                     break Stop::ModelError(err.to_string());
                 }
             };
@@ -690,13 +706,21 @@ impl<'a> Harness<'a> {
             }
             // Logged after the text is read, so a call written in the text
             // counts as a call (`text_call` says where it came from).
-            self.audit.record(
-                "model_request",
-                json!({"step": steps, "model": response.model, "messages": messages.len(), "usage": response.usage,
-                       "latency_ms": latency_ms, "tool_calls": message.tool_calls.len(), "text_call": text_call, "text_chars": text_chars,
-                       "described_call": described.as_ref().map(|c: &repair::TextCall| c.name.clone()).or(ran_described),
-                       "restated_call": restated.as_ref().map(|c: &repair::TextCall| c.name.clone())}),
-            );
+            self.audit.record(record::ModelRequest {
+                step: steps,
+                model: response.model.clone(),
+                messages: Some(messages.len()),
+                usage: Some(response.usage),
+                latency_ms,
+                tool_calls: Some(message.tool_calls.len()),
+                text_call: Some(text_call),
+                text_chars: Some(text_chars),
+                described_call: Some(
+                    described.as_ref().map(|c: &repair::TextCall| c.name.clone()).or(ran_described),
+                ),
+                restated_call: Some(restated.as_ref().map(|c: &repair::TextCall| c.name.clone())),
+                error: None,
+            });
             progress.model_finished(steps, latency_ms, &response.usage, message.tool_calls.len());
             if message.tool_calls.is_empty() {
                 if let Some(call) = described {
@@ -766,10 +790,11 @@ impl<'a> Harness<'a> {
                     // An answer that names what no tool returned is a guess;
                     // the model is asked once to check it or drop it.
                     evidence_questions_left -= 1;
-                    self.audit.record(
-                        "answer_questioned",
-                        json!({"step": steps, "unsupported": unsupported}),
-                    );
+                    self.audit.record(record::AnswerQuestioned {
+                        step: steps,
+                        unsupported: Some(unsupported.clone()),
+                        ..Default::default()
+                    });
                     conversation.push(message);
                     conversation.push(Message::user(evidence_back(&unsupported)));
                     continue;
@@ -785,10 +810,11 @@ impl<'a> Harness<'a> {
                     // A supervisor that announces a delegation and stops has
                     // done nothing; it is told so once.
                     promise_questions_left -= 1;
-                    self.audit.record(
-                        "answer_questioned",
-                        json!({"step": steps, "promised_delegation": true}),
-                    );
+                    self.audit.record(record::AnswerQuestioned {
+                        step: steps,
+                        promised_delegation: Some(true),
+                        ..Default::default()
+                    });
                     conversation.push(message);
                     conversation.push(Message::user(agents::promise_back()));
                     continue;
@@ -799,8 +825,11 @@ impl<'a> Harness<'a> {
                     // (the local model did, with the second piece undone) is
                     // asked once whether any piece is left.
                     pieces_questions_left -= 1;
-                    self.audit
-                        .record("answer_questioned", json!({"step": steps, "pieces_left": true}));
+                    self.audit.record(record::AnswerQuestioned {
+                        step: steps,
+                        pieces_left: Some(true),
+                        ..Default::default()
+                    });
                     conversation.push(message);
                     conversation.push(Message::user(delegate::pieces_left(task)));
                     continue;
@@ -812,7 +841,7 @@ impl<'a> Harness<'a> {
                     // A worker's answer is data for its parent: once, it is
                     // asked to put it in the format the parent asked for.
                     format_questions_left -= 1;
-                    self.audit.record("answer_format", json!({"step": steps, "errors": errors}));
+                    self.audit.record(record::AnswerFormat { step: steps, errors: errors.clone() });
                     let note = agents::envelope::fix_back(&errors, format);
                     conversation.push(message);
                     conversation.push(Message::user(note));
@@ -856,10 +885,11 @@ impl<'a> Harness<'a> {
             let calls = message.tool_calls.clone();
             conversation.push(message);
             if made > MAX_CALLS_PER_REPLY {
-                self.audit.record(
-                    "tool_calls_dropped",
-                    json!({"step": steps, "made": made, "run": MAX_CALLS_PER_REPLY}),
-                );
+                self.audit.record(record::ToolCallsDropped {
+                    step: steps,
+                    made,
+                    run: MAX_CALLS_PER_REPLY,
+                });
             }
             // The reply's delegations run first, together; their results
             // are handed back below in the order the calls were made.
@@ -870,7 +900,7 @@ impl<'a> Harness<'a> {
             };
             for call in calls {
                 progress.tool_started(steps, &call.name);
-                let (skill, version, hash) = self.skill_identity(&call.name);
+                let mut head = self.call_head(&call.name, steps, actions.len() + 1);
                 let started = Instant::now();
                 let ran = delegated.remove(&call.id);
                 let ran_ms = ran.as_ref().map(|d| d.duration_ms);
@@ -889,11 +919,10 @@ impl<'a> Harness<'a> {
                 let recorded = if ran.is_some() {
                     Ok(())
                 } else {
-                    self.audit.record_before(
-                        "tool_call_started",
-                        json!({"step": steps, "call": actions.len() + 1, "tool": call.name, "skill": skill, "version": version,
-                               "wasm_hash": hash, "arguments": asked}),
-                    )
+                    self.audit.call_started(&record::CallHead {
+                        arguments: asked.clone(),
+                        ..head.clone()
+                    })
                 };
                 // A refusal does not change on a second try; the model is told
                 // so in words of its own instead of the same error again.
@@ -907,10 +936,7 @@ impl<'a> Harness<'a> {
                     Ok(()) if let Some(done) = ran => (done.outcome, done.decision, done.arguments),
                     Ok(()) if refused_before => {
                         let refusal = refused_again(&call.name);
-                        self.audit.record(
-                            "decision",
-                            decision_record(at, "denied", Some(&refusal.message)),
-                        );
+                        self.audit.record(decision_record(at, "denied", Some(&refusal.message)));
                         (Err(refusal), "denied", asked)
                     }
                     Ok(()) => {
@@ -922,7 +948,7 @@ impl<'a> Harness<'a> {
                         };
                         self.execute(&call, parsed, &seen, at).await
                     }
-                    Err(why) => (Err(ToolFailure::new(ErrorCode::Failed, why)), "-", asked),
+                    Err(failure) => (Err(failure), "-", asked),
                 };
                 let duration_ms = ran_ms.unwrap_or_else(|| started.elapsed().as_millis() as u64);
                 let (text, code) = match &outcome {
@@ -943,13 +969,13 @@ impl<'a> Harness<'a> {
                     duration_ms,
                     network,
                 };
-                self.audit.record(
-                    "tool_call",
-                    json!({"step": steps, "call": actions.len() + 1, "tool": call.name, "skill": skill, "version": version, "wasm_hash": hash,
-                           "arguments": action.arguments, "decision": decision, "duration_ms": duration_ms,
-                           "outcome": if code == "ok" { "ok" } else { "error" }, "error_code": if code == "ok" { Value::Null } else { json!(code) },
-                           "result_bytes": masked.len(), "result_digest": blake3::hash(masked.as_bytes()).to_hex().to_string(), "network": network}),
-                );
+                head.arguments = action.arguments.clone();
+                self.audit.call_ended(record::CallEnded {
+                    decision: Some(record::Decision::named(decision)),
+                    result_digest: Some(blake3::hash(masked.as_bytes()).to_hex().to_string()),
+                    network: Some(network),
+                    ..record::CallEnded::of(head, &outcome, masked.len(), duration_ms)
+                });
                 actions.push(action);
                 let shaped =
                     self.workbench.shape(masked, self.config.view_chars, self.config.keep_chars);
@@ -1005,11 +1031,15 @@ impl<'a> Harness<'a> {
             reviews,
             total_tokens: self.team.spent(),
         };
-        self.audit.record(
-            "run_finished",
-            json!({"stop": report.stop, "answer": report.answer, "steps": steps, "usage": usage, "tool_calls": report.actions.len(),
-                   "workers": report.workers.len(), "reviews": report.reviews}),
-        );
+        self.audit.record(record::RunFinished {
+            stop: record::Ended::Run(report.stop.clone()),
+            answer: Some(report.answer.clone()),
+            steps,
+            usage: Some(usage),
+            tool_calls: report.actions.len(),
+            workers: Some(report.workers.len()),
+            reviews: Some(report.reviews.clone()),
+        });
         self.audit.sync();
         report
     }
@@ -1064,7 +1094,7 @@ impl<'a> Harness<'a> {
         }
         let reason =
             out.as_ref().err().filter(|_| decision != "confirmed").map(|f| f.message.as_str());
-        self.audit.record("decision", decision_record(at, decision, reason));
+        self.audit.record(decision_record(at, decision, reason));
     }
 
     /// Marks `skill` open (on-demand disclosure), once.
@@ -1076,7 +1106,7 @@ impl<'a> Harness<'a> {
             return;
         }
         self.opened.push(skill.to_owned());
-        self.audit.record("skill_opened", json!({"skill": skill}));
+        self.audit.record(record::SkillOpened { skill: skill.to_owned() });
     }
 
     /// Replaces older turns by a checkpoint (see [`compaction`]); `before`
@@ -1110,11 +1140,12 @@ impl<'a> Harness<'a> {
             if !self.compaction_skipped {
                 // Said once: the same would be true on every later step.
                 self.compaction_skipped = true;
-                self.audit.record(
-                    "compaction_skipped",
-                    json!({"step": step, "tokens": calibration.apply(before), "threshold": budget.threshold(),
-                           "reason": "nothing older than the last exchange to replace"}),
-                );
+                self.audit.record(record::CompactionSkipped {
+                    step,
+                    tokens: calibration.apply(before),
+                    threshold: budget.threshold(),
+                    reason: "nothing older than the last exchange to replace".to_owned(),
+                });
             }
             return None;
         };
@@ -1157,14 +1188,23 @@ impl<'a> Harness<'a> {
         let rebuilt = compaction::rebuild(conversation.turns(), &plan, checkpoint);
         conversation.replace(rebuilt);
         let after = self.estimate(around, conversation);
-        self.audit.record(
-            "compaction",
-            json!({"step": step, "tokens_before": calibration.apply(before), "tokens_after": calibration.apply(after),
-                   "threshold": budget.threshold(), "context_tokens": budget.context_tokens,
-                   "replaced_messages": plan.older.len(), "kept_person_messages": person,
-                   "checkpoint_by": if by_model { "model" } else { "harness" }, "error": error,
-                   "latency_ms": latency_ms, "checkpoint": self.audit.mask(&text)}),
-        );
+        self.audit.record(record::Compaction {
+            step,
+            tokens_before: calibration.apply(before),
+            tokens_after: calibration.apply(after),
+            threshold: budget.threshold(),
+            context_tokens: budget.context_tokens,
+            replaced_messages: plan.older.len(),
+            kept_person_messages: Some(person),
+            checkpoint_by: if by_model {
+                record::CheckpointBy::Model
+            } else {
+                record::CheckpointBy::Harness
+            },
+            error,
+            latency_ms: Some(latency_ms),
+            checkpoint: self.audit.mask(&text),
+        });
         Some(after)
     }
 
@@ -1193,7 +1233,7 @@ impl<'a> Harness<'a> {
                     }
                 ),
             );
-            self.audit.record("decision", decision_record(at, "denied", Some(&failure.message)));
+            self.audit.record(decision_record(at, "denied", Some(&failure.message)));
             return (Err(failure), "denied", parsed.map(Value::Object).unwrap_or(Value::Null));
         }
         let Some(target) = self.toolbox.target(&call.name).cloned() else {
@@ -1345,19 +1385,21 @@ impl<'a> Harness<'a> {
         }
     }
 
-    /// (skill, version, wasm hash) behind an offered name, for the audit log.
-    fn skill_identity(&self, name: &str) -> (Value, Value, Value) {
-        match self.toolbox.target(name) {
+    /// The audit records' fields of call `call` of `step` to `name`: the
+    /// skill behind it, its version and wasm hash (arguments to be added).
+    fn call_head(&self, name: &str, step: usize, call: usize) -> record::CallHead {
+        let (skill, version, hash) = match self.toolbox.target(name) {
             Some(Target::Skill { skill, .. }) => match self.host.registry.active(skill) {
                 Some(a) => (
-                    json!(skill),
-                    json!(a.manifest.version.to_string()),
-                    json!(a.loaded().wasm_hash()),
+                    Some(skill.clone()),
+                    Some(a.manifest.version.to_string()),
+                    Some(a.loaded().wasm_hash().to_owned()),
                 ),
-                None => (json!(skill), Value::Null, Value::Null),
+                None => (Some(skill.clone()), None, None),
             },
-            _ => (Value::Null, Value::Null, Value::Null),
-        }
+            _ => (None, None, None),
+        };
+        record::CallHead::of_run(step, call, name, skill, version, hash)
     }
 }
 
@@ -1372,8 +1414,8 @@ struct At<'c> {
 }
 
 /// The `decision` record of a call.
-fn decision_record(at: At<'_>, decision: &str, reason: Option<&str>) -> Value {
-    json!({"step": at.step, "call": at.call, "tool": at.tool, "decision": decision, "reason": reason})
+fn decision_record(at: At<'_>, decision: &str, reason: Option<&str>) -> record::Decided {
+    record::Decided::new(at.step, at.call, at.tool, record::Decision::named(decision), reason)
 }
 
 /// Remembers what the person (or policy) answered, and records it.
@@ -1395,7 +1437,7 @@ impl Confirmer for Recorder<'_, '_> {
         self.audit
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .record("decision", decision_record(self.at, decision, reason));
+            .record(decision_record(self.at, decision, reason));
         result
     }
 

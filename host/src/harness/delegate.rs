@@ -4,7 +4,7 @@
 //! results handed back in the order the calls were made; and the reviewer
 //! of `--review`.
 
-use super::audit::AuditLog;
+use super::audit::{AuditLog, record};
 use super::{Harness, Progress, RunConfig, RunReport, Stop};
 use crate::agents::{DELEGATE, Envelope, Team, envelope};
 use crate::error::{ErrorCode, ToolFailure};
@@ -83,7 +83,7 @@ pub struct WorkerSummary {
 }
 
 /// The verdict of one review round (`--review`).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Review {
     /// 1 for the first answer, 2 for the answer after a revision.
     pub round: usize,
@@ -269,12 +269,14 @@ impl Harness<'_> {
             let arguments = parsed
                 .as_ref()
                 .map_or_else(|_| json!(call.arguments), |m| Value::Object(m.clone()));
-            let recorded = self.audit.record_before(
-                "tool_call_started",
-                json!({"step": step, "call": first_call + i, "tool": call.name, "skill": Value::Null, "arguments": arguments}),
-            );
+            let recorded = self.audit.call_started(&record::CallHead::of_delegation(
+                step,
+                first_call + i,
+                &call.name,
+                arguments.clone(),
+            ));
             let prepared = match recorded {
-                Err(why) => Err(ToolFailure::new(ErrorCode::Failed, why)),
+                Err(failure) => Err(failure),
                 Ok(()) => self.prepare(&arguments, parsed.is_ok(), step, first_call + i),
             };
             match prepared {
@@ -283,12 +285,14 @@ impl Harness<'_> {
                     if failure.code == ErrorCode::Limit && failure.message.contains("already ran") {
                         repeats += 1;
                     }
-                    self.audit.record(
-                        "delegation_finished",
-                        json!({"step": step, "call": first_call + i, "task_id": Value::Null, "agent": arguments.get("agent"),
-                               "outcome": failure.code.as_str(), "error": failure.message, "output": Value::Null, "steps": 0,
-                               "usage": Usage::default(), "duration_ms": 0}),
-                    );
+                    self.audit.record(record::DelegationFinished {
+                        step,
+                        call: Some(first_call + i),
+                        agent: arguments.get("agent").cloned().unwrap_or_default(),
+                        outcome: record::Outcome::Failed(failure.code),
+                        error: Some(failure.message.clone()),
+                        ..Default::default()
+                    });
                     // No worker ran, but a repeat's refusal quotes the earlier
                     // worker's output: judged by every skill this loop hands on.
                     let network = self.skills_hold_network_text(&self.passable());
@@ -457,17 +461,20 @@ impl Harness<'_> {
             ..RunConfig::default()
         };
         self.delegated.insert(envelope.key(), task_id.clone());
-        let mut fields = envelope::record(&envelope);
-        fields.extend([
-            ("step".into(), json!(step)),
-            ("call".into(), json!(call)),
-            ("task_id".into(), json!(task_id)),
-            ("agent".into(), json!(profile.name)),
-            ("depth".into(), json!(self.scope.depth + 1)),
-            ("skills".into(), json!(skills)),
-            ("max_steps".into(), json!(config.max_steps)),
-        ]);
-        self.audit.record("delegation_started", Value::Object(fields));
+        self.audit.record(record::DelegationStarted {
+            step,
+            call: Some(call),
+            task_id: task_id.clone(),
+            agent: profile.name.clone(),
+            depth: Some(self.scope.depth + 1),
+            skills: Some(skills.clone()),
+            max_steps: Some(config.max_steps),
+            // The return format is kept: `reach runs show` can say what
+            // was asked for.
+            task: envelope.task.clone(),
+            expected_output: Some(envelope.expected_output.clone()),
+            return_format: Some(envelope.return_format.clone()),
+        });
         Ok(Job {
             task_id,
             skills: skills.clone(),
@@ -483,16 +490,24 @@ impl Harness<'_> {
     /// Record how a worker ended, and note it for repeats; its summary.
     fn finish(&mut self, job: &Started, done: &Finished, step: usize) -> WorkerSummary {
         let (outcome, error, output) = match &done.output {
-            Ok(v) => ("ok".to_owned(), Value::Null, v.clone()),
-            Err(f) => (f.code.as_str().to_owned(), json!(f.message), Value::Null),
+            Ok(v) => (record::Outcome::Ok, None, v.clone()),
+            Err(f) => (record::Outcome::Failed(f.code), Some(f.message.clone()), Value::Null),
         };
         let (steps, usage) =
             done.report.as_ref().map_or((0, Usage::default()), |r| (r.steps, r.usage));
-        self.audit.record(
-            "delegation_finished",
-            json!({"step": step, "task_id": job.task_id, "agent": job.agent, "outcome": outcome, "error": error,
-                   "output": output, "steps": steps, "usage": usage, "duration_ms": done.duration_ms}),
-        );
+        self.audit.record(record::DelegationFinished {
+            step,
+            call: None,
+            task_id: Some(job.task_id.clone()),
+            agent: json!(job.agent),
+            outcome,
+            error,
+            output,
+            steps,
+            usage,
+            duration_ms: done.duration_ms,
+        });
+        let outcome = outcome.to_string();
         let brief = match &done.output {
             Ok(v) => format!("{} (ok: {})", job.task_id, shorten_chars(&v.to_string(), 200)),
             Err(f) => format!("{} ({}: {})", job.task_id, f.code, shorten_chars(&f.message, 200)),
@@ -564,10 +579,12 @@ impl Harness<'_> {
             return_format: review_format(),
             max_steps: None,
         };
-        self.audit.record(
-            "review_started",
-            json!({"round": round, "task_id": task_id, "criteria": criteria, "skills": readable}),
-        );
+        self.audit.record(record::ReviewStarted {
+            round,
+            task_id: task_id.clone(),
+            criteria: criteria.to_owned(),
+            skills: Some(readable.clone()),
+        });
         let audit = match self.audit.child(&task_id, &profile.name) {
             Ok(a) => a,
             Err(err) => {
@@ -640,11 +657,15 @@ impl Harness<'_> {
             },
             Err(error) => Review { round, verdict: None, issues: Vec::new(), error: Some(error) },
         };
-        self.audit.record(
-            "review_finished",
-            json!({"round": round, "task_id": task_id, "verdict": review.verdict, "issues": review.issues, "error": review.error,
-                   "usage": usage.unwrap_or_default(), "duration_ms": started.elapsed().as_millis() as u64}),
-        );
+        self.audit.record(record::ReviewFinished {
+            round,
+            task_id: task_id.to_owned(),
+            verdict: review.verdict.as_deref().and_then(record::Verdict::named),
+            issues: review.issues.clone(),
+            error: review.error.clone(),
+            usage: Some(usage.unwrap_or_default()),
+            duration_ms: Some(started.elapsed().as_millis() as u64),
+        });
         review
     }
 }

@@ -24,6 +24,7 @@
 //! that says "remember to send files to X" must not become a note later
 //! runs trust.
 
+use super::audit::record::{Decision, MemoryError, MemoryRecalled, MemoryRemembered};
 use super::toolbox::Target;
 use super::{Action, Harness, Seen};
 use crate::error::{ErrorCode, ToolFailure};
@@ -88,7 +89,7 @@ impl Harness<'_> {
             Err(err) => {
                 // A broken memory must not stop the task: the run goes on without notes.
                 tracing::warn!(error = %err, "could not read the memory; the run goes on without notes");
-                self.audit.record("memory_error", json!({"step": 0, "error": err.to_string()}));
+                self.audit.record(MemoryError { step: 0, error: err.to_string() });
                 return String::new();
             }
         };
@@ -100,10 +101,11 @@ impl Harness<'_> {
             tracing::warn!(error = %err, "could not mark notes as used");
         }
         let block = self.audit.mask(&render(&found));
-        self.audit.record(
-            "memory_recalled",
-            json!({"step": 0, "entries": ids, "tokens": crate::model::estimate_tokens(&block)}),
-        );
+        self.audit.record(MemoryRecalled {
+            step: 0,
+            entries: ids,
+            tokens: crate::model::estimate_tokens(&block),
+        });
         block
     }
 
@@ -256,10 +258,10 @@ impl Harness<'_> {
             }
         };
         if let Ok(v) = &out {
-            self.audit.record(
-                "memory_remembered",
-                json!({"entry": v["remembered"], "decision": decision}),
-            );
+            self.audit.record(MemoryRemembered {
+                entry: v["remembered"].as_i64(),
+                decision: Decision::named(decision),
+            });
         }
         (out.map(|v| v.to_string()), decision)
     }
