@@ -2,6 +2,8 @@
 //! every line decodes to its type and encodes back to the same JSON.
 
 use super::*;
+use crate::error::ErrorCode;
+use crate::harness::Stop;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
