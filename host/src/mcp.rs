@@ -34,6 +34,9 @@ mod tools;
 
 use crate::Host;
 use crate::error::{ErrorCode, ToolFailure};
+use crate::harness::audit::record::{
+    Body, CallEnded, CallHead, CallOutcome, FrontStop, RunFinished,
+};
 use crate::harness::{self, audit::AuditLog};
 use crate::policy::Level;
 use crate::reload::{Closed, LiveHost};
@@ -47,7 +50,6 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
-use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -174,8 +176,18 @@ impl McpServer {
             None => serde_json::json!({}),
         };
         let refused = |tool: &str, failure: ToolFailure| {
-            self.record("tool_call", json!({"tool": tool, "arguments": arguments, "client": client, "outcome": "refused",
-                                            "error_code": failure.code.as_str(), "error": failure.message}));
+            self.record(CallEnded {
+                head: CallHead {
+                    tool: tool.to_owned(),
+                    arguments: arguments.clone(),
+                    client: Some(client.clone()),
+                    ..CallHead::default()
+                },
+                outcome: CallOutcome::Refused,
+                error_code: Some(failure.code),
+                error: Some(failure.message.clone()),
+                ..CallEnded::default()
+            });
             failure
         };
         // Closed: the table on disk does not load, and the one before may
@@ -201,14 +213,19 @@ impl McpServer {
             .active(&skill)
             .map(|a| (a.manifest.version.to_string(), a.loaded().wasm_hash().to_owned()))
             .unzip();
-        let fields = json!({"call": number, "tool": label, "skill": skill, "version": version, "wasm_hash": hash,
-                            "arguments": call.value(), "level": call.level().to_string(), "client": client});
+        let head = CallHead {
+            step: None,
+            call: Some(number as usize),
+            tool: label,
+            skill: Some(Some(skill.clone())),
+            version: Some(version),
+            wasm_hash: Some(hash),
+            arguments: call.value().clone(),
+            level: Some(call.level()),
+            client: Some(client),
+        };
         if let Some(audit) = &self.audit {
-            let written = audit
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .record_before("tool_call_started", fields.clone());
-            written.map_err(|why| ToolFailure::new(ErrorCode::Failed, why))?;
+            audit.lock().unwrap_or_else(|e| e.into_inner()).call_started(&head)?;
         }
         let started = Instant::now();
         let result = tokio::select! {
@@ -217,20 +234,8 @@ impl McpServer {
             // epoch check: a cancelled call does not run on in the sandbox.
             () = context.ct.cancelled() => Err(ToolFailure::new(ErrorCode::Failed, format!("{skill}.{tool} was cancelled by the client"))),
         };
-        let mut done = fields;
-        let (outcome, code, bytes) = match &result {
-            Ok(output) => ("ok", None, output.len()),
-            Err(failure) => ("error", Some(failure.code.as_str()), 0),
-        };
-        if let serde_json::Value::Object(map) = &mut done {
-            map.extend([
-                ("outcome".to_owned(), json!(outcome)),
-                ("error_code".to_owned(), json!(code)),
-                ("result_bytes".to_owned(), json!(bytes)),
-                ("duration_ms".to_owned(), json!(started.elapsed().as_millis() as u64)),
-            ]);
-        }
-        self.record("tool_call", done);
+        let bytes = result.as_ref().map_or(0, String::len);
+        self.record(CallEnded::of(head, &result, bytes, started.elapsed().as_millis() as u64));
         Ok(CallToolResponse::Complete(tools::success(mask.text(&result?).into_owned())))
     }
 
@@ -238,15 +243,16 @@ impl McpServer {
     /// down), with how many calls ran; `reach runs list` then shows it
     /// finished rather than cut off.
     pub fn finished(&self) {
-        self.record("run_finished", json!({"stop": {"reason": "ok"}, "steps": 0, "tool_calls": self.calls.load(Ordering::Relaxed)}));
+        let calls = self.calls.load(Ordering::Relaxed) as usize;
+        self.record(RunFinished::of_front(FrontStop::Ok, calls));
         if let Some(audit) = &self.audit {
             audit.lock().unwrap_or_else(|e| e.into_inner()).sync();
         }
     }
 
-    fn record(&self, event: &str, fields: serde_json::Value) {
+    fn record(&self, body: impl Into<Body>) {
         if let Some(audit) = &self.audit {
-            audit.lock().unwrap_or_else(|e| e.into_inner()).record(event, fields);
+            audit.lock().unwrap_or_else(|e| e.into_inner()).record(body);
         }
     }
 }

@@ -233,16 +233,6 @@ pub fn fix_back(errors: &[String], format: &Value) -> String {
     )
 }
 
-/// An envelope's fields for the audit log (the return format is kept:
-/// `reach runs show` can say what was asked for).
-pub fn record(envelope: &Envelope) -> Map<String, Value> {
-    let mut map = Map::new();
-    map.insert("task".into(), json!(envelope.task));
-    map.insert("expected_output".into(), json!(envelope.expected_output));
-    map.insert("return_format".into(), envelope.return_format.clone());
-    map
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use super::case::{LoadedCase, Placeholders};
 use super::report::{CallRecord, Check, RunResult};
 use super::score::{self, Score, Trace, TracedCall};
 use super::server::FixtureServer;
-use crate::harness::audit::AuditLog;
+use crate::harness::audit::{AuditLog, Body, Record};
 use crate::harness::{Harness, Progress, RunConfig, RunReport, Stop};
 use crate::model::{Model, Usage};
 use crate::policy::{Policy, ProtectedPath};
@@ -318,8 +318,8 @@ fn records(report: &RunReport, calls: &[TracedCall]) -> Vec<CallRecord> {
 fn text_calls(log: &Path) -> usize {
     let Ok(text) = std::fs::read_to_string(log) else { return 0 };
     text.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| e["event"] == "model_request" && e["text_call"] == true)
+        .filter_map(|l| serde_json::from_str::<Record>(l).ok())
+        .filter(|e| matches!(&e.body, Body::ModelRequest(m) if m.text_call == Some(true)))
         .count()
 }
 

@@ -8,8 +8,9 @@
 //! confirmed, declined or denied, written when it is decided), `tool_call`
 //! (its outcome), `run_finished`; `reach call` writes `call_started`,
 //! `tool_call_started` and `tool_call`. Each has `time` (RFC 3339, UTC) and
-//! `run_id`. The typed events an embedder receives are read from these
-//! records as they are written ([`super::events`]).
+//! `run_id`. Each is a type ([`record`]): writers hand the log a record,
+//! readers decode the same type. The typed events an embedder receives
+//! are read from these records as they are written ([`super::events`]).
 //!
 //! Workers write to their run's log: their records are the same, with
 //! `worker` (the task id: `t1`, `t2` for the run's workers, `t1.1` for a
@@ -55,11 +56,15 @@
 //! (module `user_info`), so neither the log nor the events built from it
 //! keep one.
 
+pub mod record;
 mod user_info;
 
 use super::events::EventSender;
+use crate::error::{ErrorCode, ToolFailure};
 use crate::runtime::redact::Redactor;
-use serde_json::{Value, json};
+pub use record::{Body, CallEnded, CallHead, Record};
+use record::{LogContinued, LogRotated, Worker};
+use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -134,7 +139,7 @@ struct Rotation {
     written: u64,
     /// The log's first record, repeated at the top of every later part so
     /// each says what it is a log of.
-    first: Option<Value>,
+    first: Option<Record>,
 }
 
 /// The file of part `part` of run `run_id`'s log in `dir`.
@@ -269,11 +274,11 @@ impl AuditLog {
         }
     }
 
-    /// Append one event, as one write. A failed write is logged, not fatal:
-    /// the run goes on. For the record that must exist before an action,
-    /// use [`AuditLog::record_before`].
-    pub fn record(&mut self, event: &str, fields: Value) {
-        if let Err(err) = self.try_record(event, fields, false) {
+    /// Append one record, as one write. A failed write is logged, not
+    /// fatal: the run goes on. For the record that must exist before an
+    /// action, use [`AuditLog::record_before`].
+    pub fn record(&mut self, body: impl Into<Body>) {
+        if let Err(err) = self.try_record(body.into(), false) {
             tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log");
         }
     }
@@ -281,44 +286,70 @@ impl AuditLog {
     /// Append the record of an action about to happen; `Err` means it is not
     /// on record, and the caller must not act (fail closed: a skill that
     /// filled the disk does not get to run unrecorded).
-    pub fn record_before(&mut self, event: &str, fields: Value) -> Result<(), String> {
-        self.try_record(event, fields, true).map_err(|err| {
+    pub fn record_before(&mut self, body: impl Into<Body>) -> Result<(), String> {
+        self.try_record(body.into(), true).map_err(|err| {
             tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log; the call does not run");
             format!("the audit log {} could not be written ({err}), so the call was not run", self.path.display())
         })
     }
 
-    fn try_record(
-        &mut self,
-        event: &str,
-        fields: Value,
-        before_action: bool,
-    ) -> std::io::Result<()> {
+    /// The first half of the record around a call, the same for the
+    /// harness, `reach call` and `reach mcp`: `tool_call_started`, before
+    /// the call runs. `Err` is the failure to give instead of running it.
+    /// [`AuditLog::call_ended`] is the second half.
+    pub fn call_started(&mut self, call: &CallHead) -> Result<(), ToolFailure> {
+        self.record_before(Body::ToolCallStarted(call.clone()))
+            .map_err(|why| ToolFailure::new(ErrorCode::Failed, why))
+    }
+
+    /// The second half: `tool_call`, the call and how it ended.
+    pub fn call_ended(&mut self, call: CallEnded) {
+        self.record(Body::ToolCall(call));
+    }
+
+    /// The one place a record becomes a line: masked, framed, written,
+    /// and sent as an event.
+    fn try_record(&mut self, body: Body, before_action: bool) -> std::io::Result<()> {
         if matches!(self.output, Output::Nowhere) && self.events.is_none() {
             return Ok(());
         }
-        let mut line = json!({"event": event, "time": now_rfc3339(), "run_id": self.run_id});
-        if let (Value::Object(line), Value::Object(fields)) =
-            (&mut line, user_info::mask_value(self.mask_value(fields)))
-        {
-            line.extend(fields);
-            // After the record's own fields, which use `task` and `agent`
-            // for other things (the task's text, a delegation's agent).
-            if let Some((task, agent)) = &self.scope {
-                line.insert("worker".into(), json!(task));
-                line.insert("worker_agent".into(), json!(agent));
-            }
-        }
-        // Masked as values only: masking the encoded line as well could cut
-        // a JSON token (a granted value such as `true`) and leave a line
-        // that no longer parses.
+        let worker = self
+            .scope
+            .as_ref()
+            .map(|(task, agent)| Worker { task: task.clone(), agent: agent.clone() });
+        // Masked as values, before they are encoded: a secret with a quote
+        // or a line break looks different once written as JSON. Masking the
+        // encoded line as well could cut a JSON token (a granted value such
+        // as `true`) and leave a line that no longer parses.
+        let masked = user_info::mask_value(self.mask_value(Value::Object(body.fields())));
+        let Value::Object(mut line) = masked else { unreachable!("an object stays an object") };
+        let record = Record::new(now_rfc3339(), self.run_id.clone(), worker, body);
+        record.frame(&mut line);
+        let line = Value::Object(line);
         let mut text = line.to_string();
         text.push('\n');
+        // What a reader of the line will see: the masked record.
+        let seen = || Record::from_value(line.clone());
         if let Some(rotation) = &mut self.rotation
             && rotation.first.is_none()
         {
-            rotation.first = Some(line.clone());
+            rotation.first = seen();
         }
+        let written = self.write_line(&text);
+        // The event goes out even when the line could not be written (the
+        // run goes on, and the embedder should see it), except for an action
+        // that does not happen because its record is missing.
+        if let Some(events) = &self.events
+            && (written.is_ok() || !before_action)
+            && let Some(record) = seen()
+        {
+            events.record(&record);
+        }
+        written
+    }
+
+    /// Write one line where the log goes, in a new part first when it is full.
+    fn write_line(&mut self, text: &str) -> std::io::Result<()> {
         let written =
             self.rotate_if_full(text.len() as u64).and_then(|()| match &mut self.output {
                 Output::Nowhere => Ok(()),
@@ -330,14 +361,6 @@ impl AuditLog {
             });
         if let (Ok(()), Some(rotation)) = (&written, &mut self.rotation) {
             rotation.written += text.len() as u64;
-        }
-        // The event goes out even when the line could not be written (the
-        // run goes on, and the embedder should see it), except for an action
-        // that does not happen because its record is missing.
-        if let Some(events) = &self.events
-            && (written.is_ok() || !before_action)
-        {
-            events.record(&line);
         }
         written
     }
@@ -359,12 +382,18 @@ impl AuditLog {
         let name = |path: &Path| path.file_name().map(|n| n.to_string_lossy().into_owned());
         let new_file =
             std::fs::OpenOptions::new().create_new(true).append(true).open(&next_path)?;
-        let closing = json!({"event": "log_rotated", "time": now_rfc3339(), "run_id": self.run_id, "next": name(&next_path)});
+        // Not masked: file names, and a first record masked when written.
+        let line = |body: Body| {
+            format!("{}\n", Record::new(now_rfc3339(), self.run_id.clone(), None, body).to_value())
+        };
+        let closing = line(Body::LogRotated(LogRotated { next: name(&next_path) }));
         // Best effort: the part is full, and the next one names it anyway.
-        let _ = file.write_all(format!("{closing}\n").as_bytes()).and_then(|()| file.sync_data());
-        let opening = json!({"event": "log_continued", "time": now_rfc3339(), "run_id": self.run_id, "part": part,
-                             "previous": name(&self.path), "run_started": rotation.first});
-        let opening = format!("{opening}\n");
+        let _ = file.write_all(closing.as_bytes()).and_then(|()| file.sync_data());
+        let opening = line(Body::LogContinued(LogContinued {
+            part,
+            previous: name(&self.path),
+            run_started: rotation.first.clone().map(Box::new),
+        }));
         *file = new_file;
         file.write_all(opening.as_bytes())?;
         tracing::info!(from = %self.path.display(), to = %next_path.display(), "the audit log goes on in a new file");

@@ -7,12 +7,12 @@
 
 use super::Harness;
 use super::answer::{self, MAX_CALLS_PER_REPLY};
+use super::audit::record;
 use super::delegate::Delegated;
 use super::progress::Progress;
 use super::report::{Action, Stop};
 use super::state::RunState;
 use super::{repair, toolbox::Target};
-use crate::error::{ErrorCode, ToolFailure};
 use crate::model::{Message, ToolCall};
 use serde_json::{Value, json};
 use std::time::Instant;
@@ -38,10 +38,11 @@ impl Harness<'_> {
         let calls = message.tool_calls.clone();
         run.conversation.push(message);
         if made > MAX_CALLS_PER_REPLY {
-            self.audit.record(
-                "tool_calls_dropped",
-                json!({"step": steps, "made": made, "run": MAX_CALLS_PER_REPLY}),
-            );
+            self.audit.record(record::ToolCallsDropped {
+                step: steps,
+                made,
+                run: MAX_CALLS_PER_REPLY,
+            });
         }
         // The reply's delegations run first, together; their results
         // are handed back below in the order the calls were made.
@@ -72,7 +73,7 @@ impl Harness<'_> {
     ) -> (&'static str, Value) {
         let steps = run.steps;
         progress.tool_started(steps, &call.name);
-        let (skill, version, hash) = self.skill_identity(&call.name);
+        let mut head = self.call_head(&call.name, steps, run.actions.len() + 1);
         let started = Instant::now();
         let ran_ms = ran.as_ref().map(|d| d.duration_ms);
         let network = ran
@@ -90,11 +91,7 @@ impl Harness<'_> {
         let recorded = if ran.is_some() {
             Ok(())
         } else {
-            self.audit.record_before(
-                "tool_call_started",
-                json!({"step": steps, "call": actions.len() + 1, "tool": call.name, "skill": skill, "version": version,
-                       "wasm_hash": hash, "arguments": asked}),
-            )
+            self.audit.call_started(&record::CallHead { arguments: asked.clone(), ..head.clone() })
         };
         // A refusal does not change on a second try; the model is told
         // so in words of its own instead of the same error again.
@@ -108,12 +105,11 @@ impl Harness<'_> {
             Ok(()) if let Some(done) = ran => (done.outcome, done.decision, done.arguments),
             Ok(()) if refused_before => {
                 let refusal = answer::refused_again(&call.name);
-                self.audit
-                    .record("decision", decision_record(at, "denied", Some(&refusal.message)));
+                self.audit.record(decision_record(at, "denied", Some(&refusal.message)));
                 (Err(refusal), "denied", asked)
             }
             Ok(()) => self.execute(call, parsed, run, at).await,
-            Err(why) => (Err(ToolFailure::new(ErrorCode::Failed, why)), "-", asked),
+            Err(failure) => (Err(failure), "-", asked),
         };
         let duration_ms = ran_ms.unwrap_or_else(|| started.elapsed().as_millis() as u64);
         let (text, code) = match &outcome {
@@ -135,13 +131,13 @@ impl Harness<'_> {
             duration_ms,
             network,
         };
-        self.audit.record(
-            "tool_call",
-            json!({"step": steps, "call": actions.len() + 1, "tool": call.name, "skill": skill, "version": version, "wasm_hash": hash,
-                   "arguments": action.arguments, "decision": decision, "duration_ms": duration_ms,
-                   "outcome": if code == "ok" { "ok" } else { "error" }, "error_code": if code == "ok" { Value::Null } else { json!(code) },
-                   "result_bytes": masked.len(), "result_digest": blake3::hash(masked.as_bytes()).to_hex().to_string(), "network": network}),
-        );
+        head.arguments = action.arguments.clone();
+        self.audit.call_ended(record::CallEnded {
+            decision: Some(record::Decision::named(decision)),
+            result_digest: Some(blake3::hash(masked.as_bytes()).to_hex().to_string()),
+            network: Some(network),
+            ..record::CallEnded::of(head, &outcome, masked.len(), duration_ms)
+        });
         actions.push(action);
         let shaped = self.workbench.shape(masked, self.config.view_chars, self.config.keep_chars);
         run.conversation.push(Message::tool(call.id.clone(), shaped));
@@ -177,19 +173,21 @@ impl Harness<'_> {
         None
     }
 
-    /// (skill, version, wasm hash) behind an offered name, for the audit log.
-    fn skill_identity(&self, name: &str) -> (Value, Value, Value) {
-        match self.toolbox.target(name) {
+    /// The audit records' fields of call `call` of `step` to `name`: the
+    /// skill behind it, its version and wasm hash (arguments to be added).
+    fn call_head(&self, name: &str, step: usize, call: usize) -> record::CallHead {
+        let (skill, version, hash) = match self.toolbox.target(name) {
             Some(Target::Skill { skill, .. }) => match self.host.registry.active(skill) {
                 Some(a) => (
-                    json!(skill),
-                    json!(a.manifest.version.to_string()),
-                    json!(a.loaded().wasm_hash()),
+                    Some(skill.clone()),
+                    Some(a.manifest.version.to_string()),
+                    Some(a.loaded().wasm_hash().to_owned()),
                 ),
-                None => (json!(skill), Value::Null, Value::Null),
+                None => (Some(skill.clone()), None, None),
             },
-            _ => (Value::Null, Value::Null, Value::Null),
-        }
+            _ => (None, None, None),
+        };
+        record::CallHead::of_run(step, call, name, skill, version, hash)
     }
 }
 
@@ -204,8 +202,8 @@ pub(super) struct At<'c> {
 }
 
 /// The `decision` record of a call.
-fn decision_record(at: At<'_>, decision: &str, reason: Option<&str>) -> Value {
-    json!({"step": at.step, "call": at.call, "tool": at.tool, "decision": decision, "reason": reason})
+fn decision_record(at: At<'_>, decision: &str, reason: Option<&str>) -> record::Decided {
+    record::Decided::new(at.step, at.call, at.tool, record::Decision::named(decision), reason)
 }
 
 /// Arguments in a canonical form (sorted keys), to compare calls.

@@ -3,12 +3,12 @@
 //! request has grown past its share of it.
 
 use super::Harness;
+use super::audit::record;
 use super::compaction::{self, Budget};
 use super::prompt::{Around, PREAMBLE};
 use super::state::RunState;
 use crate::model::{ChatRequest, Message};
 use crate::text::shorten_chars;
-use serde_json::json;
 use std::time::Instant;
 
 impl Harness<'_> {
@@ -44,11 +44,12 @@ impl Harness<'_> {
             if !run.compaction_skipped {
                 // Said once: the same would be true on every later step.
                 run.compaction_skipped = true;
-                self.audit.record(
-                    "compaction_skipped",
-                    json!({"step": step, "tokens": calibration.apply(before), "threshold": budget.threshold(),
-                           "reason": "nothing older than the last exchange to replace"}),
-                );
+                self.audit.record(record::CompactionSkipped {
+                    step,
+                    tokens: calibration.apply(before),
+                    threshold: budget.threshold(),
+                    reason: "nothing older than the last exchange to replace".to_owned(),
+                });
             }
             return None;
         };
@@ -91,14 +92,23 @@ impl Harness<'_> {
         let rebuilt = compaction::rebuild(conversation.turns(), &plan, checkpoint);
         conversation.replace(rebuilt);
         let after = self.estimate(run, &self.around(run, note));
-        self.audit.record(
-            "compaction",
-            json!({"step": step, "tokens_before": calibration.apply(before), "tokens_after": calibration.apply(after),
-                   "threshold": budget.threshold(), "context_tokens": budget.context_tokens,
-                   "replaced_messages": plan.older.len(), "kept_person_messages": person,
-                   "checkpoint_by": if by_model { "model" } else { "harness" }, "error": error,
-                   "latency_ms": latency_ms, "checkpoint": self.audit.mask(&text)}),
-        );
+        self.audit.record(record::Compaction {
+            step,
+            tokens_before: calibration.apply(before),
+            tokens_after: calibration.apply(after),
+            threshold: budget.threshold(),
+            context_tokens: budget.context_tokens,
+            replaced_messages: plan.older.len(),
+            kept_person_messages: Some(person),
+            checkpoint_by: if by_model {
+                record::CheckpointBy::Model
+            } else {
+                record::CheckpointBy::Harness
+            },
+            error,
+            latency_ms: Some(latency_ms),
+            checkpoint: self.audit.mask(&text),
+        });
         Some(after)
     }
 

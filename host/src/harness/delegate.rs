@@ -5,7 +5,7 @@
 //! of `--review`.
 
 use super::answer::SUPERVISOR_LEAD;
-use super::audit::AuditLog;
+use super::audit::{AuditLog, record};
 use super::progress::Progress;
 use super::report::Stop;
 use super::state::RunState;
@@ -13,7 +13,7 @@ use super::{Harness, RunConfig};
 use crate::agents::{DELEGATE, Envelope};
 use crate::error::{ErrorCode, ToolFailure};
 use crate::host::Reach;
-use crate::model::{ToolCall, Usage};
+use crate::model::ToolCall;
 use crate::policy::AgentProfile;
 use serde_json::{Value, json};
 use std::collections::HashMap;
@@ -176,12 +176,14 @@ impl Harness<'_> {
             let arguments = parsed
                 .as_ref()
                 .map_or_else(|_| json!(call.arguments), |m| Value::Object(m.clone()));
-            let recorded = self.audit.record_before(
-                "tool_call_started",
-                json!({"step": step, "call": first_call + i, "tool": call.name, "skill": Value::Null, "arguments": arguments}),
-            );
+            let recorded = self.audit.call_started(&record::CallHead::of_delegation(
+                step,
+                first_call + i,
+                &call.name,
+                arguments.clone(),
+            ));
             let prepared = match recorded {
-                Err(why) => Err(ToolFailure::new(ErrorCode::Failed, why)),
+                Err(failure) => Err(failure),
                 Ok(()) => self.prepare(&arguments, parsed.is_ok(), step, first_call + i),
             };
             match prepared {
@@ -190,12 +192,14 @@ impl Harness<'_> {
                     if failure.code == ErrorCode::Limit && failure.message.contains("already ran") {
                         repeats += 1;
                     }
-                    self.audit.record(
-                        "delegation_finished",
-                        json!({"step": step, "call": first_call + i, "task_id": Value::Null, "agent": arguments.get("agent"),
-                               "outcome": failure.code.as_str(), "error": failure.message, "output": Value::Null, "steps": 0,
-                               "usage": Usage::default(), "duration_ms": 0}),
-                    );
+                    self.audit.record(record::DelegationFinished {
+                        step,
+                        call: Some(first_call + i),
+                        agent: arguments.get("agent").cloned().unwrap_or_default(),
+                        outcome: record::Outcome::Failed(failure.code),
+                        error: Some(failure.message.clone()),
+                        ..Default::default()
+                    });
                     // No worker ran, but a repeat's refusal quotes the earlier
                     // worker's output: judged by every skill this loop hands on.
                     let network = self.skills_hold_network_text(&self.passable());

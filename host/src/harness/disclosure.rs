@@ -14,7 +14,7 @@ use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::{BTreeSet, HashMap};
 
 /// How the tools are offered.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Disclosure {
     /// Every tool of every offered skill, in every request.
@@ -31,7 +31,7 @@ pub enum Disclosure {
 
 /// A skill's score against a task: the summed rarity of the task's words
 /// it shares.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Score {
     /// The skill.
     pub skill: String,

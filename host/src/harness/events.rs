@@ -14,6 +14,7 @@
 //! once there is room again (or when the run ends). The audit log is the
 //! complete record; the events are a view of it.
 
+use super::audit::record::{Body, Ended, Record};
 use crate::error::ErrorCode;
 use crate::harness::Stop;
 use crate::model::Usage;
@@ -24,44 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
 
-/// How a call's permission level was decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Decision {
-    /// Level `auto`: it ran without asking.
-    Auto,
-    /// Level `confirm`, and the [`Confirmer`](crate::Confirmer) allowed it.
-    Confirmed,
-    /// Level `confirm`, and the confirmer refused it: nothing ran.
-    Declined,
-    /// Forbidden (level `deny`, or a refusal the model already got once):
-    /// nothing ran.
-    Denied,
-    /// The call never reached the level check (no such tool, invalid
-    /// arguments).
-    #[serde(rename = "-")]
-    NotReached,
-}
-
-impl Decision {
-    /// The decision as the audit log writes it (`confirmed`, `-`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Auto => "auto",
-            Decision::Confirmed => "confirmed",
-            Decision::Declined => "declined",
-            Decision::Denied => "denied",
-            Decision::NotReached => "-",
-        }
-    }
-}
-
-impl fmt::Display for Decision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use super::audit::record::Decision;
 
 /// Something that happened in a run, in the order it happened.
 ///
@@ -289,20 +253,6 @@ pub enum Event {
     },
 }
 
-/// The audit records that are also events.
-const EVENT_RECORDS: &[&str] = &[
-    "run_started",
-    "model_request",
-    "tool_call_started",
-    "decision",
-    "tool_call",
-    "compaction",
-    "run_finished",
-    "delegation_started",
-    "delegation_finished",
-    "review_finished",
-];
-
 /// A string field that a model filled in: its text, or empty when it wrote
 /// none (`null`, a number).
 fn text_or_empty<'de, D: serde::Deserializer<'de>>(value: D) -> Result<String, D::Error> {
@@ -323,32 +273,134 @@ impl Event {
     /// field), or `None` for records that are not events. A worker's
     /// record is an [`Event::Worker`].
     pub fn from_record(line: &Value) -> Option<Event> {
-        let name = line.get("event")?.as_str()?;
-        if !EVENT_RECORDS.contains(&name) {
-            return None;
-        }
-        // Looked at before decoding: a worker's `run_finished` decodes as a
-        // `RunFinished` as well as the run's does.
-        let worker = worker_of(line);
-        match serde_json::from_value(line.clone()) {
-            Ok(event) => Some(match worker {
-                None => event,
-                Some(task) => {
-                    let agent =
-                        line.get("worker_agent").and_then(Value::as_str).unwrap_or("").to_owned();
-                    Event::Worker { task: task.to_owned(), agent, event: Box::new(event) }
-                }
-            }),
-            Err(err) => {
-                // The harness wrote a record this type cannot read: the two
+        Event::of(&Record::from_value(line.clone())?)
+    }
+
+    /// The event a record is, if it is one: the view of the record a
+    /// person watching the run wants (a worker's wrapped in
+    /// [`Event::Worker`]).
+    pub fn of(record: &Record) -> Option<Event> {
+        // Looked at apart from the body: a worker's `run_finished` is a
+        // `RunFinished` as well as the run's is.
+        let event = Event::of_body(&record.body, &record.run_id)?;
+        Some(match &record.worker {
+            None => event,
+            Some(worker) => Event::Worker {
+                task: worker.task.clone(),
+                agent: worker.agent.clone(),
+                event: Box::new(event),
+            },
+        })
+    }
+
+    fn of_body(body: &Body, run_id: &str) -> Option<Event> {
+        Some(match body {
+            Body::RunStarted(r) => Event::RunStarted {
+                run_id: run_id.to_owned(),
+                task: r.task.clone(),
+                model: r.model.clone().unwrap_or_default(),
+                tools: r.tools.clone().unwrap_or_default(),
+                context_tokens: r.context_tokens.unwrap_or_default(),
+            },
+            Body::ModelRequest(r) => Event::ModelRequest {
+                step: r.step,
+                model: r.model.clone(),
+                latency_ms: r.latency_ms,
+                usage: r.usage,
+                tool_calls: r.tool_calls.unwrap_or_default(),
+                error: r.error.clone(),
+            },
+            Body::ToolCallStarted(c) => Event::ToolCallStarted {
+                step: c.step.unwrap_or_default(),
+                call: c.call.unwrap_or_default(),
+                tool: c.tool.clone(),
+                skill: c.skill.clone().flatten(),
+                arguments: c.arguments.clone(),
+            },
+            Body::Decision(d) => Event::Decision {
+                step: d.step,
+                call: d.call,
+                tool: d.tool.clone(),
+                decision: d.decision,
+                reason: d.reason.clone(),
+            },
+            // A front end's calls have no decision: not an event.
+            Body::ToolCall(c) => Event::ToolCallFinished {
+                step: c.head.step.unwrap_or_default(),
+                call: c.head.call.unwrap_or_default(),
+                tool: c.head.tool.clone(),
+                skill: c.head.skill.clone().flatten(),
+                decision: c.decision?,
+                error_code: c.error_code,
+                duration_ms: c.duration_ms.unwrap_or_default(),
+                result_bytes: c.result_bytes.unwrap_or_default(),
+            },
+            Body::Compaction(c) => Event::Compaction {
+                step: c.step,
+                tokens_before: c.tokens_before,
+                tokens_after: c.tokens_after,
+                replaced_messages: c.replaced_messages,
+                checkpoint_by: c.checkpoint_by.as_str().to_owned(),
+            },
+            Body::RunFinished(r) => Event::RunFinished {
+                stop: match &r.stop {
+                    Ended::Run(stop) => stop.clone(),
+                    // A front end's log has no event channel.
+                    Ended::Front(_) => return None,
+                },
+                answer: r.answer.clone().flatten(),
+                steps: r.steps,
+                usage: r.usage.unwrap_or_default(),
+                tool_calls: r.tool_calls,
+            },
+            Body::DelegationStarted(d) => Event::DelegationStarted {
+                step: d.step,
+                task_id: d.task_id.clone(),
+                agent: d.agent.clone(),
+                depth: d.depth.unwrap_or_default(),
+                task: d.task.clone(),
+            },
+            Body::DelegationFinished(d) => Event::DelegationFinished {
+                step: d.step,
+                task_id: d.task_id.clone(),
+                // What the model named, if it named it as text.
+                agent: d.agent.as_str().unwrap_or_default().to_owned(),
+                outcome: d.outcome.to_string(),
+                error: d.error.clone(),
+                steps: d.steps,
+                usage: d.usage,
+                duration_ms: d.duration_ms,
+            },
+            Body::ReviewFinished(r) => Event::ReviewFinished {
+                round: r.round,
+                verdict: r.verdict.map(|v| v.as_str().to_owned()),
+                issues: r.issues.clone(),
+            },
+            Body::Other { event, .. } if EVENTS.contains(&event.as_str()) => {
+                // The harness wrote a record its type cannot read: the two
                 // drifted apart, which the tests must catch.
-                tracing::error!(record = name, error = %err, "an audit record does not fit its event");
-                debug_assert!(false, "audit record `{name}` does not fit Event: {err}");
-                None
+                tracing::error!(record = %event, "an audit record does not fit its event");
+                debug_assert!(false, "audit record `{event}` does not fit its type");
+                return None;
             }
-        }
+            _ => return None,
+        })
     }
 }
+
+/// The audit records that are also events.
+const EVENTS: &[&str] = &[
+    "run_started",
+    "model_request",
+    "tool_call_started",
+    "decision",
+    "tool_call",
+    "compaction",
+    "run_finished",
+    "delegation_started",
+    "delegation_finished",
+    "review_finished",
+];
 
 /// Longest argument text shown by `Display`.
 const SHOWN_ARGUMENTS: usize = 120;
@@ -514,8 +566,8 @@ pub(crate) fn channel(capacity: usize) -> (EventSender, EventReceiver) {
 
 impl EventSender {
     /// Send the event of an audit record, if it is one.
-    pub(crate) fn record(&self, line: &Value) {
-        if let Some(event) = Event::from_record(line) {
+    pub(crate) fn record(&self, record: &Record) {
+        if let Some(event) = Event::of(record) {
             self.send(event);
         }
     }
@@ -584,11 +636,15 @@ mod tests {
                "skill": "files", "version": "1.0.0", "wasm_hash": "h", "arguments": {"path": "."}})
     }
 
+    fn record(line: Value) -> Record {
+        Record::from_value(line).expect("a record")
+    }
+
     #[tokio::test]
     async fn a_slow_consumer_is_told_how_many_events_it_missed() {
         let (tx, mut rx) = channel(2);
         for call in 1..=5 {
-            tx.record(&started(call));
+            tx.record(&record(started(call)));
         }
         // 1 and 2 fit; 3, 4, 5 were dropped.
         let calls: Vec<Event> = vec![rx.recv().await.unwrap(), rx.recv().await.unwrap()];
@@ -596,7 +652,7 @@ mod tests {
             matches!(calls[0], Event::ToolCallStarted { call: 1, .. })
                 && matches!(calls[1], Event::ToolCallStarted { call: 2, .. })
         );
-        tx.record(&started(6));
+        tx.record(&record(started(6)));
         assert_eq!(
             rx.recv().await,
             Some(Event::Lagged { missed: 3 }),
@@ -605,7 +661,7 @@ mod tests {
         assert!(matches!(rx.recv().await, Some(Event::ToolCallStarted { call: 6, .. })));
         // Full again at the end of the run: the count comes after the last event.
         for call in 7..=10 {
-            tx.record(&started(call));
+            tx.record(&record(started(call)));
         }
         drop(tx);
         assert!(matches!(rx.recv().await, Some(Event::ToolCallStarted { call: 7, .. })));

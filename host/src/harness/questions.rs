@@ -6,6 +6,7 @@
 //! return format — then the review, when the run has one.
 
 use super::answer::{self, FIXABLE, Nudge};
+use super::audit::record;
 use super::progress::Progress;
 use super::repair::TextCall;
 use super::report::Stop;
@@ -13,7 +14,6 @@ use super::state::RunState;
 use super::{Harness, evidence};
 use crate::agents;
 use crate::model::Message;
-use serde_json::json;
 
 /// A reply without calls, as [`Reply`](super::reply::Reply) read it.
 pub(super) struct Answer {
@@ -112,8 +112,11 @@ impl Harness<'_> {
             // the model is asked once to check it or drop it.
             run.nudges.ask(Nudge::Evidence);
             let steps = run.steps;
-            self.audit
-                .record("answer_questioned", json!({"step": steps, "unsupported": unsupported}));
+            self.audit.record(record::AnswerQuestioned {
+                step: steps,
+                unsupported: Some(unsupported.clone()),
+                ..Default::default()
+            });
             return Some(answer::evidence_back(&unsupported));
         }
         None
@@ -134,8 +137,11 @@ impl Harness<'_> {
             // A supervisor that announces a delegation and stops has
             // done nothing; it is told so once.
             run.nudges.ask(Nudge::Promise);
-            self.audit
-                .record("answer_questioned", json!({"step": steps, "promised_delegation": true}));
+            self.audit.record(record::AnswerQuestioned {
+                step: steps,
+                promised_delegation: Some(true),
+                ..Default::default()
+            });
             return Some(agents::promise_back());
         }
         if self.only_delegates() && !self.delegated.is_empty() && run.nudges.left(Nudge::Pieces) {
@@ -143,7 +149,11 @@ impl Harness<'_> {
             // (the local model did, with the second piece undone) is
             // asked once whether any piece is left.
             run.nudges.ask(Nudge::Pieces);
-            self.audit.record("answer_questioned", json!({"step": steps, "pieces_left": true}));
+            self.audit.record(record::AnswerQuestioned {
+                step: steps,
+                pieces_left: Some(true),
+                ..Default::default()
+            });
             return Some(answer::pieces_left(&run.task));
         }
         if let Some(format) = &self.answer_format
@@ -154,7 +164,7 @@ impl Harness<'_> {
             // asked to put it in the format the parent asked for.
             run.nudges.ask(Nudge::Format);
             let note = agents::envelope::fix_back(&errors, format);
-            self.audit.record("answer_format", json!({"step": steps, "errors": errors}));
+            self.audit.record(record::AnswerFormat { step: steps, errors: errors.clone() });
             return Some(note);
         }
         None

@@ -25,6 +25,7 @@
 //! runs trust.
 
 use super::Harness;
+use super::audit::record::{MemoryError, MemoryRecalled};
 use super::report::Action;
 use super::toolbox::Target;
 use crate::error::{ErrorCode, ToolFailure};
@@ -66,7 +67,7 @@ impl Harness<'_> {
             Err(err) => {
                 // A broken memory must not stop the task: the run goes on without notes.
                 tracing::warn!(error = %err, "could not read the memory; the run goes on without notes");
-                self.audit.record("memory_error", json!({"step": 0, "error": err.to_string()}));
+                self.audit.record(MemoryError { step: 0, error: err.to_string() });
                 return String::new();
             }
         };
@@ -78,10 +79,11 @@ impl Harness<'_> {
             tracing::warn!(error = %err, "could not mark notes as used");
         }
         let block = self.audit.mask(&render(&found));
-        self.audit.record(
-            "memory_recalled",
-            json!({"step": 0, "entries": ids, "tokens": crate::model::estimate_tokens(&block)}),
-        );
+        self.audit.record(MemoryRecalled {
+            step: 0,
+            entries: ids,
+            tokens: crate::model::estimate_tokens(&block),
+        });
         block
     }
 

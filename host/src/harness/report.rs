@@ -164,7 +164,7 @@ pub struct WorkerSummary {
 }
 
 /// The verdict of one review round (`--review`).
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Review {
     /// 1 for the first answer, 2 for the answer after a revision.
     pub round: usize,

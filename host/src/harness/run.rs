@@ -2,11 +2,11 @@
 //! conversation, the run's budget, the skills chosen by the task, the
 //! context window, the remembered notes) and the report after its last.
 
+use super::audit::record;
 use super::conversation::Conversation;
 use super::report::{RunReport, Stop};
 use super::state::RunState;
 use super::{Disclosure, Harness, disclosure};
-use serde_json::json;
 
 impl Harness<'_> {
     /// The state of a run of `task` about to make its first request, with
@@ -27,18 +27,24 @@ impl Harness<'_> {
         if self.config.disclose == Disclosure::ByTask {
             let choice = disclosure::choose(task, &self.toolbox.skill_words());
             offer_all = choice.chosen.is_empty();
-            self.audit.record(
-                "skills_chosen",
-                json!({"chosen": choice.chosen, "scores": choice.scores, "offer_all": offer_all}),
-            );
+            self.audit.record(record::SkillsChosen {
+                chosen: choice.chosen.clone(),
+                scores: choice.scores,
+                offer_all,
+            });
             opened = choice.chosen;
         }
         let budget = self.budget().await;
-        self.audit.record(
-            "run_started",
-            json!({"task": task, "model": self.model.name(), "tools": offered, "disclose": self.config.disclose,
-                   "context_tokens": budget.0.context_tokens, "context_source": budget.1, "compact_at": budget.0.compact_at}),
-        );
+        self.audit.record(record::RunStarted {
+            task: task.to_owned(),
+            model: Some(self.model.name().to_owned()),
+            tools: Some(offered.iter().map(|t| t.to_string()).collect()),
+            disclose: Some(self.config.disclose),
+            context_tokens: Some(budget.0.context_tokens),
+            context_source: Some(budget.1.to_owned()),
+            compact_at: Some(budget.0.compact_at),
+            kind: None,
+        });
         let budget = budget.0;
         let mut run = RunState::new(run_id, task, conversation, budget, self.config.max_steps);
         run.opened = opened;
@@ -64,11 +70,15 @@ impl Harness<'_> {
             reviews,
             total_tokens: self.team.spent(),
         };
-        self.audit.record(
-            "run_finished",
-            json!({"stop": report.stop, "answer": report.answer, "steps": steps, "usage": usage, "tool_calls": report.actions.len(),
-                   "workers": report.workers.len(), "reviews": report.reviews}),
-        );
+        self.audit.record(record::RunFinished {
+            stop: record::Ended::Run(report.stop.clone()),
+            answer: Some(report.answer.clone()),
+            steps,
+            usage: Some(usage),
+            tool_calls: report.actions.len(),
+            workers: Some(report.workers.len()),
+            reviews: Some(report.reviews.clone()),
+        });
         self.audit.sync();
         report
     }

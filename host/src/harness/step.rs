@@ -4,6 +4,7 @@
 //! checked at the end.
 
 use super::answer::MAX_CALLS_PER_REPLY;
+use super::audit::record;
 use super::progress::Progress;
 use super::prompt::{reminder, request_messages};
 use super::questions::Answer;
@@ -12,7 +13,6 @@ use super::report::Stop;
 use super::state::RunState;
 use super::{Harness, compaction, repair};
 use crate::model::{ChatRequest, ChatResponse, Message};
-use serde_json::json;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -54,8 +54,7 @@ impl Harness<'_> {
         let steps = run.steps;
         run.conversation.set_step(steps);
         for said in self.inbox.take() {
-            self.audit
-                .record("user_message", json!({"step": steps, "text": self.audit.mask(&said)}));
+            self.audit.record(record::UserMessage { step: steps, text: self.audit.mask(&said) });
             run.conversation.push_person(said);
         }
         let (response, messages, latency_ms) = match self.request(run, progress).await {
@@ -73,13 +72,21 @@ impl Harness<'_> {
         } = self.read_reply(run, response.message);
         // Logged after the text is read, so a call written in the text
         // counts as a call (`text_call` says where it came from).
-        self.audit.record(
-            "model_request",
-            json!({"step": steps, "model": response.model, "messages": messages.len(), "usage": response.usage,
-                   "latency_ms": latency_ms, "tool_calls": message.tool_calls.len(), "text_call": text_call, "text_chars": text_chars,
-                   "described_call": described.as_ref().map(|c: &repair::TextCall| c.name.clone()).or(ran_described),
-                   "restated_call": restated.as_ref().map(|c: &repair::TextCall| c.name.clone())}),
-        );
+        self.audit.record(record::ModelRequest {
+            step: steps,
+            model: response.model.clone(),
+            messages: Some(messages.len()),
+            usage: Some(response.usage),
+            latency_ms,
+            tool_calls: Some(message.tool_calls.len()),
+            text_call: Some(text_call),
+            text_chars: Some(text_chars),
+            described_call: Some(
+                described.as_ref().map(|c: &repair::TextCall| c.name.clone()).or(ran_described),
+            ),
+            restated_call: Some(restated.as_ref().map(|c: &repair::TextCall| c.name.clone())),
+            error: None,
+        });
         progress.model_finished(steps, latency_ms, &response.usage, message.tool_calls.len());
         if message.tool_calls.is_empty() {
             let answer = Answer { message, described, restated, chose_answer };
@@ -132,7 +139,14 @@ impl Harness<'_> {
         let response = match response {
             Ok(r) => r,
             Err(err) => {
-                self.audit.record("model_request", json!({"step": steps, "model": self.model.name(), "messages": messages.len(), "latency_ms": latency_ms, "error": err.to_string()}));
+                self.audit.record(record::ModelRequest {
+                    step: steps,
+                    model: self.model.name().to_owned(),
+                    messages: Some(messages.len()),
+                    latency_ms,
+                    error: Some(err.to_string()),
+                    ..Default::default()
+                });
                 return Err(Stop::ModelError(err.to_string()));
             }
         };

@@ -8,7 +8,9 @@ use std::str::FromStr;
 /// Ordered from most to least restrictive, so `min` of two levels is the
 /// stricter one. In the file it is written `auto`, `confirm` or `deny`, or
 /// with the older codes `L2`, `L1`, `L0`, in any case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// The tool is never run (`L0`).

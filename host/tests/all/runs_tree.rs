@@ -431,3 +431,53 @@ fn runs_list_takes_the_stop_and_task_from_the_run_not_from_a_worker() {
     );
     assert_eq!(odd["workers"], 1);
 }
+
+/// `reach ARGS…` in the fixture folder of logs written by earlier code
+/// (`fixtures/audit`, see its README): its stdout.
+fn on_fixtures(args: &[&str]) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/audit");
+    stdout(&reach(&root, args))
+}
+
+/// What `reach runs` of commit 4e47d81 printed for the same command.
+fn printed_before(name: &str) -> String {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/audit/expected").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn runs_list_prints_what_it_printed_for_logs_earlier_code_wrote() {
+    for dir in ["runs", "rotated", "rotated-cut"] {
+        for (json, ext) in [(false, "txt"), (true, "json")] {
+            let mut args = vec!["runs", "list", "--runs-dir", dir];
+            if json {
+                args.push("--json");
+            }
+            let want = printed_before(&format!("{dir}.list.{ext}"));
+            assert_eq!(on_fixtures(&args), want, "reach {}", args.join(" "));
+        }
+    }
+}
+
+#[test]
+fn runs_show_prints_what_it_printed_for_logs_earlier_code_wrote() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/audit");
+    let mut shown = 0;
+    for entry in std::fs::read_dir(root.join("expected")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let Some((run, ext)) = name.split_once(".show.") else { continue };
+        // A rotated log is shown from its own folder.
+        let (dir, id) = match run {
+            "rotated" | "rotated-cut" => (run, "mcp"),
+            _ => ("runs", run),
+        };
+        let mut args = vec!["runs", "show", id, "--runs-dir", dir];
+        if ext == "json" {
+            args.push("--json");
+        }
+        assert_eq!(on_fixtures(&args), printed_before(&name), "reach {}", args.join(" "));
+        shown += 1;
+    }
+    assert_eq!(shown, 29, "every output kept is compared");
+}

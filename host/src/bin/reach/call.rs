@@ -2,6 +2,9 @@
 
 use crate::args::{CallArgs, Cli};
 use crate::context;
+use agent_reach::harness::audit::record::{
+    CallEnded, CallHead, FrontEnd, FrontStop, RunFinished, RunStarted,
+};
 use agent_reach::harness::{self, audit::AuditLog};
 use agent_reach::{Confirmer, ToolFailure};
 use serde_json::{Value, json};
@@ -31,33 +34,27 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
             anyhow::anyhow!("could not create the audit log in {}: {e}", call.runs_dir.display())
         })?;
     let (version, hash) = match host.registry.active(skill) {
-        Some(a) => (json!(a.manifest.version.to_string()), json!(a.loaded().wasm_hash())),
-        None => (Value::Null, Value::Null),
+        Some(a) => (Some(a.manifest.version.to_string()), Some(a.loaded().wasm_hash().to_owned())),
+        None => (None, None),
     };
     let asked = serde_json::from_str::<Value>(&arguments).unwrap_or_else(|_| json!(arguments));
-    audit.record(
-        "run_started",
-        json!({"kind": "call", "task": format!("reach call {}", call.target), "model": null}),
-    );
-    audit
-        .record_before(
-            "tool_call_started",
-            json!({"step": 0, "call": 1, "tool": call.target, "skill": skill, "version": version, "wasm_hash": hash, "arguments": asked}),
-        )
-        .map_err(anyhow::Error::msg)?;
+    audit.record(RunStarted::of_front(FrontEnd::Call, format!("reach call {}", call.target)));
+    let head = CallHead {
+        arguments: asked,
+        ..CallHead::of_run(0, 1, &call.target, Some(skill.to_owned()), version, hash)
+    };
+    audit.call_started(&head).map_err(|failure| anyhow::Error::msg(failure.message))?;
     let started = std::time::Instant::now();
     let result = host.invoke(skill, tool, &arguments, &confirmer).await;
-    let (outcome, code, bytes) = match &result {
-        Ok(out) => ("ok", Value::Null, out.len()),
-        Err(f) => ("error", json!(f.code.to_string()), 0),
-    };
-    audit.record(
-        "tool_call",
-        json!({"step": 0, "call": 1, "tool": call.target, "skill": skill, "version": version, "wasm_hash": hash,
-               "arguments": asked, "level": host.policy.level(skill, tool).to_string(), "outcome": outcome, "error_code": code,
-               "result_bytes": bytes, "duration_ms": started.elapsed().as_millis() as u64}),
-    );
-    audit.record("run_finished", json!({"stop": {"reason": if result.is_ok() { "ok" } else { "error" }}, "steps": 0, "tool_calls": 1}));
+    let bytes = result.as_ref().map_or(0, String::len);
+    let mut ended = CallEnded::of(head, &result, bytes, started.elapsed().as_millis() as u64);
+    // Known once it ran: `reach call` writes the level with the outcome.
+    ended.head.level = Some(host.policy.level(skill, tool));
+    audit.call_ended(ended);
+    audit.record(RunFinished::of_front(
+        if result.is_ok() { FrontStop::Ok } else { FrontStop::Error },
+        1,
+    ));
     audit.sync();
     match result {
         Ok(output) => {

@@ -2,13 +2,13 @@
 
 use crate::args::{Cli, McpArgs};
 use crate::context;
+use agent_reach::harness::audit::record::{FrontEnd, RunStarted};
 use agent_reach::harness::{self, audit::AuditLog};
 use agent_reach::mcp::approvals::Approvals;
 use agent_reach::mcp::http::{self, HttpOptions, token};
 use agent_reach::mcp::{McpServer, serve_stdio};
 use agent_reach::policy::ProtectedPath;
 use agent_reach::reload::{self, LiveHost, ReloadSource};
-use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -40,10 +40,7 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
         .rotate_at(AUDIT_PART_BYTES, AUDIT_PARTS);
     let transport =
         args.http.map_or_else(|| "stdio".to_owned(), |addr| format!("http://{addr}{}", http::PATH));
-    audit.record(
-        "run_started",
-        json!({"kind": "mcp", "task": format!("reach mcp ({transport})"), "model": null}),
-    );
+    audit.record(RunStarted::of_front(FrontEnd::Mcp, format!("reach mcp ({transport})")));
     tracing::info!(audit = %audit.path().display(), "MCP calls are recorded in the audit log");
     // The table and skills folder are watched unless --no-watch: a changed
     // file is loaded beside the serving host and swapped in when it checks.

@@ -2,22 +2,25 @@
 
 mod tree;
 
-use agent_reach::harness::events::worker_of;
+use agent_reach::harness::audit::record::{
+    AnswerQuestioned, Body, CallEnded, CallOutcome, DelegationFinished, FrontEnd, Outcome, Record,
+};
 use agent_reach::text::{escape_for_terminal, shorten_chars};
 use anyhow::{Context, bail};
+use serde::Serialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// One audit log's events.
-fn events(path: &Path) -> anyhow::Result<Vec<Value>> {
+/// One audit log's records.
+fn events(path: &Path) -> anyhow::Result<Vec<Record>> {
     Ok(read_log(path)?.0)
 }
 
-/// One audit log's events, and the numbers of lines that are not JSON
+/// One audit log's records, and the numbers of lines that are not records
 /// other than a last, half-written one (a run that crashed mid-write).
-fn read_log(path: &Path) -> anyhow::Result<(Vec<Value>, Vec<usize>)> {
+fn read_log(path: &Path) -> anyhow::Result<(Vec<Record>, Vec<usize>)> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let lines: Vec<&str> = text.lines().collect();
@@ -79,9 +82,9 @@ impl Log {
         &self.parts[0].1
     }
 
-    /// What the list needs: the first and last files' events (a rotating
+    /// What the list needs: the first and last files' records (a rotating
     /// log's middle parts hold only calls).
-    fn ends(&self) -> anyhow::Result<Vec<Value>> {
+    fn ends(&self) -> anyhow::Result<Vec<Record>> {
         let mut all = events(self.first())?;
         if let [_, .., (_, last)] = self.parts.as_slice() {
             all.extend(events(last)?);
@@ -101,23 +104,28 @@ pub fn list(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     for log in logs(dir)? {
         let events = log.ends()?;
         // The run's own records: a worker's `run_finished` is not the run's.
-        let find = |name: &str| {
-            events
-                .iter()
-                .find(|e| e["event"] == name && worker_of(e).is_none())
-                .cloned()
-                .unwrap_or(Value::Null)
-        };
+        let own = || events.iter().filter(|e| e.worker.is_none());
         // A rotated log whose first part was removed repeats its start.
-        let start = match find("run_started") {
-            Value::Null => find("log_continued")["run_started"].clone(),
-            start => start,
-        };
-        let finish = find("run_finished");
+        let start = own().find(|e| e.body.event() == "run_started").or_else(|| {
+            own().find_map(|e| match &e.body {
+                Body::LogContinued(part) => part.run_started.as_deref(),
+                _ => None,
+            })
+        });
+        let started = start.and_then(|e| match &e.body {
+            Body::RunStarted(run) => Some(run),
+            _ => None,
+        });
+        let finish = own().find_map(|e| match &e.body {
+            Body::RunFinished(end) => Some(end),
+            _ => None,
+        });
         let parts: Vec<&PathBuf> = log.parts.iter().map(|(_, p)| p).collect();
         rows.push(serde_json::json!({
-            "run_id": start["run_id"], "started": start["time"], "task": start["task"], "model": start["model"],
-            "stop": finish["stop"]["reason"], "steps": finish["steps"], "tool_calls": finish["tool_calls"],
+            "run_id": start.map(|e| &e.run_id), "started": start.map(|e| &e.time),
+            "task": started.map(|r| &r.task), "model": started.map(|r| &r.model),
+            "stop": finish.map(|f| f.stop.reason()), "steps": finish.map(|f| f.steps),
+            "tool_calls": finish.map(|f| f.tool_calls),
             "workers": workers_started(&events), "log": log.first(), "parts": parts,
         }));
     }
@@ -144,19 +152,26 @@ pub fn list(dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
 
 /// Workers and reviewers that started: task ids with a start record or
 /// records of their own (a delegation refused up front started none).
-fn workers_started(events: &[Value]) -> usize {
+fn workers_started(events: &[Record]) -> usize {
     let mut ids = BTreeSet::new();
     for e in events {
-        if let Some(id) = worker_of(e) {
+        if let Some(id) = e.worker_task() {
             ids.insert(id);
         }
-        if matches!(e["event"].as_str(), Some("delegation_started" | "review_started"))
-            && let Some(id) = e["task_id"].as_str()
-        {
+        if let Some(id) = started_task(e) {
             ids.insert(id);
         }
     }
     ids.len()
+}
+
+/// The task a `delegation_started` or `review_started` starts.
+fn started_task(e: &Record) -> Option<&str> {
+    match &e.body {
+        Body::DelegationStarted(d) => Some(&d.task_id),
+        Body::ReviewStarted(r) => Some(&r.task_id),
+        _ => None,
+    }
 }
 
 /// `reach runs show RUN`: a readable timeline, each worker's records under
@@ -224,16 +239,16 @@ pub fn show(dir: &Path, run: &str, json: bool) -> anyhow::Result<ExitCode> {
 /// A log's records by the scope that wrote them.
 struct Scopes<'a> {
     /// The run's own.
-    root: Vec<&'a Value>,
+    root: Vec<&'a Record>,
     /// Each worker's and reviewer's, by task id.
-    tasks: BTreeMap<&'a str, Vec<&'a Value>>,
+    tasks: BTreeMap<&'a str, Vec<&'a Record>>,
 }
 
 impl<'a> Scopes<'a> {
-    fn of(events: &'a [Value]) -> Scopes<'a> {
+    fn of(events: &'a [Record]) -> Scopes<'a> {
         let mut scopes = Scopes { root: Vec::new(), tasks: BTreeMap::new() };
         for e in events {
-            match worker_of(e) {
+            match e.worker_task() {
                 None => scopes.root.push(e),
                 Some(id) => scopes.tasks.entry(id).or_default().push(e),
             }
@@ -258,14 +273,14 @@ fn indent(depth: usize) -> String {
 }
 
 /// `HH:MM:SS` of a record.
-fn clock(e: &Value) -> &str {
-    e["time"].as_str().unwrap_or("").get(11..19).unwrap_or("")
+fn clock(e: &Record) -> &str {
+    e.time.get(11..19).unwrap_or("")
 }
 
 /// One scope's records at `depth`, each delegation followed by the
 /// worker's own records one level deeper.
 fn print_scope<'a>(
-    records: &[&'a Value],
+    records: &[&'a Record],
     level: usize,
     scopes: &Scopes<'a>,
     shown: &mut BTreeSet<&'a str>,
@@ -274,18 +289,23 @@ fn print_scope<'a>(
     // Calls with an outcome; a `tool_call_started` without one is a call the
     // host never finished (it died, or was stopped, mid-call). Call numbers
     // are per scope: a worker counts its own.
-    let finished: Vec<&Value> =
-        records.iter().filter(|e| e["event"] == "tool_call").map(|e| &e["call"]).collect();
+    let finished: Vec<Option<usize>> = records
+        .iter()
+        .filter_map(|e| match &e.body {
+            Body::ToolCall(c) => Some(c.head.call),
+            _ => None,
+        })
+        .collect();
     for e in records {
-        if e["event"] == "tool_call_started" && finished.contains(&&e["call"]) {
+        if let Body::ToolCallStarted(c) = &e.body
+            && finished.contains(&c.call)
+        {
             continue;
         }
         if let Some(line) = line(e) {
             println!("{}  {indent}{}", clock(e), line.replace('\n', &format!("\n{indent}")));
         }
-        if matches!(e["event"].as_str(), Some("delegation_started" | "review_started"))
-            && let Some((id, own)) =
-                e["task_id"].as_str().and_then(|id| scopes.tasks.get_key_value(id))
+        if let Some((id, own)) = started_task(e).and_then(|id| scopes.tasks.get_key_value(id))
             && shown.insert(id)
         {
             print_scope(own, depth(id), scopes, shown);
@@ -294,229 +314,224 @@ fn print_scope<'a>(
 }
 
 /// Text in the log came from models, pages and skills: shown escaped.
-fn safe(v: &Value) -> String {
-    escape_for_terminal(v.as_str().unwrap_or(""))
+fn safe(text: &str) -> String {
+    escape_for_terminal(text)
 }
 
-/// Text from the log, escaped and cut to `chars`; JSON other than a string as JSON.
-fn cut(v: &Value, chars: usize) -> String {
-    let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-    escape_for_terminal(&shorten_chars(&text, chars))
+/// Text that may be missing, shown escaped (missing: empty).
+fn safe_or_empty(text: &Option<String>) -> String {
+    safe(text.as_deref().unwrap_or(""))
+}
+
+/// Text from the log, escaped and cut to `chars`.
+fn cut(text: &str, chars: usize) -> String {
+    escape_for_terminal(&shorten_chars(text, chars))
+}
+
+/// A value from the log as cut shows it: text as text, other JSON as JSON.
+fn cut_json(v: &Value, chars: usize) -> String {
+    cut(&v.as_str().map_or_else(|| v.to_string(), str::to_owned), chars)
+}
+
+/// A value as JSON (`null` when missing): how the timeline has always
+/// shown numbers, and the model's name.
+fn js(value: impl Serialize) -> String {
+    serde_json::to_string(&value).unwrap_or_default()
 }
 
 /// `reach mcp` names the client of each call.
-fn for_client(e: &Value) -> String {
-    e["client"].as_str().map_or(String::new(), |c| format!(" for {}", escape_for_terminal(c)))
+fn for_client(c: &CallEnded) -> String {
+    c.head
+        .client
+        .clone()
+        .flatten()
+        .map_or(String::new(), |c| format!(" for {}", escape_for_terminal(&c)))
 }
 
-/// Tokens of a `usage` object.
-fn tokens(usage: &Value) -> u64 {
-    usage["input_tokens"].as_u64().unwrap_or(0) + usage["output_tokens"].as_u64().unwrap_or(0)
+/// Tokens of a `usage`.
+fn tokens(usage: &agent_reach::model::Usage) -> u64 {
+    usage.input_tokens + usage.output_tokens
 }
 
 /// A record as a timeline line (lines after the first indented by two);
 /// `None` for records shown with another (a `decision` with its call).
-fn line(e: &Value) -> Option<String> {
-    Some(match e["event"].as_str().unwrap_or("") {
-        "run_started" if e["kind"] == "mcp" => {
-            format!("MCP server {} — {}", e["run_id"].as_str().unwrap_or("?"), safe(&e["task"]))
+fn line(e: &Record) -> Option<String> {
+    let run_id = if e.run_id.is_empty() { "?" } else { e.run_id.as_str() };
+    Some(match &e.body {
+        Body::RunStarted(r) if r.kind == Some(FrontEnd::Mcp) => {
+            format!("MCP server {run_id} — {}", safe(&r.task))
         }
         // A worker's: the run id is the run's, the task is in the header.
-        "run_started" if worker_of(e).is_some() => {
+        Body::RunStarted(r) if let Some(worker) = &e.worker => {
             format!(
                 "worker {} ({}) started — model {}",
-                safe(&e["worker"]),
-                safe(&e["worker_agent"]),
-                e["model"]
+                safe(&worker.task),
+                safe(&worker.agent),
+                js(&r.model)
             )
         }
-        "run_started" => format!(
-            "run {} — model {}\n  task: {}",
-            e["run_id"].as_str().unwrap_or("?"),
-            e["model"],
-            safe(&e["task"])
-        ),
+        Body::RunStarted(r) => {
+            format!("run {run_id} — model {}\n  task: {}", js(&r.model), safe(&r.task))
+        }
         // Shown with its call (`tool_call` carries the decision).
-        "decision" => return None,
-        "tool_call_started" => {
+        Body::Decision(_) => return None,
+        Body::ToolCallStarted(c) => {
             format!(
                 "  {} {} … started, no outcome recorded (the host stopped during the call)",
-                safe(&e["tool"]),
-                brief(&e["arguments"])
+                safe(&c.tool),
+                brief(&c.arguments)
             )
         }
-        "model_request" => match e.get("error") {
-            Some(err) if !err.is_null() => format!(
-                "step {}: model failed after {} ms: {}",
-                e["step"],
-                e["latency_ms"],
-                safe(err)
-            ),
-            _ => format!(
+        Body::ModelRequest(m) => match &m.error {
+            Some(err) => {
+                format!("step {}: model failed after {} ms: {}", m.step, m.latency_ms, safe(err))
+            }
+            None => format!(
                 "step {}: model answered in {} ms ({} in / {} out tokens{}), {} tool call(s){}",
-                e["step"],
-                e["latency_ms"],
-                e["usage"]["input_tokens"],
-                e["usage"]["output_tokens"],
-                if e["usage"]["estimated"] == true { ", estimated" } else { "" },
-                e["tool_calls"],
-                if e["text_call"] == true { " written in its text" } else { "" }
+                m.step,
+                m.latency_ms,
+                js(m.usage.map(|u| u.input_tokens)),
+                js(m.usage.map(|u| u.output_tokens)),
+                if m.usage.is_some_and(|u| u.estimated) { ", estimated" } else { "" },
+                js(m.tool_calls),
+                if m.text_call == Some(true) { " written in its text" } else { "" }
             ),
         },
-        "tool_call" if e["outcome"] == "refused" => format!(
+        Body::ToolCall(c) if c.outcome == CallOutcome::Refused => format!(
             "  {} {} [refused] → {}: {}{}",
-            safe(&e["tool"]),
-            brief(&e["arguments"]),
-            e["error_code"].as_str().unwrap_or("?"),
-            safe(&e["error"]),
-            for_client(e)
+            safe(&c.head.tool),
+            brief(&c.head.arguments),
+            c.error_code.map_or("?", |code| code.as_str()),
+            safe_or_empty(&c.error),
+            for_client(c)
         ),
-        "tool_call" => format!(
+        Body::ToolCall(c) => format!(
             "  {} {} [{}] → {} in {} ms, {} bytes{}{}",
-            safe(&e["tool"]),
-            brief(&e["arguments"]),
-            // `reach mcp` records an outcome (ok, error, refused).
-            e["decision"].as_str().or(e["outcome"].as_str()).unwrap_or("-"),
-            e["error_code"].as_str().unwrap_or("ok"),
-            e["duration_ms"],
-            e["result_bytes"],
-            e["version"].as_str().map_or(String::new(), |v| format!(
+            safe(&c.head.tool),
+            brief(&c.head.arguments),
+            // `reach mcp` and `reach call` record an outcome (ok, error).
+            c.decision.map_or(c.outcome.as_str(), |d| d.as_str()),
+            c.error_code.map_or("ok", |code| code.as_str()),
+            js(c.duration_ms),
+            js(c.result_bytes),
+            c.head.version.clone().flatten().map_or(String::new(), |v| format!(
                 " (skill {} {v})",
-                e["skill"].as_str().unwrap_or("")
+                c.head.skill.clone().flatten().unwrap_or_default()
             )),
-            for_client(e)
+            for_client(c)
         ),
-        "run_finished" => format!(
+        Body::RunFinished(r) => format!(
             "finished: {} after {} step(s), {} tool call(s){}",
-            e["stop"]["reason"].as_str().unwrap_or("?"),
-            e["steps"],
-            e["tool_calls"],
-            e["answer"]
-                .as_str()
-                .map_or(String::new(), |a| format!("\n  answer: {}", escape_for_terminal(a)))
+            r.stop.reason(),
+            r.steps,
+            r.tool_calls,
+            r.answer
+                .clone()
+                .flatten()
+                .map_or(String::new(), |a| format!("\n  answer: {}", escape_for_terminal(&a)))
         ),
-        "compaction" => format!(
+        Body::Compaction(c) => format!(
             "step {}: context compacted: ~{} → ~{} tokens (threshold {} of {}), {} message(s) replaced, checkpoint by the {}{}\n  checkpoint: {}",
-            e["step"],
-            e["tokens_before"],
-            e["tokens_after"],
-            e["threshold"],
-            e["context_tokens"],
-            e["replaced_messages"],
-            e["checkpoint_by"].as_str().unwrap_or("?"),
-            e["error"]
-                .as_str()
+            c.step,
+            c.tokens_before,
+            c.tokens_after,
+            c.threshold,
+            c.context_tokens,
+            c.replaced_messages,
+            c.checkpoint_by.as_str(),
+            c.error
+                .as_ref()
                 .map_or(String::new(), |err| format!(" ({})", escape_for_terminal(err))),
             // Line by line: each escaped, the checkpoint's own line breaks kept.
-            e["checkpoint"]
-                .as_str()
-                .unwrap_or("")
-                .lines()
-                .map(escape_for_terminal)
-                .collect::<Vec<_>>()
-                .join("\n  ")
+            c.checkpoint.lines().map(escape_for_terminal).collect::<Vec<_>>().join("\n  ")
         ),
-        "compaction_skipped" => {
-            format!("step {}: compaction needed but skipped: {}", e["step"], safe(&e["reason"]))
+        Body::CompactionSkipped(c) => {
+            format!("step {}: compaction needed but skipped: {}", c.step, safe(&c.reason))
         }
-        "user_message" => format!("step {}: the person said: {}", e["step"], safe(&e["text"])),
-        "answer_questioned" => {
-            let why = if e["promised_delegation"] == true {
+        Body::UserMessage(m) => format!("step {}: the person said: {}", m.step, safe(&m.text)),
+        Body::AnswerQuestioned(AnswerQuestioned {
+            step, unsupported, promised_delegation, ..
+        }) => {
+            let why = if *promised_delegation == Some(true) {
                 "it announced a delegation it did not make: told nothing was done".to_owned()
             } else {
-                let names: Vec<String> = e["unsupported"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|v| escape_for_terminal(v.as_str().unwrap_or("")))
-                    .collect();
+                let names: Vec<String> = unsupported.iter().flatten().map(|v| safe(v)).collect();
                 format!("it names what no tool returned ({}): asked to check", names.join(", "))
             };
-            format!("step {}: answer sent back: {why}", e["step"])
+            format!("step {step}: answer sent back: {why}")
         }
-        "answer_format" => {
-            let errors: Vec<String> = e["errors"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|v| escape_for_terminal(v.as_str().unwrap_or("")))
-                .collect();
+        Body::AnswerFormat(a) => {
+            let errors: Vec<String> = a.errors.iter().map(|v| safe(v)).collect();
             format!(
                 "step {}: answer not in the return format ({}): asked once to fix it",
-                e["step"],
+                a.step,
                 errors.join("; ")
             )
         }
-        "memory_recalled" => {
-            format!("  remembered notes given: {} (~{} tokens)", e["entries"], e["tokens"])
+        Body::MemoryRecalled(m) => {
+            format!("  remembered notes given: {} (~{} tokens)", js(&m.entries), m.tokens)
         }
-        "memory_remembered" => {
-            format!("  note #{} kept [{}]", e["entry"], e["decision"].as_str().unwrap_or("-"))
-        }
-        "delegation_started" => format!(
+        Body::MemoryRemembered(m) => format!("  note #{} kept [{}]", js(m.entry), m.decision),
+        Body::DelegationStarted(d) => format!(
             "  ↳ worker {} ({}, depth {}): {}",
-            safe(&e["task_id"]),
-            safe(&e["agent"]),
-            e["depth"].as_u64().map_or_else(
-                || depth(e["task_id"].as_str().unwrap_or("")).to_string(),
-                |d| d.to_string()
-            ),
-            cut(&e["task"], SHOWN_TASK)
+            safe(&d.task_id),
+            safe(&d.agent),
+            d.depth.unwrap_or_else(|| depth(&d.task_id)),
+            cut(&d.task, SHOWN_TASK)
         ),
-        "delegation_finished" if e["outcome"] == "ok" => format!(
+        Body::DelegationFinished(d @ DelegationFinished { outcome: Outcome::Ok, .. }) => format!(
             "  ↳ {} done: ok in {} ms, {} step(s), {} tokens → {}",
-            safe(&e["task_id"]),
-            e["duration_ms"],
-            e["steps"],
-            tokens(&e["usage"]),
-            match &e["output"] {
-                Value::Object(_) => shorten_chars(&brief(&e["output"]), SHOWN_TASK),
-                other => cut(other, SHOWN_TASK),
+            safe_or_empty(&d.task_id),
+            d.duration_ms,
+            d.steps,
+            tokens(&d.usage),
+            match &d.output {
+                Value::Object(_) => shorten_chars(&brief(&d.output), SHOWN_TASK),
+                other => cut_json(other, SHOWN_TASK),
             }
         ),
         // Refused before a worker was started (unknown profile, a limit).
-        "delegation_finished" if e["task_id"].is_null() => {
+        Body::DelegationFinished(d) if d.task_id.is_none() => {
             format!(
                 "  ↳ delegation to {} not run: {}: {}",
-                cut(&e["agent"], SHOWN_TASK),
-                safe(&e["outcome"]),
-                safe(&e["error"])
+                cut_json(&d.agent, SHOWN_TASK),
+                safe(d.outcome.as_str()),
+                safe_or_empty(&d.error)
             )
         }
-        "delegation_finished" => format!(
+        Body::DelegationFinished(d) => format!(
             "  ↳ {} failed: {}: {} (after {} ms, {} step(s), {} tokens)",
-            safe(&e["task_id"]),
-            safe(&e["outcome"]),
-            safe(&e["error"]),
-            e["duration_ms"],
-            e["steps"],
-            tokens(&e["usage"])
+            safe_or_empty(&d.task_id),
+            safe(d.outcome.as_str()),
+            safe_or_empty(&d.error),
+            d.duration_ms,
+            d.steps,
+            tokens(&d.usage)
         ),
-        "review_started" => format!(
+        Body::ReviewStarted(r) => format!(
             "  ↳ review {} ({}): {}",
-            e["round"],
-            safe(&e["task_id"]),
-            cut(&e["criteria"], SHOWN_TASK)
+            r.round,
+            safe(&r.task_id),
+            cut(&r.criteria, SHOWN_TASK)
         ),
-        "review_finished" => match e["verdict"].as_str() {
+        Body::ReviewFinished(r) => match r.verdict {
             Some(verdict) => {
-                let issues: Vec<String> =
-                    e["issues"].as_array().into_iter().flatten().map(safe).collect();
+                let issues: Vec<String> = r.issues.iter().map(|i| safe(i)).collect();
                 let issues = if issues.is_empty() {
                     String::new()
                 } else {
                     format!(" — {}", issues.join("; "))
                 };
-                format!("  ↳ review {}: {}{issues}", e["round"], escape_for_terminal(verdict))
+                format!("  ↳ review {}: {}{issues}", r.round, verdict)
             }
-            None => format!("  ↳ review {}: no verdict: {}", e["round"], safe(&e["error"])),
+            None => format!("  ↳ review {}: no verdict: {}", r.round, safe_or_empty(&r.error)),
         },
         // A rotating log's links between its files.
-        "log_rotated" => format!("(the log goes on in {})", safe(&e["next"])),
-        "log_continued" => {
-            format!("(part {} of the log, continued from {})", e["part"], safe(&e["previous"]))
+        Body::LogRotated(r) => format!("(the log goes on in {})", safe_or_empty(&r.next)),
+        Body::LogContinued(c) => {
+            format!("(part {} of the log, continued from {})", c.part, safe_or_empty(&c.previous))
         }
-        other => format!("{}: {e}", escape_for_terminal(other)),
+        other => format!("{}: {}", escape_for_terminal(other.event()), e.to_value()),
     })
 }
 

@@ -3,6 +3,7 @@
 
 mod basics {
     use super::super::*;
+    use serde_json::json;
 
     #[test]
     fn dates_are_civil() {
@@ -31,7 +32,10 @@ mod basics {
     fn lines_are_flushed_json_with_secrets_masked() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = AuditLog::create(dir.path(), "r1", vec!["hunter2-secret".into()]).unwrap();
-        log.record("tool_call", json!({"arguments": {"token": "hunter2-secret"}, "step": 1}));
+        log.record(Body::from_json(
+            "tool_call",
+            json!({"arguments": {"token": "hunter2-secret"}, "step": 1}),
+        ));
         let text = std::fs::read_to_string(log.path()).unwrap();
         let line: Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(line["event"], "tool_call");
@@ -48,10 +52,10 @@ mod basics {
         let pem = "-----BEGIN KEY-----\nMIIBOgIBAAJBAK\\x\"q\n-----END KEY-----";
         let dir = tempfile::tempdir().unwrap();
         let mut log = AuditLog::create(dir.path(), "r2", vec![pem.to_owned()]).unwrap();
-        log.record(
+        log.record(Body::from_json(
             "tool_call",
             json!({"arguments": {"content": format!("key: {pem}"), pem: 1}, "list": [pem]}),
-        );
+        ));
         let text = std::fs::read_to_string(log.path()).unwrap();
         assert!(!text.contains("MIIBOgIBAAJBAK"), "{text}");
         let line: Value = serde_json::from_str(text.trim()).unwrap();
@@ -63,6 +67,7 @@ mod basics {
 
 mod rotation {
     use super::super::*;
+    use serde_json::json;
 
     fn lines(path: &Path) -> Vec<Value> {
         std::fs::read_to_string(path)
@@ -80,12 +85,12 @@ mod rotation {
         let mut log = AuditLog::create(dir.path(), "mcp-r5", vec!["hunter2-secret".into()])
             .unwrap()
             .rotate_at(1000, 2);
-        log.record(
+        log.record(Body::from_json(
             "run_started",
             json!({"kind": "mcp", "task": "reach mcp (stdio) hunter2-secret"}),
-        );
+        ));
         for call in 0..20 {
-            log.record("tool_call", json!({"call": call, "pad": "x".repeat(200)}));
+            log.record(Body::from_json("tool_call", json!({"call": call, "pad": "x".repeat(200)})));
         }
         let part = |name: &str| -> u32 {
             name.strip_prefix("mcp-r5.part")
@@ -130,13 +135,13 @@ mod rotation {
     fn a_call_whose_record_cannot_start_a_new_part_does_not_run() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = AuditLog::create(dir.path(), "mcp-r6", vec![]).unwrap().rotate_at(100, 3);
-        log.record("run_started", json!({"kind": "mcp", "pad": "x".repeat(80)}));
+        log.record(Body::from_json("run_started", json!({"kind": "mcp", "pad": "x".repeat(80)})));
         std::fs::create_dir(dir.path().join("mcp-r6.part2.jsonl")).unwrap();
         let err = log
-            .record_before(
+            .record_before(Body::from_json(
                 "tool_call_started",
                 json!({"tool": "files__write", "pad": "x".repeat(80)}),
-            )
+            ))
             .unwrap_err();
         assert!(err.contains("was not run"), "{err}");
     }
@@ -144,6 +149,7 @@ mod rotation {
 
 mod fail_closed {
     use super::super::*;
+    use serde_json::json;
 
     #[cfg(target_os = "linux")]
     #[test]
@@ -152,10 +158,11 @@ mod fail_closed {
         // /dev/full: every write fails with ENOSPC, as on a full disk.
         log.output =
             Output::File(std::fs::OpenOptions::new().append(true).open("/dev/full").unwrap());
-        let err =
-            log.record_before("tool_call_started", json!({"tool": "files__write"})).unwrap_err();
+        let err = log
+            .record_before(Body::from_json("tool_call_started", json!({"tool": "files__write"})))
+            .unwrap_err();
         assert!(err.contains("was not run"), "{err}");
-        log.record("run_finished", json!({})); // best effort: logged, not fatal
+        log.record(Body::from_json("run_finished", json!({}))); // best effort: logged, not fatal
     }
 
     #[test]
@@ -163,7 +170,10 @@ mod fail_closed {
         let dir = tempfile::tempdir().unwrap();
         let mut log =
             AuditLog::create(dir.path(), "r4", vec!["true".into(), "null".into()]).unwrap();
-        log.record("tool_call", json!({"ok": true, "none": null, "text": "it is true"}));
+        log.record(Body::from_json(
+            "tool_call",
+            json!({"ok": true, "none": null, "text": "it is true"}),
+        ));
         let text = std::fs::read_to_string(log.path()).unwrap();
         let line: Value = serde_json::from_str(text.trim()).expect("still JSON");
         assert_eq!(line["ok"], true);

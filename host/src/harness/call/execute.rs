@@ -5,7 +5,7 @@
 
 use super::{At, decision_record};
 use crate::error::{ErrorCode, ToolFailure};
-use crate::harness::audit::AuditLog;
+use crate::harness::audit::{AuditLog, record};
 use crate::harness::state::RunState;
 use crate::harness::toolbox::Target;
 use crate::harness::{Disclosure, Harness, repair, workbench};
@@ -13,7 +13,7 @@ use crate::host::Confirmer;
 use crate::model::ToolCall;
 use crate::policy::Level;
 use crate::text::shorten_chars;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::sync::Mutex;
 
 /// What a call came to: its outcome, the level decision, and its
@@ -46,7 +46,7 @@ impl Harness<'_> {
                     }
                 ),
             );
-            self.audit.record("decision", decision_record(at, "denied", Some(&failure.message)));
+            self.audit.record(decision_record(at, "denied", Some(&failure.message)));
             return (Err(failure), "denied", parsed.map(Value::Object).unwrap_or(Value::Null));
         }
         let Some(target) = self.toolbox.target(&call.name).cloned() else {
@@ -221,7 +221,7 @@ impl Harness<'_> {
         }
         let reason =
             out.as_ref().err().filter(|_| decision != "confirmed").map(|f| f.message.as_str());
-        self.audit.record("decision", decision_record(at, decision, reason));
+        self.audit.record(decision_record(at, decision, reason));
     }
 
     /// Marks `skill` open (on-demand disclosure), once.
@@ -233,7 +233,7 @@ impl Harness<'_> {
             return;
         }
         run.opened.push(skill.to_owned());
-        self.audit.record("skill_opened", json!({"skill": skill}));
+        self.audit.record(record::SkillOpened { skill: skill.to_owned() });
     }
 }
 
@@ -256,7 +256,7 @@ impl Confirmer for Recorder<'_, '_> {
         self.audit
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .record("decision", decision_record(self.at, decision, reason));
+            .record(decision_record(self.at, decision, reason));
         result
     }
 

@@ -2,11 +2,12 @@
 //! task id, its own audit log, its limits) and the record that it started.
 
 use super::Job;
-use crate::agents::{DELEGATE, Envelope, envelope};
+use crate::agents::{DELEGATE, Envelope};
 use crate::error::{ErrorCode, ToolFailure};
+use crate::harness::audit::record;
 use crate::harness::{Harness, RunConfig};
 use crate::policy::{AgentProfile, DELEGATE_SKILL};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The fewest model requests a delegation gets (within the profile's
 /// limit), whatever the envelope asks: one to call a tool, one to fix a
@@ -130,17 +131,20 @@ impl Harness<'_> {
             ..RunConfig::default()
         };
         self.delegated.insert(envelope.key(), task_id.clone());
-        let mut fields = envelope::record(&envelope);
-        fields.extend([
-            ("step".into(), json!(step)),
-            ("call".into(), json!(call)),
-            ("task_id".into(), json!(task_id)),
-            ("agent".into(), json!(profile.name)),
-            ("depth".into(), json!(self.scope.depth + 1)),
-            ("skills".into(), json!(skills)),
-            ("max_steps".into(), json!(config.max_steps)),
-        ]);
-        self.audit.record("delegation_started", Value::Object(fields));
+        self.audit.record(record::DelegationStarted {
+            step,
+            call: Some(call),
+            task_id: task_id.clone(),
+            agent: profile.name.clone(),
+            depth: Some(self.scope.depth + 1),
+            skills: Some(skills.clone()),
+            max_steps: Some(config.max_steps),
+            // The return format is kept: `reach runs show` can say what
+            // was asked for.
+            task: envelope.task.clone(),
+            expected_output: Some(envelope.expected_output.clone()),
+            return_format: Some(envelope.return_format.clone()),
+        });
         Ok(Job {
             task_id,
             skills: skills.clone(),

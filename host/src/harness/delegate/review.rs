@@ -4,6 +4,7 @@
 use super::Job;
 use super::worker::run_worker;
 use crate::agents::Envelope;
+use crate::harness::audit::record;
 use crate::harness::progress::Progress;
 use crate::harness::report::{Action, Review};
 use crate::harness::{Harness, RunConfig};
@@ -82,10 +83,12 @@ impl Harness<'_> {
             return_format: review_format(),
             max_steps: None,
         };
-        self.audit.record(
-            "review_started",
-            json!({"round": round, "task_id": task_id, "criteria": criteria, "skills": readable}),
-        );
+        self.audit.record(record::ReviewStarted {
+            round,
+            task_id: task_id.clone(),
+            criteria: criteria.to_owned(),
+            skills: Some(readable.clone()),
+        });
         let audit = match self.audit.child(&task_id, &profile.name) {
             Ok(a) => a,
             Err(err) => {
@@ -158,11 +161,15 @@ impl Harness<'_> {
             },
             Err(error) => Review { round, verdict: None, issues: Vec::new(), error: Some(error) },
         };
-        self.audit.record(
-            "review_finished",
-            json!({"round": round, "task_id": task_id, "verdict": review.verdict, "issues": review.issues, "error": review.error,
-                   "usage": usage.unwrap_or_default(), "duration_ms": started.elapsed().as_millis() as u64}),
-        );
+        self.audit.record(record::ReviewFinished {
+            round,
+            task_id: task_id.to_owned(),
+            verdict: review.verdict.as_deref().and_then(record::Verdict::named),
+            issues: review.issues.clone(),
+            error: review.error.clone(),
+            usage: Some(usage.unwrap_or_default()),
+            duration_ms: Some(started.elapsed().as_millis() as u64),
+        });
         review
     }
 }

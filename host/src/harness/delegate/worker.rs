@@ -7,6 +7,7 @@ use super::{Job, Scope, Started};
 use crate::agents::{Team, envelope};
 use crate::error::{ErrorCode, ToolFailure};
 use crate::harness::Harness;
+use crate::harness::audit::record;
 use crate::harness::progress::{Progress, WorkerProgress};
 use crate::harness::report::{RunReport, Stop, WorkerSummary};
 use crate::host::{Confirmer, Host, Reach};
@@ -56,16 +57,24 @@ impl Harness<'_> {
         step: usize,
     ) -> WorkerSummary {
         let (outcome, error, output) = match &done.output {
-            Ok(v) => ("ok".to_owned(), Value::Null, v.clone()),
-            Err(f) => (f.code.as_str().to_owned(), json!(f.message), Value::Null),
+            Ok(v) => (record::Outcome::Ok, None, v.clone()),
+            Err(f) => (record::Outcome::Failed(f.code), Some(f.message.clone()), Value::Null),
         };
         let (steps, usage) =
             done.report.as_ref().map_or((0, Usage::default()), |r| (r.steps, r.usage));
-        self.audit.record(
-            "delegation_finished",
-            json!({"step": step, "task_id": job.task_id, "agent": job.agent, "outcome": outcome, "error": error,
-                   "output": output, "steps": steps, "usage": usage, "duration_ms": done.duration_ms}),
-        );
+        self.audit.record(record::DelegationFinished {
+            step,
+            call: None,
+            task_id: Some(job.task_id.clone()),
+            agent: json!(job.agent),
+            outcome,
+            error,
+            output,
+            steps,
+            usage,
+            duration_ms: done.duration_ms,
+        });
+        let outcome = outcome.to_string();
         let brief = match &done.output {
             Ok(v) => format!("{} (ok: {})", job.task_id, shorten_chars(&v.to_string(), 200)),
             Err(f) => format!("{} ({}: {})", job.task_id, f.code, shorten_chars(&f.message, 200)),

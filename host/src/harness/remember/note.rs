@@ -4,6 +4,7 @@
 use super::provenance::{COVERAGE, Found, coverage, source_of};
 use crate::error::{ErrorCode, ToolFailure};
 use crate::harness::Harness;
+use crate::harness::audit::record::{Decision, MemoryRemembered};
 use crate::harness::state::RunState;
 use crate::harness::toolbox::Target;
 use crate::memory::{Added, Kind, NewEntry, Provenance};
@@ -78,10 +79,10 @@ impl Harness<'_> {
             }
         };
         if let Ok(v) = &out {
-            self.audit.record(
-                "memory_remembered",
-                json!({"entry": v["remembered"], "decision": decision}),
-            );
+            self.audit.record(MemoryRemembered {
+                entry: v["remembered"].as_i64(),
+                decision: Decision::named(decision),
+            });
         }
         (out.map(|v| v.to_string()), decision)
     }
