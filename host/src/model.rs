@@ -9,8 +9,8 @@ use std::pin::Pin;
 
 mod anthropic;
 mod api_key;
-pub mod constrained;
-pub mod context;
+pub(crate) mod constrained;
+pub(crate) mod context;
 mod openai;
 mod retry;
 mod tokens;

@@ -397,6 +397,17 @@ impl AuditLog {
     }
 }
 
+/// A fresh run id that sorts by time: `20261201T031500Z-1a2b3c`, as
+/// [`Agent`](crate::Agent) names its runs (and `reach` its runs, `reach
+/// call` and `reach mcp` sessions). Two ids drawn in the same second share
+/// their stamp and differ, almost always, in the random suffix; a writer
+/// that creates `<id>.jsonl` with `create_new` draws again when it is taken.
+pub fn new_run_id() -> String {
+    let stamp: String =
+        now_rfc3339().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
+    format!("{stamp}Z-{:06x}", fastrand::u32(..0x100_0000))
+}
+
 /// Now as `2026-12-01T03:04:05.678Z`.
 pub fn now_rfc3339() -> String {
     let now =

@@ -180,7 +180,7 @@ impl Harness<'_> {
     /// (skill, version, wasm hash) behind an offered name, for the audit log.
     fn skill_identity(&self, name: &str) -> (Value, Value, Value) {
         match self.toolbox.target(name) {
-            Some(Target::Skill { skill, .. }) => match self.host.registry.active(skill) {
+            Some(Target::Skill { skill, .. }) => match self.host.registry().active(skill) {
                 Some(a) => (
                     json!(skill),
                     json!(a.manifest.version.to_string()),

@@ -25,12 +25,12 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     let host = context::load_with_runs(cli, &call.runs_dir).await?;
     let confirmer = TerminalConfirmer { yes: call.yes };
     // A call that cannot be recorded does not run.
-    let id = crate::run::run_id();
+    let id = agent_reach::harness::audit::new_run_id();
     let mut audit =
         AuditLog::create(&call.runs_dir, &id, harness::secrets(&host, [])).map_err(|e| {
             anyhow::anyhow!("could not create the audit log in {}: {e}", call.runs_dir.display())
         })?;
-    let (version, hash) = match host.registry.active(skill) {
+    let (version, hash) = match host.registry().active(skill) {
         Some(a) => (json!(a.manifest.version.to_string()), json!(a.loaded().wasm_hash())),
         None => (Value::Null, Value::Null),
     };
@@ -54,7 +54,7 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     audit.record(
         "tool_call",
         json!({"step": 0, "call": 1, "tool": call.target, "skill": skill, "version": version, "wasm_hash": hash,
-               "arguments": asked, "level": host.policy.level(skill, tool).to_string(), "outcome": outcome, "error_code": code,
+               "arguments": asked, "level": host.policy().level(skill, tool).to_string(), "outcome": outcome, "error_code": code,
                "result_bytes": bytes, "duration_ms": started.elapsed().as_millis() as u64}),
     );
     audit.record("run_finished", json!({"stop": {"reason": if result.is_ok() { "ok" } else { "error" }}, "steps": 0, "tool_calls": 1}));
