@@ -373,11 +373,13 @@ impl AgentBuilder {
     /// ([`Parts::run`]): the evaluation runner's, which only borrows its
     /// model. Phase B of issue 24 gives the runner a shared model and
     /// removes this.
+    #[cfg(feature = "eval")]
     pub(crate) fn lending_model(host: impl Into<Arc<Host>>) -> AgentBuilder {
         AgentBuilder { model: None, parts: Parts::new(host.into()) }
     }
 
     /// What [`AgentBuilder::build`] checks, without a model.
+    #[cfg(feature = "eval")]
     pub(crate) fn build_parts(self) -> Result<Parts, HostError> {
         self.parts.checked()
     }

@@ -245,6 +245,7 @@ impl AuditLog {
     /// Mask `secrets` too from now on, besides those it was given: a
     /// long-running server's log learns the secrets of each host a reload
     /// brings (a variable granted since), and keeps masking the old ones.
+    #[cfg(feature = "mcp")]
     pub(crate) fn mask_also(&mut self, secrets: &[String]) {
         self.redactor = self.redactor.with(secrets);
     }
