@@ -106,7 +106,7 @@ impl<'a> Harness<'a> {
             workbench: Workbench::default(),
             inbox: Steering::default(),
             memory: None,
-            team: Arc::new(Team::from_policy(&host.policy())),
+            team: Arc::new(Team::from_policy(host.policy())),
             scope: delegate::Scope::default(),
             reach: Reach::Granted,
             answer_format: None,

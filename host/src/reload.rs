@@ -308,14 +308,14 @@ async fn build(old: &Host, source: &ReloadSource) -> Result<Host, HostError> {
     let on_compile =
         |path: &std::path::Path| tracing::info!(path = %path.display(), "compiling skill");
     let registry =
-        Registry::rescan(&old.runtime(), &source.skills, &policy, &old.registry(), on_compile)
+        Registry::rescan(old.runtime(), &source.skills, &policy, old.registry(), on_compile)
             .await?;
     Host::new(old.runtime().clone(), policy, registry, &source.protected)
 }
 
 /// What `new` offers differently from `old`.
 fn compare(old: &Host, new: &Host) -> ReloadSummary {
-    let (before, after) = (offered(&old.registry()), offered(&new.registry()));
+    let (before, after) = (offered(old.registry()), offered(new.registry()));
     let mut summary =
         ReloadSummary { table_changed: old.policy() != new.policy(), ..ReloadSummary::default() };
     for (name, (version, sha256)) in &after {

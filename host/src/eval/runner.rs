@@ -199,7 +199,7 @@ async fn prepare_and_run(
     let runs = setting.out_dir.join("runs");
     // What the case grants from the runner's environment is masked like
     // the API key: in the log, in what the model sees, in the report.
-    let redactor = Redactor::new(&crate::harness::secrets(&host, setting.secrets.iter().cloned()));
+    let redactor = Redactor::new(crate::harness::secrets(&host, setting.secrets.iter().cloned()));
     let config = RunConfig {
         max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)),
         disclose: setting.disclose,

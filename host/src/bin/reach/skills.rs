@@ -16,7 +16,7 @@ const SHORT_DIGEST: usize = 12;
 
 pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     let ctx = context::load(cli).await?;
-    let changes = record_seen(cli, &ctx.registry());
+    let changes = record_seen(cli, ctx.registry());
     let rows: Vec<serde_json::Value> = ctx
         .registry()
         .entries()
@@ -137,7 +137,7 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
         anyhow::bail!(
             "no active skill named `{name}` in {}; active: {}",
             ctx.registry().dir().display(),
-            active_names(&ctx.registry())
+            active_names(ctx.registry())
         );
     };
     let grants = ctx.policy().grants(name);
@@ -247,7 +247,7 @@ pub async fn pin(cli: &Cli, name: &str) -> anyhow::Result<ExitCode> {
     // The file to pin is the one that would be active if the table pinned
     // nothing: the newest correctly named file. So the same command pins a
     // first file and accepts an upgrade the current pin refuses.
-    let unpinned = Registry::scan(&ctx.runtime(), &cli.skills, &Policy::builtin()).await?;
+    let unpinned = Registry::scan(ctx.runtime(), &cli.skills, &Policy::builtin()).await?;
     let Some(skill) = unpinned.active(name) else {
         anyhow::bail!(
             "no skill named `{name}` in {} to pin (active: {}); `reach skills list` shows broken files and why",
