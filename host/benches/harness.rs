@@ -8,12 +8,11 @@
 
 mod common;
 
-use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Quiet, RunConfig, Stop};
+use agent_reach::harness::{RunConfig, Stop};
 use agent_reach::model::{ChatFuture, ChatRequest, ChatResponse, Message, Model, ToolCall, Usage};
 use agent_reach::policy::Policy;
 use agent_reach::runtime::RuntimeConfig;
-use agent_reach::{AlwaysConfirm, Host};
+use agent_reach::{Agent, AlwaysConfirm, AuditSink, Host};
 use agent_reach_tests::guests;
 use common::{median, root};
 use std::path::Path;
@@ -69,18 +68,22 @@ fn main() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio");
     let config =
         RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
-    let host: Host = rt.block_on(Host::load(config, policy, &skills)).expect("host");
+    let host = Host::builder().skills_dir(&skills).policy(policy).runtime_config(config);
+    let host = std::sync::Arc::new(rt.block_on(host.build()).expect("host"));
     let runs = dir.path().join("runs");
     let mut n = 0;
     let mut one_run = || {
         n += 1;
         let model = InstantModel { calls: AtomicUsize::new(0) };
-        let audit =
-            AuditLog::create(&runs, &format!("bench-{n}"), vec!["not-a-real-secret".into()])
-                .expect("audit");
-        let config = RunConfig { max_steps: STEPS + 1, ..RunConfig::default() };
-        let mut harness = agent_reach_tests::harness(&host, &model, &AlwaysConfirm, config, audit);
-        let report = rt.block_on(harness.run(&format!("bench-{n}"), "echo things", &Quiet));
+        let agent = Agent::builder(std::sync::Arc::clone(&host), model)
+            .confirmer(AlwaysConfirm)
+            .audit(AuditSink::Dir(runs.clone()))
+            .config(RunConfig { max_steps: STEPS + 1, ..RunConfig::default() })
+            .secret("not-a-real-secret")
+            .build()
+            .expect("agent");
+        let report =
+            rt.block_on(agent.run_with_id(&format!("bench-{n}"), "echo things")).expect("run");
         assert_eq!(report.stop, Stop::Answered);
         assert_eq!(report.actions.len(), STEPS - 1);
     };

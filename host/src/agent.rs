@@ -4,9 +4,9 @@
 //! ([`RunReport`]).
 
 use crate::agents::Team;
-use crate::harness::audit::{AuditLog, AuditSink, now_rfc3339};
+use crate::harness::audit::{AuditLog, AuditSink, new_run_id};
 use crate::harness::events::{self, Event, EventReceiver};
-use crate::harness::{self, Harness, Quiet, RunConfig, RunReport, Steering};
+use crate::harness::{self, Harness, Progress, Quiet, RunConfig, RunReport, Steering};
 use crate::host::{Confirmer, Host, HostError, NeverConfirm};
 use crate::memory::MemoryStore;
 use crate::model::Model;
@@ -72,8 +72,16 @@ pub enum RunError {
 /// ```
 #[derive(Clone)]
 pub struct Agent {
-    host: Arc<Host>,
     model: Arc<dyn Model>,
+    parts: Parts,
+}
+
+/// Everything an agent's runs are made of but the model: what
+/// [`AgentBuilder`] sets. Apart from the model because the evaluation
+/// runner lends each run a model it only borrows.
+#[derive(Clone)]
+pub(crate) struct Parts {
+    host: Arc<Host>,
     confirmer: Arc<dyn Confirmer>,
     audit: AuditSink,
     config: RunConfig,
@@ -82,6 +90,7 @@ pub struct Agent {
     event_capacity: usize,
     /// Models for `[agents.NAME]` profiles that name one, by name.
     worker_models: Vec<(String, Arc<dyn Model>)>,
+    progress: Arc<dyn Progress + Send>,
 }
 
 /// Builds an [`Agent`]: made by [`Agent::builder`].
@@ -98,14 +107,21 @@ pub struct Agent {
 ///   on the agent's model unless [`AgentBuilder::worker_model`] gives the
 ///   one a profile names;
 /// - no long-term memory: the memory tools are not offered;
-/// - events held for a slow consumer: [`DEFAULT_EVENT_CAPACITY`].
+/// - events held for a slow consumer: [`DEFAULT_EVENT_CAPACITY`];
+/// - no progress observer ([`Quiet`](crate::harness::Quiet)): watch a
+///   run's [`Event`]s, or give one with [`AgentBuilder::progress`];
+/// - run ids drawn fresh ([`new_run_id`](crate::harness::audit::new_run_id))
+///   unless [`Agent::run_with_id`] names one.
 ///
 /// The values of environment variables and credentials granted to skills
 /// are masked in the audit log, the events and what the model sees;
 /// [`AgentBuilder::secret`] adds others, such as the model's API key.
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct AgentBuilder {
-    agent: Agent,
+    /// `None` only for the evaluation runner's agents
+    /// ([`AgentBuilder::lending_model`]).
+    model: Option<Arc<dyn Model>>,
+    parts: Parts,
 }
 
 impl Agent {
@@ -114,29 +130,28 @@ impl Agent {
     /// the embedder's own). `host` may be a `Host` or an `Arc<Host>` shared
     /// with other agents.
     pub fn builder(host: impl Into<Arc<Host>>, model: impl Model + 'static) -> AgentBuilder {
-        AgentBuilder {
-            agent: Agent {
-                host: host.into(),
-                model: Arc::new(model),
-                confirmer: Arc::new(NeverConfirm),
-                audit: AuditSink::Dir(PathBuf::from(DEFAULT_RUNS_DIR)),
-                config: RunConfig::default(),
-                memory: None,
-                secrets: Vec::new(),
-                event_capacity: DEFAULT_EVENT_CAPACITY,
-                worker_models: Vec::new(),
-            },
-        }
+        AgentBuilder { model: Some(Arc::new(model)), parts: Parts::new(host.into()) }
     }
 
     /// The host whose skills and table the agent's runs use.
     pub fn host(&self) -> &Arc<Host> {
-        &self.host
+        &self.parts.host
     }
 
     /// The model.
     pub fn model(&self) -> &dyn Model {
         self.model.as_ref()
+    }
+
+    /// The tools a run is offered, by the names the model calls them
+    /// (`files__read`, `agents__delegate`, `memory__recall`): the host's
+    /// skills the table does not deny, and the agent's own tools (workers,
+    /// memory). A run that discloses skills by task
+    /// ([`RunConfig::disclose`]) starts from these too.
+    pub fn tools(&self) -> Vec<String> {
+        let log = AuditLog::disabled("", Vec::new());
+        let harness = self.parts.harness(self.model.as_ref(), log);
+        harness.toolbox().specs().iter().map(|spec| spec.name.clone()).collect()
     }
 
     /// Run `task` to a stop: the model answered, or a limit stopped it
@@ -146,9 +161,17 @@ impl Agent {
     /// The run lives in this future: dropping it stops the run where it is
     /// (the audit log then ends without `run_finished`).
     pub async fn run(&self, task: &str) -> Result<RunReport, RunError> {
-        let (run_id, audit) = self.open_log()?;
-        let mut harness = self.harness(audit);
-        Ok(harness.run(&run_id, task, &Quiet).await)
+        self.parts.run(self.model.as_ref(), None, task, self.parts.progress.as_ref()).await
+    }
+
+    /// [`Agent::run`] under an id the caller chose: the audit log is
+    /// `<id>.jsonl`, and an [`AuditSink::Dir`] that has one already fails
+    /// with [`RunError::AuditLog`] (a log is never appended to by another
+    /// run). For runs named after something of the caller's (an evaluation
+    /// case, a ticket); otherwise let the agent draw a fresh id.
+    pub async fn run_with_id(&self, run_id: &str, task: &str) -> Result<RunReport, RunError> {
+        let progress = self.parts.progress.as_ref();
+        self.parts.run(self.model.as_ref(), Some(run_id), task, progress).await
     }
 
     /// Start `task` on the current Tokio runtime and return at once with a
@@ -158,50 +181,89 @@ impl Agent {
     /// # Panics
     /// When called outside a Tokio runtime.
     pub fn start(&self, task: impl Into<String>) -> Result<Run, RunError> {
-        let (run_id, audit) = self.open_log()?;
-        let (sender, events) = events::channel(self.event_capacity);
+        self.start_as(None, task.into())
+    }
+
+    /// [`Agent::start`] under an id the caller chose (see
+    /// [`Agent::run_with_id`]).
+    ///
+    /// # Panics
+    /// When called outside a Tokio runtime.
+    pub fn start_with_id(&self, run_id: &str, task: impl Into<String>) -> Result<Run, RunError> {
+        self.start_as(Some(run_id), task.into())
+    }
+
+    fn start_as(&self, run_id: Option<&str>, task: String) -> Result<Run, RunError> {
+        let (run_id, audit) = self.parts.open_log(run_id)?;
+        let (sender, events) = events::channel(self.parts.event_capacity);
         let audit = audit.with_events(sender);
         let steering = Steering::default();
-        let (agent, task, id, inbox) =
-            (self.clone(), task.into(), run_id.clone(), steering.clone());
+        let (agent, id, inbox) = (self.clone(), run_id.clone(), steering.clone());
         let handle = tokio::spawn(async move {
-            let mut harness = agent.harness(audit).steered_by(inbox);
-            harness.run(&id, &task, &Quiet).await
+            let mut harness = agent.parts.harness(agent.model.as_ref(), audit).steered_by(inbox);
+            harness.run(&id, &task, agent.parts.progress.as_ref()).await
         });
         Ok(Run { run_id, events, steering, handle: Some(handle) })
     }
+}
 
-    fn harness(&self, audit: AuditLog) -> Harness<'_> {
-        let mut team = Team::from_policy(&self.host.policy);
+impl Parts {
+    fn new(host: Arc<Host>) -> Parts {
+        Parts {
+            host,
+            confirmer: Arc::new(NeverConfirm),
+            audit: AuditSink::Dir(PathBuf::from(DEFAULT_RUNS_DIR)),
+            config: RunConfig::default(),
+            memory: None,
+            secrets: Vec::new(),
+            event_capacity: DEFAULT_EVENT_CAPACITY,
+            worker_models: Vec::new(),
+            progress: Arc::new(Quiet),
+        }
+    }
+
+    /// Run `task` with `model` under `run_id` (or a fresh id), reporting
+    /// to `progress`.
+    pub(crate) async fn run(
+        &self,
+        model: &dyn Model,
+        run_id: Option<&str>,
+        task: &str,
+        progress: &dyn Progress,
+    ) -> Result<RunReport, RunError> {
+        let (run_id, audit) = self.open_log(run_id)?;
+        let mut harness = self.harness(model, audit);
+        Ok(harness.run(&run_id, task, progress).await)
+    }
+
+    fn harness<'a>(&'a self, model: &'a dyn Model, audit: AuditLog) -> Harness<'a> {
+        let mut team = Team::from_policy(self.host.policy());
         for (name, model) in &self.worker_models {
             team = team.with_model(name.clone(), Arc::clone(model));
         }
-        let harness = Harness::new(
-            &self.host,
-            self.model.as_ref(),
-            self.confirmer.as_ref(),
-            self.config.clone(),
-            audit,
-        )
-        .with_team(team);
+        let harness =
+            Harness::new(&self.host, model, self.confirmer.as_ref(), self.config.clone(), audit)
+                .with_team(team);
         match &self.memory {
             Some((store, settings)) => harness.with_memory(Arc::clone(store), settings.clone()),
             None => harness,
         }
     }
 
-    /// A new run id and its audit log, secrets read now (a granted
-    /// variable may have changed since the last run).
-    fn open_log(&self) -> Result<(String, AuditLog), RunError> {
+    /// The audit log of run `run_id`, or of a new run id, secrets read now
+    /// (a granted variable may have changed since the last run). Only a
+    /// drawn id is drawn again when its log exists.
+    fn open_log(&self, run_id: Option<&str>) -> Result<(String, AuditLog), RunError> {
         let secrets = harness::secrets(&self.host, self.secrets.iter().cloned());
         let mut tries = 0;
         loop {
-            let run_id = new_run_id();
-            match AuditLog::open(&self.audit, &run_id, secrets.clone()) {
-                Ok(log) => return Ok((run_id, log)),
+            let id = run_id.map_or_else(new_run_id, str::to_owned);
+            match AuditLog::open(&self.audit, &id, secrets.clone()) {
+                Ok(log) => return Ok((id, log)),
                 // Two runs started in the same second drew the same suffix.
                 Err(err)
                     if err.kind() == std::io::ErrorKind::AlreadyExists
+                        && run_id.is_none()
                         && tries + 1 < RUN_ID_TRIES =>
                 {
                     tries += 1
@@ -216,14 +278,14 @@ impl Agent {
             }
         }
     }
-}
 
-/// A run id that sorts by time: `20261201T031500Z-1a2b3c`, as `reach run`
-/// names its runs.
-fn new_run_id() -> String {
-    let stamp: String =
-        now_rfc3339().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
-    format!("{stamp}Z-{:06x}", fastrand::u32(..0x100_0000))
+    /// The parts, once the audit folder is out of every skill's reach.
+    fn checked(self) -> Result<Parts, HostError> {
+        if let AuditSink::Dir(dir) = &self.audit {
+            self.host.policy().check_protected(&[ProtectedPath::private("the audit logs", dir)])?;
+        }
+        Ok(self)
+    }
 }
 
 impl AgentBuilder {
@@ -231,20 +293,20 @@ impl AgentBuilder {
     /// message, a rule of the embedder's, or [`AlwaysConfirm`](crate::AlwaysConfirm)
     /// when a person confirmed the task as a whole.
     pub fn confirmer(mut self, confirmer: impl Confirmer + 'static) -> Self {
-        self.agent.confirmer = Arc::new(confirmer);
+        self.parts.confirmer = Arc::new(confirmer);
         self
     }
 
     /// Where each run's audit log goes ([`AuditSink`]).
     pub fn audit(mut self, sink: AuditSink) -> Self {
-        self.agent.audit = sink;
+        self.parts.audit = sink;
         self
     }
 
     /// Limits and shape of each run: steps, token budget, context window,
     /// how tools are offered.
     pub fn config(mut self, config: RunConfig) -> Self {
-        self.agent.config = config;
+        self.parts.config = config;
         self
     }
 
@@ -253,7 +315,7 @@ impl AgentBuilder {
     /// the issues found (what `reach run --review` does; see
     /// [`RunConfig::review`]).
     pub fn review(mut self, criteria: impl Into<String>) -> Self {
-        self.agent.config.review = Some(criteria.into());
+        self.parts.config.review = Some(criteria.into());
         self
     }
 
@@ -261,7 +323,7 @@ impl AgentBuilder {
     /// whose model was not given fails (`WORKER_FAILED`) rather than run
     /// on another model than the operator chose.
     pub fn worker_model(mut self, name: impl Into<String>, model: impl Model + 'static) -> Self {
-        self.agent.worker_models.push((name.into(), Arc::new(model)));
+        self.parts.worker_models.push((name.into(), Arc::new(model)));
         self
     }
 
@@ -270,14 +332,14 @@ impl AgentBuilder {
     /// `settings` give (e.g. the table's `[memory]`, [`Policy::memory`](crate::policy::Policy::memory),
     /// with a [`SqliteStore`](crate::memory::SqliteStore) opened at its path).
     pub fn memory(mut self, store: Arc<dyn MemoryStore>, settings: MemorySettings) -> Self {
-        self.agent.memory = Some((store, settings));
+        self.parts.memory = Some((store, settings));
         self
     }
 
     /// A value never to be written to the audit log, the events or the
     /// model's context (masked as `[REDACTED]`), e.g. the model's API key.
     pub fn secret(mut self, value: impl Into<String>) -> Self {
-        self.agent.secrets.push(value.into());
+        self.parts.secrets.push(value.into());
         self
     }
 
@@ -285,7 +347,16 @@ impl AgentBuilder {
     /// (at least 2); past that, events are dropped and counted
     /// ([`Event::Lagged`]), and the run never waits.
     pub fn event_capacity(mut self, capacity: usize) -> Self {
-        self.agent.event_capacity = capacity.max(2);
+        self.parts.event_capacity = capacity.max(2);
+        self
+    }
+
+    /// Report the runs' progress to `progress` as they go, from the run's
+    /// own task: what a terminal shows live, including what the
+    /// [`Event`]s do not carry (a model request about to be sent, a tool's
+    /// whole result). The agent's runs share it.
+    pub fn progress(mut self, progress: impl Progress + Send + 'static) -> Self {
+        self.parts.progress = Arc::new(progress);
         self
     }
 
@@ -293,13 +364,24 @@ impl AgentBuilder {
     /// (a skill must not rewrite the record of what it did) or read it (the
     /// log holds every call's arguments and results).
     pub fn build(self) -> Result<Agent, HostError> {
-        if let AuditSink::Dir(dir) = &self.agent.audit {
-            self.agent
-                .host
-                .policy
-                .check_protected(&[ProtectedPath::private("the audit logs", dir)])?;
-        }
-        Ok(self.agent)
+        let parts = self.parts.checked()?;
+        let model = self.model.unwrap_or_else(|| unreachable!("only lending_model leaves it out"));
+        Ok(Agent { model, parts })
+    }
+
+    /// A builder for runs that are each lent their model
+    /// ([`Parts::run`]): the evaluation runner's, which only borrows its
+    /// model. Phase B of issue 24 gives the runner a shared model and
+    /// removes this.
+    #[cfg(feature = "eval")]
+    pub(crate) fn lending_model(host: impl Into<Arc<Host>>) -> AgentBuilder {
+        AgentBuilder { model: None, parts: Parts::new(host.into()) }
+    }
+
+    /// What [`AgentBuilder::build`] checks, without a model.
+    #[cfg(feature = "eval")]
+    pub(crate) fn build_parts(self) -> Result<Parts, HostError> {
+        self.parts.checked()
     }
 }
 
@@ -391,14 +473,18 @@ impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Agent")
             .field("model", &self.model.name())
-            .field("audit", &self.audit)
-            .field("config", &self.config)
+            .field("audit", &self.parts.audit)
+            .field("config", &self.parts.config)
             .finish_non_exhaustive()
     }
 }
 
 impl std::fmt::Debug for AgentBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("AgentBuilder").field(&self.agent).finish()
+        f.debug_struct("AgentBuilder")
+            .field("model", &self.model.as_ref().map(|m| m.name()))
+            .field("audit", &self.parts.audit)
+            .field("config", &self.parts.config)
+            .finish_non_exhaustive()
     }
 }

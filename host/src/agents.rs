@@ -16,7 +16,7 @@
 //! `max_delegations` started, at most `max_depth` levels, and every
 //! worker's tokens counted toward the run's `token_budget`.
 
-pub mod envelope;
+pub(crate) mod envelope;
 
 pub use envelope::Envelope;
 

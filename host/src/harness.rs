@@ -15,16 +15,16 @@
 //! (`report`, `config`, `state`, `progress`) use none of the parts.
 
 pub mod audit;
-pub mod compaction;
-pub mod conversation;
-pub mod disclosure;
+pub(crate) mod compaction;
+pub(crate) mod conversation;
+pub(crate) mod disclosure;
 pub mod events;
-pub mod evidence;
-pub mod remember;
-pub mod repair;
-pub mod schema;
-pub mod toolbox;
-pub mod workbench;
+pub(crate) mod evidence;
+pub(crate) mod remember;
+pub(crate) mod repair;
+pub(crate) mod schema;
+pub(crate) mod toolbox;
+pub(crate) mod workbench;
 
 mod answer;
 mod call;
@@ -106,7 +106,7 @@ impl<'a> Harness<'a> {
             workbench: Workbench::default(),
             inbox: Steering::default(),
             memory: None,
-            team: Arc::new(Team::from_policy(&host.policy)),
+            team: Arc::new(Team::from_policy(host.policy())),
             scope: delegate::Scope::default(),
             reach: Reach::Granted,
             answer_format: None,
@@ -144,8 +144,8 @@ impl<'a> Harness<'a> {
     /// Gives the run a long-term memory: the notes relevant to the task go
     /// into the prompt (within `settings.budget_tokens`), and the model is
     /// offered `memory__remember` and `memory__recall` at the levels the
-    /// settings give (see [`remember`] for where a note's provenance comes
-    /// from and when a person must say yes).
+    /// settings give (a note's provenance, and when a person must say yes,
+    /// are decided by the harness, not the model).
     pub fn with_memory(mut self, store: Arc<dyn MemoryStore>, settings: MemorySettings) -> Self {
         self.toolbox.add_memory(settings.remember, settings.recall);
         self.memory = Some(Memory { store, settings });
@@ -165,13 +165,13 @@ impl<'a> Harness<'a> {
     }
 
     /// The tools offered to the model.
-    pub fn toolbox(&self) -> &Toolbox {
+    pub(crate) fn toolbox(&self) -> &Toolbox {
         &self.toolbox
     }
 
     /// Run `task` to a stop.
     pub async fn run(&mut self, run_id: &str, task: &str, progress: &dyn Progress) -> RunReport {
-        let mut run = self.begin(run_id, task).await;
+        let mut run = self.begin(run_id, task, progress).await;
         let stop = loop {
             if let Some(stop) = self.step(&mut run, progress).await {
                 break stop;
@@ -186,8 +186,8 @@ impl<'a> Harness<'a> {
 /// credentials bound to them, and `extra` (e.g. the model's API key).
 pub fn secrets(host: &Host, extra: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut out: Vec<String> = extra.into_iter().filter(|s| !s.is_empty()).collect();
-    for active in host.registry.active_skills() {
-        let grants = host.policy.grants(&active.manifest.name);
+    for active in host.registry().active_skills() {
+        let grants = host.policy().grants(&active.manifest.name);
         out.extend(grants.env.iter().filter_map(|name| std::env::var(name).ok()));
         for credential in &grants.credentials {
             if let Ok(secret) = credential.secret() {

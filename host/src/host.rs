@@ -78,6 +78,23 @@ pub trait Confirmer: Send + Sync {
     }
 }
 
+/// A shared confirmer: the embedder keeps a handle (to read what a person
+/// was asked, say) while an [`Agent`](crate::Agent) holds another.
+impl<C: Confirmer + ?Sized> Confirmer for Arc<C> {
+    fn confirm(
+        &self,
+        skill: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<(), String> {
+        (**self).confirm(skill, tool, arguments)
+    }
+
+    fn person_present(&self) -> bool {
+        (**self).person_present()
+    }
+}
+
 /// Longest argument value shown whole when a person is asked to confirm.
 const CONFIRM_VALUE_CHARS: usize = 200;
 
@@ -133,13 +150,19 @@ impl Confirmer for NeverConfirm {
 }
 
 /// Skills, permissions and the sandbox runtime together.
+///
+/// Its parts are read through [`Host::policy`], [`Host::registry`] and
+/// [`Host::runtime`]; they cannot be swapped one by one, because
+/// [`Host::new`] checked that they fit together (no skill may write the
+/// host's own files, every per-tool override names a tool).
 pub struct Host {
-    /// The wasmtime embedding, shared with the hosts that replace this one
-    /// on reload ([`crate::reload`]): one engine and compile cache.
+    // phase B: the three fields private once tests use policy(), registry()
+    // and runtime() (tests/tests/*.rs, host/tests/*.rs still read them).
+    /// The wasmtime embedding; read it with [`Host::runtime`].
     pub runtime: Arc<Runtime>,
-    /// The operator's permission table.
+    /// The permission table; read it with [`Host::policy`].
     pub policy: Policy,
-    /// The skills found on disk.
+    /// The skills found on disk; read them with [`Host::registry`].
     pub registry: Registry,
 }
 
@@ -181,6 +204,23 @@ impl Host {
         policy.check_protected(&own)?;
         check_overrides(&policy, &registry)?;
         Ok(Host { runtime, policy, registry })
+    }
+
+    /// The operator's permission table the host enforces.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The skills found on disk: the active version of each, the broken
+    /// and superseded files.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The wasmtime embedding: one engine and compile cache, shared with
+    /// the hosts that replace this one on reload ([`crate::reload`]).
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
     }
 
     /// Call `skill.tool` with `arguments` (JSON text), checking in order:

@@ -44,13 +44,33 @@
 //! ```
 //!
 //! - [`Host::builder`]: the skills folder, the table (a file, a string or a
-//!   [`Policy`](policy::Policy)), runtime options.
+//!   [`Policy`](policy::Policy)), runtime options, paths of the embedder's
+//!   that no skill may write.
 //! - [`Agent::builder`]: the model, who confirms ([`Confirmer`]), where the
-//!   audit log goes, limits ([`RunConfig`](harness::RunConfig)), long-term
-//!   memory.
+//!   audit log goes, limits ([`RunConfig`](harness::RunConfig)), a model
+//!   per worker profile, long-term memory, a live
+//!   [`Progress`](harness::Progress) observer.
 //! - [`Agent::run`] waits for the [`RunReport`](harness::RunReport);
-//!   [`Agent::start`] returns a [`Run`] to watch and steer.
+//!   [`Agent::start`] returns a [`Run`] to watch and steer;
+//!   [`Agent::run_with_id`] names the run (its audit log's name).
 //! - Bring any model by implementing [`Model`](model::Model).
+//!
+//! `reach run` and `reach eval` are built on these same builders.
+//!
+//! # Cargo features
+//!
+//! The default, `cli`, is the `reach` command and everything it serves. An
+//! embedder that wants the sandbox and the loop alone depends on
+//! `agent-reach` with `default-features = false` and adds what it serves:
+//!
+//! - `mcp`: [`mcp`], serving a host's skills to MCP clients (stdio and
+//!   streamable HTTP);
+//! - `memory-sqlite`: [`memory::SqliteStore`], the bundled long-term
+//!   memory (the [`memory::MemoryStore`] trait is always there);
+//! - `reload`: [`reload::watch`], reloading when the skills folder or the
+//!   table change ([`reload::LiveHost`] is always there);
+//! - `eval`: [`eval`], the evaluation runner and its fixture web server;
+//! - `cli`: all of the above, and the `reach` binary's own dependencies.
 //!
 //! # Without a model
 //!
@@ -90,18 +110,20 @@
 //! # Workers and a reviewer
 //!
 //! A table's `[agents.NAME]` profiles become workers the run's model hands
-//! pieces of its task to with `agents__delegate` ([`agents`]): each with
+//! pieces of its task to with `agents__delegate`: each with
 //! only its profile's skills, only its task envelope as context, and an
 //! answer checked against the envelope's JSON Schema; limits hold across
 //! the whole tree. [`AgentBuilder::review`] adds a reviewer with read-only
 //! skills that checks the answer against criteria.
 
 mod agent;
-pub mod agents;
+pub(crate) mod agents;
 pub mod error;
+#[cfg(feature = "eval")]
 pub mod eval;
 pub mod harness;
 mod host;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;
 pub mod model;

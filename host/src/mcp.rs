@@ -129,7 +129,7 @@ impl McpServer {
             let unserved = tools::unserved(host);
             if !unserved.is_empty() {
                 tracing::warn!(
-                    skills = %unserved.join(", "), table = %host.policy.origin().display(),
+                    skills = %unserved.join(", "), table = %host.policy().origin().display(),
                     "installed skills the permission table does not name are not served over MCP; add [skills.NAME] to serve one"
                 );
             }
@@ -209,7 +209,7 @@ impl McpServer {
         }
         let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let (version, hash) = host
-            .registry
+            .registry()
             .active(&skill)
             .map(|a| (a.manifest.version.to_string(), a.loaded().wasm_hash().to_owned()))
             .unzip();

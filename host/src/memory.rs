@@ -55,6 +55,7 @@ mod error;
 mod export;
 mod prompt;
 mod query;
+#[cfg(feature = "memory-sqlite")]
 mod sqlite;
 
 use serde::{Deserialize, Serialize};
@@ -63,6 +64,7 @@ pub use error::MemoryError;
 pub use export::{parse_export, to_export};
 pub use prompt::{DEFAULT_BUDGET_TOKENS, estimate_tokens, relevant, render};
 pub use query::search_terms;
+#[cfg(feature = "memory-sqlite")]
 pub use sqlite::SqliteStore;
 
 /// Most characters in a subject.

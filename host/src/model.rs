@@ -9,8 +9,8 @@ use std::pin::Pin;
 
 mod anthropic;
 mod api_key;
-pub mod constrained;
-pub mod context;
+pub(crate) mod constrained;
+pub(crate) mod context;
 mod openai;
 mod retry;
 mod tokens;
@@ -125,7 +125,7 @@ pub enum ToolFormat {
     Native,
     /// Tools listed in the system message, and every reply constrained to
     /// a JSON Schema that allows exactly a call to an offered tool or the
-    /// final answer (see [`constrained`]). For servers that constrain
+    /// final answer, read back into tool calls. For servers that constrain
     /// decoding (llama.cpp, vLLM); a server that rejects the schema gets
     /// native requests instead.
     Constrained,
@@ -277,7 +277,8 @@ pub trait Model: Send + Sync {
     fn chat<'a>(&'a self, request: ChatRequest<'a>) -> ChatFuture<'a>;
 
     /// How many tokens the model can read at once, when its server says
-    /// (see [`context`]). The default says nothing.
+    /// (the OpenAI-compatible client reads the server's model listing). The
+    /// default says nothing.
     fn context_tokens(&self) -> ContextFuture<'_> {
         Box::pin(async { None })
     }

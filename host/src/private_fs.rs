@@ -55,6 +55,7 @@ pub fn create_new_append(path: &Path) -> io::Result<File> {
 /// and closed to others when it exists belonging to this user. For files
 /// another library opens by path (SQLite, whose `-wal` and `-shm` files take
 /// the database file's mode).
+#[cfg(any(feature = "memory-sqlite", test))]
 pub fn ensure_file(path: &Path) -> io::Result<()> {
     let mut options = OpenOptions::new();
     options.create_new(true).write(true);

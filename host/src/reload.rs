@@ -53,8 +53,10 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "reload")]
 mod watch;
 
+#[cfg(feature = "reload")]
 pub use watch::{WatchError, WatchHandle, watch};
 
 use crate::policy::{Policy, ProtectedPath};
@@ -306,15 +308,16 @@ async fn build(old: &Host, source: &ReloadSource) -> Result<Host, HostError> {
     let on_compile =
         |path: &std::path::Path| tracing::info!(path = %path.display(), "compiling skill");
     let registry =
-        Registry::rescan(&old.runtime, &source.skills, &policy, &old.registry, on_compile).await?;
-    Host::new(old.runtime.clone(), policy, registry, &source.protected)
+        Registry::rescan(old.runtime(), &source.skills, &policy, old.registry(), on_compile)
+            .await?;
+    Host::new(old.runtime().clone(), policy, registry, &source.protected)
 }
 
 /// What `new` offers differently from `old`.
 fn compare(old: &Host, new: &Host) -> ReloadSummary {
-    let (before, after) = (offered(&old.registry), offered(&new.registry));
+    let (before, after) = (offered(old.registry()), offered(new.registry()));
     let mut summary =
-        ReloadSummary { table_changed: old.policy != new.policy, ..ReloadSummary::default() };
+        ReloadSummary { table_changed: old.policy() != new.policy(), ..ReloadSummary::default() };
     for (name, (version, sha256)) in &after {
         match before.get(name) {
             None => summary.added.push(format!("{name} {version}")),
@@ -332,7 +335,7 @@ fn compare(old: &Host, new: &Host) -> ReloadSummary {
             summary.removed.push(format!("{name} {version}"));
         }
     }
-    for entry in new.registry.entries() {
+    for entry in new.registry().entries() {
         let reason = || entry.reason.clone().unwrap_or_default();
         match (&entry.stale, entry.status) {
             (Some(why), _) => summary.kept.push((entry.path.clone(), why.clone())),

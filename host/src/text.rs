@@ -82,7 +82,7 @@ fn is_invisible_format(c: char) -> bool {
 /// than `max_chars`, its beginning and its end with the full length stated
 /// between them — so what is shown is never mistaken for the whole of it,
 /// and a payload after a run of padding still shows.
-pub fn shown_value(text: &str, max_chars: usize) -> String {
+pub(crate) fn shown_value(text: &str, max_chars: usize) -> String {
     let escaped: Vec<char> = escape_for_terminal(text).chars().collect();
     if escaped.len() <= max_chars {
         return escaped.into_iter().collect();

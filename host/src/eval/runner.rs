@@ -6,14 +6,13 @@ use super::case::{LoadedCase, Placeholders};
 use super::report::{CallRecord, Check, RunResult};
 use super::score::{self, Score, Trace, TracedCall};
 use super::server::FixtureServer;
-use crate::harness::audit::{AuditLog, Body, Record};
-use crate::harness::{Harness, Progress, RunConfig, RunReport, Stop};
+use crate::harness::audit::{Body, Record};
+use crate::harness::{Progress, RunConfig, RunReport, Stop};
 use crate::model::{Model, Usage};
 use crate::policy::{Policy, ProtectedPath};
-use crate::registry::Registry;
+use crate::runtime::RuntimeConfig;
 use crate::runtime::redact::Redactor;
-use crate::runtime::{Runtime, RuntimeConfig};
-use crate::{AlwaysConfirm, Host};
+use crate::{AgentBuilder, AlwaysConfirm, AuditSink, Host, HostError, RunError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -184,22 +183,24 @@ async fn prepare_and_run(
             return Err(refusal);
         }
     }
-    let runtime = Runtime::new(setting.runtime.clone()).map_err(|e| e.to_string())?;
-    let registry =
-        Registry::scan(&runtime, &setting.skills_dir, &policy).await.map_err(|e| e.to_string())?;
-    let protected = [ProtectedPath::private("the evaluation's audit logs", &setting.out_dir)];
-    let host = Host::new(runtime, policy, registry, &protected)
-        .map_err(|e| format!("the case's policy does not fit: {e}"))?;
+    let built = Host::builder()
+        .skills_dir(&setting.skills_dir)
+        .policy(policy)
+        .runtime_config(setting.runtime.clone())
+        .protect(ProtectedPath::private("the evaluation's audit logs", &setting.out_dir))
+        .build()
+        .await;
+    let host = match built {
+        Ok(host) => host,
+        Err(e @ (HostError::Runtime(_) | HostError::Registry(_))) => return Err(e.to_string()),
+        Err(e) => return Err(format!("the case's policy does not fit: {e}")),
+    };
 
     let run_id = format!("{}-{repeat}", case.case.id);
     let runs = setting.out_dir.join("runs");
     // What the case grants from the runner's environment is masked like
     // the API key: in the log, in what the model sees, in the report.
-    let secrets = crate::harness::secrets(&host, setting.secrets.iter().cloned());
-    let redactor = Redactor::new(&secrets);
-    let audit = AuditLog::create(&runs, &run_id, secrets)
-        .map_err(|e| format!("audit log in {}: {e}", runs.display()))?;
-    let log = audit.path().to_owned();
+    let redactor = Redactor::new(crate::harness::secrets(&host, setting.secrets.iter().cloned()));
     let config = RunConfig {
         max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)),
         disclose: setting.disclose,
@@ -214,9 +215,23 @@ async fn prepare_and_run(
         tool_ms: Mutex::new(0),
         results: Mutex::new(Vec::new()),
     };
-    let mut harness = Harness::new(&host, setting.model, &AlwaysConfirm, config, audit);
-    let report = harness.run(&run_id, &filled.task, &collector).await;
-    drop(harness);
+    let agent = setting
+        .secrets
+        .iter()
+        .fold(AgentBuilder::lending_model(host), |agent, secret| agent.secret(secret.clone()))
+        .confirmer(AlwaysConfirm)
+        .audit(AuditSink::Dir(runs.clone()))
+        .config(config)
+        .build_parts()
+        .map_err(|e| format!("the case's policy does not fit: {e}"))?;
+    let report = match agent.run(setting.model, Some(&run_id), &filled.task, &collector).await {
+        Ok(report) => report,
+        Err(RunError::AuditLog { source, .. }) => {
+            return Err(format!("audit log in {}: {source}", runs.display()));
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    let log = report.audit_log.clone().unwrap_or_default();
 
     let results = collector.results.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut calls: Vec<TracedCall> = report

@@ -250,6 +250,7 @@ impl AuditLog {
     /// Mask `secrets` too from now on, besides those it was given: a
     /// long-running server's log learns the secrets of each host a reload
     /// brings (a variable granted since), and keeps masking the old ones.
+    #[cfg(feature = "mcp")]
     pub(crate) fn mask_also(&mut self, secrets: &[String]) {
         self.redactor = self.redactor.with(secrets);
     }
@@ -424,6 +425,17 @@ impl AuditLog {
             tracing::warn!(path = %self.path.display(), error = %err, "could not sync the audit log");
         }
     }
+}
+
+/// A fresh run id that sorts by time: `20261201T031500Z-1a2b3c`, as
+/// [`Agent`](crate::Agent) names its runs (and `reach` its runs, `reach
+/// call` and `reach mcp` sessions). Two ids drawn in the same second share
+/// their stamp and differ, almost always, in the random suffix; a writer
+/// that creates `<id>.jsonl` with `create_new` draws again when it is taken.
+pub fn new_run_id() -> String {
+    let stamp: String =
+        now_rfc3339().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
+    format!("{stamp}Z-{:06x}", fastrand::u32(..0x100_0000))
 }
 
 /// Now as `2026-12-01T03:04:05.678Z`.

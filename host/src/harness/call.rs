@@ -177,7 +177,7 @@ impl Harness<'_> {
     /// skill behind it, its version and wasm hash (arguments to be added).
     fn call_head(&self, name: &str, step: usize, call: usize) -> record::CallHead {
         let (skill, version, hash) = match self.toolbox.target(name) {
-            Some(Target::Skill { skill, .. }) => match self.host.registry.active(skill) {
+            Some(Target::Skill { skill, .. }) => match self.host.registry().active(skill) {
                 Some(a) => (
                     Some(skill.clone()),
                     Some(a.manifest.version.to_string()),

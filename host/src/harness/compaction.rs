@@ -111,7 +111,7 @@ impl Calibration {
     }
 
     /// The inverse: server tokens in estimate units.
-    pub fn to_estimate(&self, counted: u64) -> u64 {
+    pub fn to_estimate(self, counted: u64) -> u64 {
         (counted as f64 / self.ratio) as u64
     }
 }

@@ -17,7 +17,8 @@ pub struct RunConfig {
     /// Identical consecutive calls that count as no progress (default 3).
     pub repeat_limit: usize,
     /// The model's context window in tokens; `None` asks the model's
-    /// server, then goes by the model's name ([`crate::model::context`]).
+    /// server ([`Model::context_tokens`](crate::model::Model::context_tokens)),
+    /// then goes by the model's name (known families), then assumes 32,768.
     pub context_tokens: Option<u64>,
     /// Percent of the context window at which older turns are compacted
     /// into a checkpoint (default 80).
@@ -30,9 +31,10 @@ pub struct RunConfig {
     /// whose tools are offered once opened — by the model, or by the
     /// harness from the task's words.
     pub disclose: Disclosure,
-    /// Offer each tool's parameters compacted ([`schema::compact`](super::schema::compact): ~20%
-    /// fewer tokens for the bundled skills). Off by default: the eval set
-    /// did not say it helps (README).
+    /// Offer each tool's parameters compacted (local `$ref`s inlined,
+    /// annotations no model needs removed: ~20% fewer tokens for the
+    /// bundled skills). Off by default: the eval set did not say it
+    /// helps (README).
     pub compact_schemas: bool,
     /// Criteria a reviewer checks the answer against (`reach run
     /// --review`): a worker with read-only skills returns `pass` or

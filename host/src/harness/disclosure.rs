@@ -24,8 +24,9 @@ pub enum Disclosure {
     /// once the model opens it or calls one of them.
     OnDemand,
     /// As [`Disclosure::OnDemand`], with the skills the task's words point
-    /// to open from the first request ([`choose`]); every tool when the
-    /// words point to none.
+    /// to open from the first request (each skill scored by the task's
+    /// words that appear in its name and descriptions); every tool when
+    /// the words point to none.
     ByTask,
 }
 

@@ -7,6 +7,9 @@ use crate::model::Usage;
 /// Progress of a run, for a terminal. `Sync`, so that a run can be
 /// spawned on a multi-threaded runtime.
 pub trait Progress: Sync {
+    /// Called once, before the run does anything: its id, the model's
+    /// name and the tools offered (by the names the model calls them).
+    fn run_started(&self, _run_id: &str, _model: &str, _tools: &[&str]) {}
     /// Called before each model request.
     fn model_request(&self, _step: usize) {}
     /// Called when the model answered: how long it took, the tokens of

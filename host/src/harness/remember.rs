@@ -37,10 +37,6 @@ use std::sync::Arc;
 mod note;
 mod provenance;
 
-pub use provenance::{Found, quotes, source_of};
-
-pub use super::toolbox::builtins::{RECALL, REMEMBER, recall_spec, remember_spec};
-
 /// The run's long-term memory: the store and the `[memory]` settings.
 pub(super) struct Memory {
     pub(super) store: Arc<dyn MemoryStore>,
@@ -111,14 +107,14 @@ impl Harness<'_> {
     /// reaches the network itself, or a skill that does can write into a
     /// folder it reads or writes.
     pub(super) fn skill_holds_network_text(&self, skill: &str) -> bool {
-        let policy = &self.host.policy;
+        let policy = self.host.policy();
         let grants = policy.grants(skill);
         if !grants.net.is_empty() {
             return true;
         }
         let folders: Vec<&std::path::Path> =
             grants.read.iter().chain(&grants.write).map(|g| g.path.as_path()).collect();
-        self.host.registry.active_skills().into_iter().any(|other| {
+        self.host.registry().active_skills().into_iter().any(|other| {
             let g = policy.grants(&other.manifest.name);
             !g.net.is_empty()
                 && g.write.iter().any(|w| {

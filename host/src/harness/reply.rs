@@ -119,7 +119,7 @@ impl Harness<'_> {
     pub(super) fn reads_only(&self, name: &str) -> bool {
         match self.toolbox.target(name) {
             Some(Target::Skill { skill, .. }) => {
-                let grants = self.host.policy.grants(skill);
+                let grants = self.host.policy().grants(skill);
                 grants.write.is_empty() && grants.net.is_empty()
             }
             Some(Target::MemoryRemember | Target::Delegate) | None => false,

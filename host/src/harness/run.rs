@@ -4,6 +4,7 @@
 
 use super::audit::record;
 use super::conversation::Conversation;
+use super::progress::Progress;
 use super::report::{RunReport, Stop};
 use super::state::RunState;
 use super::{Disclosure, Harness, disclosure};
@@ -11,7 +12,12 @@ use super::{Disclosure, Harness, disclosure};
 impl Harness<'_> {
     /// The state of a run of `task` about to make its first request, with
     /// `run_started` (and what was chosen and found for it) on record.
-    pub(super) async fn begin(&mut self, run_id: &str, task: &str) -> RunState {
+    pub(super) async fn begin(
+        &mut self,
+        run_id: &str,
+        task: &str,
+        progress: &dyn Progress,
+    ) -> RunState {
         // A worker's task is the brief its parent agent wrote, not the person's.
         let conversation = if self.scope.depth > 0 {
             Conversation::delegated(task)
@@ -19,6 +25,7 @@ impl Harness<'_> {
             Conversation::new(task)
         };
         let offered: Vec<&str> = self.toolbox.specs().iter().map(|s| s.name.as_str()).collect();
+        progress.run_started(run_id, self.model.name(), &offered);
         if self.scope.depth == 0 {
             // The run's budget counts every worker's tokens too.
             self.team.set_budget(self.config.token_budget);

@@ -12,7 +12,9 @@ use std::collections::HashMap;
 pub(super) mod builtins;
 mod names;
 
-pub use builtins::{SKILL_INSTRUCTIONS, SKILL_OPEN, WORKBENCH_READ};
+pub use builtins::WORKBENCH_READ;
+#[cfg(test)]
+use builtins::{SKILL_INSTRUCTIONS, SKILL_OPEN};
 pub use names::{dotted, offered_name};
 
 /// What an offered name runs.
@@ -74,11 +76,11 @@ impl Toolbox {
     /// [`super::schema::compact`] writes them.
     pub fn from_host(host: &Host, compact: bool) -> Toolbox {
         let mut toolbox = Toolbox::default();
-        let listed = host.policy.listed_skills();
+        let listed = host.policy().listed_skills();
         let (description, parameters) = builtins::workbench_read_spec();
         toolbox.add(WORKBENCH_READ, description, parameters, Target::WorkbenchRead);
         let mut with_instructions = Vec::new();
-        for active in host.registry.active_skills() {
+        for active in host.registry().active_skills() {
             let m = active.manifest;
             if !listed.is_empty() && !listed.contains(&m.name.as_str()) {
                 continue;
@@ -93,7 +95,7 @@ impl Toolbox {
                 words: m.description.clone(),
             };
             for tool in &m.tools {
-                if host.policy.level(&m.name, &tool.name) == Level::Deny {
+                if host.policy().level(&m.name, &tool.name) == Level::Deny {
                     continue;
                 }
                 let name = offered_name(&m.name, &tool.name);

@@ -32,7 +32,6 @@ enum PolicySource {
 ///   components cached in the user's cache folder, pooling allocator on;
 /// - no skill may write the table, the skills folder or the compile cache
 ///   (always), nor the paths given to [`HostBuilder::protect`].
-#[derive(Debug)]
 #[must_use = "a builder does nothing until `build` is awaited"]
 pub struct HostBuilder {
     skills_dir: PathBuf,
@@ -40,6 +39,19 @@ pub struct HostBuilder {
     working_dir: Option<PathBuf>,
     runtime: RuntimeConfig,
     protected: Vec<ProtectedPath>,
+    on_compile: Box<dyn FnMut(&Path) + Send>,
+}
+
+impl std::fmt::Debug for HostBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostBuilder")
+            .field("skills_dir", &self.skills_dir)
+            .field("policy", &self.policy)
+            .field("working_dir", &self.working_dir)
+            .field("runtime", &self.runtime)
+            .field("protected", &self.protected)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Host {
@@ -70,6 +82,7 @@ impl Host {
             working_dir: None,
             runtime: RuntimeConfig::default(),
             protected: Vec::new(),
+            on_compile: Box::new(|_| {}),
         }
     }
 }
@@ -129,6 +142,15 @@ impl HostBuilder {
         self
     }
 
+    /// Call `on_compile` with each skill file about to be compiled: a
+    /// first load (or a new wasmtime) takes seconds per skill, which a
+    /// terminal may want to explain. Files found in the compile cache are
+    /// not compiled and not reported.
+    pub fn on_compile(mut self, on_compile: impl FnMut(&Path) + Send + 'static) -> Self {
+        self.on_compile = Box::new(on_compile);
+        self
+    }
+
     /// Read the table, start the runtime and load the skills (compiling
     /// each on its first load; cached after), then check that they fit: no
     /// skill may write the host's own files, and every per-tool override in
@@ -156,7 +178,9 @@ impl HostBuilder {
             policy = policy.with_working_dir(dir);
         }
         let runtime = Runtime::new(self.runtime)?;
-        let registry = Registry::scan(&runtime, &self.skills_dir, &policy).await?;
+        let registry =
+            Registry::scan_with_progress(&runtime, &self.skills_dir, &policy, self.on_compile)
+                .await?;
         Host::new(runtime, policy, registry, &protected)
     }
 }

@@ -26,18 +26,18 @@ pub fn tool_name(skill: &str, tool: &str) -> String {
 /// `[defaults]` would treat it). With the built-in table — no file, so
 /// nothing named — every skill, each at `confirm` with nothing granted.
 pub fn served(host: &Host, skill: &str) -> bool {
-    host.policy.is_builtin() || host.policy.lists(skill)
+    host.policy().is_builtin() || host.policy().lists(skill)
 }
 
 /// The active skills that are [`served`], in the registry's order.
 fn served_skills(host: &Host) -> impl Iterator<Item = ActiveSkill<'_>> {
-    host.registry.active_skills().into_iter().filter(|skill| served(host, &skill.manifest.name))
+    host.registry().active_skills().into_iter().filter(|skill| served(host, &skill.manifest.name))
 }
 
 /// The active skills left out because the table does not name them, for
 /// the log.
 pub fn unserved(host: &Host) -> Vec<String> {
-    host.registry
+    host.registry()
         .active_skills()
         .into_iter()
         .map(|s| s.manifest.name.clone())
@@ -58,11 +58,11 @@ pub fn resolve(host: &Host, name: &str) -> Result<(String, String), ToolFailure>
         return Ok(found);
     }
     // Installed but not named: say so, so the operator sees why.
-    let message = match host.registry.active_skills().iter().find_map(tool_of) {
+    let message = match host.registry().active_skills().iter().find_map(tool_of) {
         Some((skill, _)) => format!(
             "no tool `{name}`: the permission table {} does not name skill `{skill}` ([skills.{skill}]), so it is not served; \
              the tools served are listed with tools/list",
-            host.policy.origin().display()
+            host.policy().origin().display()
         ),
         None => format!("no tool `{name}`: tools are named SKILL__TOOL; list them with tools/list"),
     };
@@ -75,7 +75,7 @@ pub fn resolve(host: &Host, name: &str) -> Result<(String, String), ToolFailure>
 pub fn list(host: &Host) -> Vec<Tool> {
     let mut tools = Vec::new();
     for skill in served_skills(host) {
-        let grants = host.policy.grants(&skill.manifest.name);
+        let grants = host.policy().grants(&skill.manifest.name);
         let annotations = annotations(&grants);
         for spec in &skill.manifest.tools {
             if grants.level_for(&spec.name) == Level::Deny {
@@ -172,7 +172,7 @@ pub fn resources(host: &Host) -> Vec<Resource> {
 
 /// The instructions of the skill a prompt name or resource URI names.
 pub fn instructions<'h>(host: &'h Host, skill: &str) -> Option<&'h str> {
-    host.registry
+    host.registry()
         .active(skill)
         .filter(|_| served(host, skill))
         .and_then(|active| active.manifest.instructions.as_deref())
@@ -192,7 +192,7 @@ fn with_instructions(host: &Host) -> impl Iterator<Item = (ActiveSkill<'_>, &str
     served_skills(host).filter_map(|skill| {
         let text = skill.manifest.instructions.as_deref()?;
         // A skill all of whose tools are denied is not offered at all.
-        let grants = host.policy.grants(&skill.manifest.name);
+        let grants = host.policy().grants(&skill.manifest.name);
         let offered = skill.manifest.tools.iter().any(|t| grants.level_for(&t.name) != Level::Deny);
         offered.then_some((skill, text))
     })

@@ -44,15 +44,18 @@ pub fn search_terms(query: &str) -> Vec<String> {
 
 /// The FTS5 `MATCH` expression for entries holding any of `terms` (words
 /// from [`search_terms`]).
+#[cfg(any(feature = "memory-sqlite", test))]
 pub(super) fn any_of(terms: &[String]) -> String {
     joined(terms, " OR ")
 }
 
 /// The FTS5 `MATCH` expression for entries holding all of `terms`.
+#[cfg(any(feature = "memory-sqlite", test))]
 pub(super) fn all_of(terms: &[String]) -> String {
     joined(terms, " AND ")
 }
 
+#[cfg(any(feature = "memory-sqlite", test))]
 fn joined(terms: &[String], operator: &str) -> String {
     // Words hold only letters and digits, so none contains a quote; quoting
     // makes `OR`, `NEAR` and friends plain words.

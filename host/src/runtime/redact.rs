@@ -122,6 +122,7 @@ impl Redactor {
 
     /// These values and `more`: a masker that keeps what it masked and
     /// learns new secrets (an audit log that outlives a reload).
+    #[cfg(feature = "mcp")]
     pub(crate) fn with<I, S>(&self, more: I) -> Redactor
     where
         I: IntoIterator<Item = S>,

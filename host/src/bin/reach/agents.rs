@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     let host = context::load(cli).await?;
-    let policy = &host.policy;
+    let policy = &host.policy();
     let delegation = policy.delegation();
     if as_json {
         let agents: Vec<Value> = policy.agents().iter().map(|a| profile_json(&host, a)).collect();
@@ -88,10 +88,10 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
 /// One line on what a worker can reach through `skill`:
 /// `read ./docs; write ./notes; net api.example.com`.
 fn reach_of(host: &Host, skill: &str) -> String {
-    if host.registry.active(skill).is_none() {
+    if host.registry().active(skill).is_none() {
         return "(not installed)".to_owned();
     }
-    let grants = host.policy.grants(skill);
+    let grants = host.policy().grants(skill);
     if !offered(&grants) {
         return "(level deny: not offered)".to_owned();
     }
@@ -126,13 +126,13 @@ fn profile_json(host: &Host, a: &AgentProfile) -> Value {
         .iter()
         .filter(|s| *s != DELEGATE_SKILL)
         .map(|skill| {
-            let grants = host.policy.grants(skill);
+            let grants = host.policy().grants(skill);
             let paths = |list: &[FolderGrant]| {
                 list.iter().map(|g| g.path.display().to_string()).collect::<Vec<_>>()
             };
             json!({
                 "skill": skill,
-                "installed": host.registry.active(skill).is_some(),
+                "installed": host.registry().active(skill).is_some(),
                 "level": grants.level,
                 "offered": offered(&grants),
                 "read": paths(&grants.read),
@@ -146,7 +146,7 @@ fn profile_json(host: &Host, a: &AgentProfile) -> Value {
         "line": a.line,
         "description": a.description,
         "model": a.model,
-        "max_steps": a.max_steps.unwrap_or(host.policy.delegation().worker_max_steps),
+        "max_steps": a.max_steps.unwrap_or(host.policy().delegation().worker_max_steps),
         "token_budget": a.token_budget,
         "may_delegate": a.may_delegate(),
         "instructions": a.instructions,

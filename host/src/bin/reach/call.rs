@@ -28,12 +28,12 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     let host = context::load_with_runs(cli, &call.runs_dir).await?;
     let confirmer = TerminalConfirmer { yes: call.yes };
     // A call that cannot be recorded does not run.
-    let id = crate::run::run_id();
+    let id = agent_reach::harness::audit::new_run_id();
     let mut audit =
         AuditLog::create(&call.runs_dir, &id, harness::secrets(&host, [])).map_err(|e| {
             anyhow::anyhow!("could not create the audit log in {}: {e}", call.runs_dir.display())
         })?;
-    let (version, hash) = match host.registry.active(skill) {
+    let (version, hash) = match host.registry().active(skill) {
         Some(a) => (Some(a.manifest.version.to_string()), Some(a.loaded().wasm_hash().to_owned())),
         None => (None, None),
     };
@@ -49,7 +49,7 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     let bytes = result.as_ref().map_or(0, String::len);
     let mut ended = CallEnded::of(head, &result, bytes, started.elapsed().as_millis() as u64);
     // Known once it ran: `reach call` writes the level with the outcome.
-    ended.head.level = Some(host.policy.level(skill, tool));
+    ended.head.level = Some(host.policy().level(skill, tool));
     audit.call_ended(ended);
     audit.record(RunFinished::of_front(
         if result.is_ok() { FrontStop::Ok } else { FrontStop::Error },

@@ -11,19 +11,19 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     // skill lacks, or a grant to write the host's own files is reported by
     // `load` itself (exit 2), as for every other command.
     let ctx = context::load(cli).await?;
-    let origin = ctx.policy.origin().display().to_string();
+    let origin = ctx.policy().origin().display().to_string();
     // Every error stops `load` above; the field stays in the JSON output,
     // which only ever gains fields.
     let errors: Vec<String> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
 
-    for name in ctx.policy.listed_skills() {
-        let line = ctx.policy.skill_line(name).map(|l| format!(":{l}")).unwrap_or_default();
-        if ctx.registry.active(name).is_none() {
+    for name in ctx.policy().listed_skills() {
+        let line = ctx.policy().skill_line(name).map(|l| format!(":{l}")).unwrap_or_default();
+        if ctx.registry().active(name).is_none() {
             // A file that claims the name but was refused (wrong file name,
             // another pin) is the likelier story than "not installed".
             let refused: Vec<String> = ctx
-                .registry
+                .registry()
                 .entries()
                 .iter()
                 .filter(|e| {
@@ -33,7 +33,7 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 .map(|e| e.path.display().to_string())
                 .collect();
             let why = if refused.is_empty() {
-                format!("names a skill that is not installed in {}", ctx.registry.dir().display())
+                format!("names a skill that is not installed in {}", ctx.registry().dir().display())
             } else {
                 format!(
                     "names a skill whose files were refused ({}; see below)",
@@ -43,17 +43,17 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
             warnings.push(format!("{origin}{line}: [skills.{name}] {why}"));
             continue;
         }
-        let grants = ctx.policy.grants(name);
+        let grants = ctx.policy().grants(name);
         for folder in grants.read.iter().chain(&grants.write) {
             if !folder.exists {
                 warnings.push(format!("{origin}{line}: skills.{name}: folder {:?} ({}) does not exist; the skill will run without it", folder.declared, folder.path.display()));
             }
         }
     }
-    for w in ctx.policy.auto_writes_where_confirm_asks() {
+    for w in ctx.policy().auto_writes_where_confirm_asks() {
         warnings.push(format!("{origin}: {w}"));
     }
-    for e in ctx.registry.entries() {
+    for e in ctx.registry().entries() {
         if e.status == Status::Broken {
             warnings.push(format!(
                 "{}: broken skill: {}",
@@ -78,7 +78,7 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         for w in &warnings {
             println!("warning: {}", agent_reach::text::escape_for_terminal(w));
         }
-        let listed = ctx.policy.listed_skills().len();
+        let listed = ctx.policy().listed_skills().len();
         let verdict = if errors.is_empty() { "OK" } else { "FAILED" };
         println!(
             "{origin}: {verdict} ({listed} skills listed, {} errors, {} warnings)",

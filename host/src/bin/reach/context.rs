@@ -1,11 +1,9 @@
 //! Shared start-up: logging, the runtime, the policy and the registry.
 
 use crate::args::{Cli, LogFormat};
-use agent_reach::Host;
 use agent_reach::policy::{Policy, ProtectedPath};
-use agent_reach::registry::Registry;
-use agent_reach::runtime::{Runtime, RuntimeConfig};
-use anyhow::Context as _;
+use agent_reach::runtime::RuntimeConfig;
+use agent_reach::{Host, HostBuilder, HostError};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use tracing_subscriber::EnvFilter;
@@ -70,17 +68,27 @@ pub async fn load_protecting(cli: &Cli, protected: Vec<ProtectedPath>) -> anyhow
         },
         ..RuntimeConfig::default()
     };
-    let runtime = Runtime::new(config)?;
     let tty = std::io::stderr().is_terminal();
-    let registry = Registry::scan_with_progress(&runtime, &cli.skills, &policy, |path| {
-        if tty {
-            eprintln!("compiling {} (first load; cached for next time)…", path.display());
+    let builder = protected.into_iter().fold(Host::builder(), HostBuilder::protect);
+    let built = builder
+        .skills_dir(&cli.skills)
+        .policy(policy)
+        .runtime_config(config)
+        .on_compile(move |path| {
+            if tty {
+                eprintln!("compiling {} (first load; cached for next time)…", path.display());
+            }
+            tracing::info!(path = %path.display(), "compiling skill");
+        })
+        .build()
+        .await;
+    match built {
+        Ok(host) => Ok(host),
+        Err(HostError::Registry(err)) => {
+            Err(anyhow::Error::new(err).context("could not load skills"))
         }
-        tracing::info!(path = %path.display(), "compiling skill");
-    })
-    .await
-    .with_context(|| "could not load skills")?;
-    Ok(Host::new(runtime, policy, registry, &protected)?)
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// The host's own files besides the table, skills and cache: the audit

@@ -5,12 +5,13 @@
 //! case-file error.
 
 use crate::args::{Cli, EvalArgs};
-use crate::{model_setup, run::run_id};
+use crate::model_setup;
 use agent_reach::eval::baseline::Baseline;
 use agent_reach::eval::case::{self, LoadedCase};
 use agent_reach::eval::report::{EvalReport, Gate, Metrics, RunResult};
 use agent_reach::eval::runner::{RunProgress, Setting};
 use agent_reach::eval::{self, EvalProgress, html};
+use agent_reach::harness::audit::new_run_id;
 use agent_reach::policy::{ModelSettings, Policy};
 use agent_reach::runtime::RuntimeConfig;
 use agent_reach::text::{escape_for_terminal, shorten_chars};
@@ -143,7 +144,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
     let baseline =
         args.baseline.as_deref().map(Baseline::load).transpose().map_err(anyhow::Error::msg)?;
     let (model, api_key) = model_setup::build(&args.model, &model_table(cli)?)?;
-    let id = run_id();
+    let id = new_run_id();
     let out_dir = match &args.out {
         Some(dir) => dir.clone(),
         None => Path::new(".reach").join("evals").join(&id),

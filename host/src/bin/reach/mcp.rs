@@ -31,7 +31,7 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
         protected.push(ProtectedPath::new("the MCP approvals record", store));
     }
     let host = context::load_protecting(cli, protected.clone()).await?;
-    let id = format!("mcp-{}", crate::run::run_id());
+    let id = format!("mcp-{}", agent_reach::harness::audit::new_run_id());
     let secrets = harness::secrets(&host, []);
     let mut audit = AuditLog::create(&args.runs_dir, &id, secrets)
         .map_err(|e| {
@@ -44,7 +44,7 @@ pub async fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<ExitCode> {
     tracing::info!(audit = %audit.path().display(), "MCP calls are recorded in the audit log");
     // The table and skills folder are watched unless --no-watch: a changed
     // file is loaded beside the serving host and swapped in when it checks.
-    let from_file = host.policy.origin().is_file().then(|| cli.policy.clone());
+    let from_file = host.policy().origin().is_file().then(|| cli.policy.clone());
     let live = LiveHost::new(host);
     let _watching = if args.no_watch {
         None

@@ -8,12 +8,11 @@
 use crate::args::{Cli, RunArgs};
 use crate::call::TerminalConfirmer;
 use crate::{context, model_setup};
-use agent_reach::agents::Team;
-use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{self, Harness, Progress, RunConfig, Stop};
+use agent_reach::harness::{self, Progress, RunConfig, Stop};
 use agent_reach::memory::SqliteStore;
 use agent_reach::model::Usage;
 use agent_reach::text::{escape_for_terminal, escape_keeping_lines};
+use agent_reach::{Agent, AgentBuilder, AuditSink};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
@@ -23,6 +22,16 @@ struct TerminalProgress {
 }
 
 impl Progress for TerminalProgress {
+    fn run_started(&self, run_id: &str, model: &str, tools: &[&str]) {
+        if self.on {
+            eprintln!(
+                "run {run_id}: {} tool(s) offered, model {}",
+                tools.len(),
+                escape_for_terminal(model)
+            );
+        }
+    }
+
     fn model_request(&self, step: usize) {
         if self.on {
             eprint!("step {step}: asking the model… ");
@@ -112,48 +121,31 @@ impl Progress for TerminalProgress {
     }
 }
 
-/// The table's agent profiles, with a client for each model a profile
-/// names (the same endpoint and key, another model name).
-fn team(
+/// The model of each agent profile that names one: a client to the same
+/// endpoint, with the same key, asking for another model name.
+fn worker_models(
+    mut agent: AgentBuilder,
     host: &agent_reach::Host,
     flags: &crate::args::ModelFlags,
     table: &agent_reach::policy::ModelSettings,
-) -> anyhow::Result<Team> {
-    let mut team = Team::from_policy(&host.policy);
+) -> anyhow::Result<AgentBuilder> {
     let names: std::collections::BTreeSet<String> =
-        host.policy.agents().iter().filter_map(|a| a.model.clone()).collect();
+        host.policy().agents().iter().filter_map(|a| a.model.clone()).collect();
     for name in names {
         let settings =
             agent_reach::policy::ModelSettings { name: Some(name.clone()), ..table.clone() };
         let flags = crate::args::ModelFlags { model: Some(name.clone()), ..flags.clone() };
         let (model, _) = model_setup::build(&flags, &settings)?;
-        team = team.with_model(name, std::sync::Arc::from(model));
+        agent = agent.worker_model(name, model);
     }
-    Ok(team)
-}
-
-/// A run id that sorts by time: `20261201T031500Z-1a2b3c`.
-pub fn run_id() -> String {
-    let now = harness::audit::now_rfc3339();
-    let stamp: String = now.chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    format!("{stamp}Z-{:06x}", (nanos ^ std::process::id()) & 0xff_ffff)
+    Ok(agent)
 }
 
 /// `reach run`.
 pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
-    let host = context::load_with_runs(cli, &args.runs_dir).await?;
-    let table = host.policy.model().clone();
+    let host = std::sync::Arc::new(context::load_with_runs(cli, &args.runs_dir).await?);
+    let table = host.policy().model().clone();
     let (model, api_key) = model_setup::build(&args.model, &table)?;
-    let id = run_id();
-    let secrets = harness::secrets(&host, api_key);
-    let audit = AuditLog::create(&args.runs_dir, &id, secrets).map_err(|e| {
-        anyhow::anyhow!("could not create the audit log in {}: {e}", args.runs_dir.display())
-    })?;
-    let log_path = audit.path().to_owned();
-    let confirmer = TerminalConfirmer { yes: args.yes };
     let config = RunConfig {
         max_steps: args.max_steps.or(table.max_steps).unwrap_or(RunConfig::default().max_steps),
         token_budget: args.token_budget.or(table.token_budget),
@@ -165,25 +157,23 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
         review: args.review.clone(),
         ..RunConfig::default()
     };
-    let team = team(&host, &args.model, &table)?;
-    let mut harness =
-        Harness::new(&host, model.as_ref(), &confirmer, config, audit).with_team(team);
+    let mut agent = Agent::builder(std::sync::Arc::clone(&host), model)
+        .confirmer(TerminalConfirmer { yes: args.yes })
+        .audit(AuditSink::Dir(args.runs_dir.clone()))
+        .config(config)
+        .progress(TerminalProgress { on: !args.json && std::io::stderr().is_terminal() });
+    for key in api_key {
+        agent = agent.secret(key);
+    }
+    agent = worker_models(agent, &host, &args.model, &table)?;
     if !args.no_memory {
-        let settings = host.policy.memory().clone();
+        let settings = host.policy().memory().clone();
         let store = SqliteStore::open(&settings.path).map_err(|e| {
             anyhow::anyhow!("could not open the memory at {}: {e} (fix [memory] path in the table, or pass --no-memory)", settings.path.display())
         })?;
-        harness = harness.with_memory(std::sync::Arc::new(store), settings);
+        agent = agent.memory(std::sync::Arc::new(store), settings);
     }
-    let progress = TerminalProgress { on: !args.json && std::io::stderr().is_terminal() };
-    if progress.on {
-        eprintln!(
-            "run {id}: {} tool(s) offered, model {}",
-            harness.toolbox().specs().len(),
-            escape_for_terminal(model.name())
-        );
-    }
-    let report = harness.run(&id, &args.task, &progress).await;
+    let report = agent.build()?.run(&args.task).await?;
     if args.json {
         println!("{}", serde_json::to_string(&report)?);
     } else {
@@ -191,7 +181,8 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
             println!("{}", escape_keeping_lines(answer));
         }
         eprintln!("\n{}", escape_keeping_lines(&report.summary()));
-        eprintln!("audit log: {}  (reach runs show {id})", log_path.display());
+        let log = report.audit_log.as_deref().unwrap_or(std::path::Path::new(""));
+        eprintln!("audit log: {}  (reach runs show {})", log.display(), report.run_id);
     }
     Ok(match report.stop {
         // A script asked for a review: work the reviewer did not pass is not done.

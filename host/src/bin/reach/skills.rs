@@ -16,9 +16,9 @@ const SHORT_DIGEST: usize = 12;
 
 pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     let ctx = context::load(cli).await?;
-    let changes = record_seen(cli, &ctx.registry);
+    let changes = record_seen(cli, ctx.registry());
     let rows: Vec<serde_json::Value> = ctx
-        .registry
+        .registry()
         .entries()
         .iter()
         .map(|e| {
@@ -30,7 +30,7 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 "status": e.status,
                 "path": e.path,
                 "sha256": e.sha256,
-                "pinned": m.is_some_and(|m| ctx.policy.pin(&m.name).is_some()),
+                "pinned": m.is_some_and(|m| ctx.policy().pin(&m.name).is_some()),
                 "tools": m.map(|m| m.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()).unwrap_or_default(),
                 "description": m.map(|m| m.description.clone()),
                 "reason": e.reason,
@@ -42,7 +42,7 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &json!({ "skills_dir": ctx.registry.dir(), "skills": rows })
+                &json!({ "skills_dir": ctx.registry().dir(), "skills": rows })
             )?
         );
         return Ok(ExitCode::SUCCESS);
@@ -50,7 +50,7 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     if rows.is_empty() {
         println!(
             "no skills in {} (drop .wasm files there, or build ours with `just skills`)",
-            ctx.registry.dir().display()
+            ctx.registry().dir().display()
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -58,7 +58,7 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         "{:<16} {:<10} {:<11} {:<SHORT_DIGEST$}  TOOLS / REASON",
         "NAME", "VERSION", "STATUS", "DIGEST"
     );
-    for e in ctx.registry.entries() {
+    for e in ctx.registry().entries() {
         let (name, version, detail) = match &e.manifest {
             Some(m) => (
                 m.name.clone(),
@@ -133,17 +133,17 @@ fn record_seen(cli: &Cli, registry: &Registry) -> BTreeMap<String, Change> {
 
 pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<ExitCode> {
     let ctx = context::load(cli).await?;
-    let Some(skill) = ctx.registry.active(name) else {
+    let Some(skill) = ctx.registry().active(name) else {
         anyhow::bail!(
             "no active skill named `{name}` in {}; active: {}",
-            ctx.registry.dir().display(),
-            active_names(&ctx.registry)
+            ctx.registry().dir().display(),
+            active_names(ctx.registry())
         );
     };
-    let grants = ctx.policy.grants(name);
+    let grants = ctx.policy().grants(name);
     let m = skill.manifest;
     let sha256 = skill.loaded().sha256();
-    let pin = ctx.policy.pin(name);
+    let pin = ctx.policy().pin(name);
     // Read only: what `skills list` last showed a person stays as it is.
     let change = match SeenState::load(&SeenState::beside(&cli.policy)) {
         Ok(state) => state.last_change(name, &SeenSkill::of(&skill)),
@@ -163,7 +163,7 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
             "pin": pin,
             "previous": change,
             "contract": skill.loaded().contract().to_string(),
-            "policy": ctx.policy.origin(),
+            "policy": ctx.policy().origin(),
             "grants": grants,
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
@@ -179,7 +179,7 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
     match pin {
         Some(pin) => println!(
             "sha256: {sha256} (pinned: {} line {})",
-            ctx.policy.origin().display(),
+            ctx.policy().origin().display(),
             pin.line
         ),
         None => println!(
@@ -192,7 +192,7 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
     println!();
     println!(
         "grants from {}{}:",
-        ctx.policy.origin().display(),
+        ctx.policy().origin().display(),
         if grants.listed { "" } else { " (not listed: defaults only)" }
     );
     let folders = |list: &[agent_reach::policy::FolderGrant]| {
@@ -247,7 +247,7 @@ pub async fn pin(cli: &Cli, name: &str) -> anyhow::Result<ExitCode> {
     // The file to pin is the one that would be active if the table pinned
     // nothing: the newest correctly named file. So the same command pins a
     // first file and accepts an upgrade the current pin refuses.
-    let unpinned = Registry::scan(&ctx.runtime, &cli.skills, &Policy::builtin()).await?;
+    let unpinned = Registry::scan(ctx.runtime(), &cli.skills, &Policy::builtin()).await?;
     let Some(skill) = unpinned.active(name) else {
         anyhow::bail!(
             "no skill named `{name}` in {} to pin (active: {}); `reach skills list` shows broken files and why",
@@ -256,14 +256,14 @@ pub async fn pin(cli: &Cli, name: &str) -> anyhow::Result<ExitCode> {
         );
     };
     let sha256 = skill.loaded().sha256();
-    let origin = ctx.policy.origin().display();
+    let origin = ctx.policy().origin().display();
     eprintln!(
         "{name} {} from {}: sha256 {sha256}",
         skill.manifest.version,
         skill.loaded().path().display()
     );
     let line = format!("sha256 = \"{sha256}\"");
-    match (ctx.policy.pin(name), ctx.policy.skill_line(name)) {
+    match (ctx.policy().pin(name), ctx.policy().skill_line(name)) {
         (Some(pin), _) if pin.sha256 == sha256 => {
             eprintln!("{origin} line {} already pins `{name}` to this file", pin.line)
         }

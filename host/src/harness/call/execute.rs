@@ -130,7 +130,7 @@ impl Harness<'_> {
                 let skill = arguments.get("skill").and_then(Value::as_str).unwrap_or("");
                 let out = match self
                     .host
-                    .registry
+                    .registry()
                     .active(skill)
                     .filter(|_| self.toolbox.skills().contains(&skill))
                 {
@@ -187,7 +187,7 @@ impl Harness<'_> {
     ) -> Ran {
         // Called without opening it first: the call says which skill is wanted.
         self.open(run, skill);
-        let level = self.host.policy.level(skill, tool);
+        let level = self.host.policy().level(skill, tool);
         let host = self.host;
         // The person's answer is on record as soon as it is given,
         // before a confirmed call runs.

@@ -53,7 +53,7 @@ impl Harness<'_> {
             .passable()
             .into_iter()
             .filter(|s| {
-                let g = self.host.policy.grants(s);
+                let g = self.host.policy().grants(s);
                 g.net.is_empty() || !g.read.is_empty() || !g.write.is_empty()
             })
             .map(str::to_owned)

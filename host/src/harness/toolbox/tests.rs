@@ -18,8 +18,8 @@ fn every_built_in_tool_name_is_under_a_reserved_skill_name() {
         WORKBENCH_READ,
         SKILL_INSTRUCTIONS,
         SKILL_OPEN,
-        super::super::remember::REMEMBER,
-        super::super::remember::RECALL,
+        builtins::REMEMBER,
+        builtins::RECALL,
         crate::agents::DELEGATE,
     ];
     assert_eq!(BUILTIN_TOOL_NAMES.split(", ").count(), built_ins.len());
