@@ -77,8 +77,7 @@ pub struct Agent {
 }
 
 /// Everything an agent's runs are made of but the model: what
-/// [`AgentBuilder`] sets. Apart from the model because the evaluation
-/// runner lends each run a model it only borrows.
+/// [`AgentBuilder`] sets.
 #[derive(Clone)]
 pub(crate) struct Parts {
     host: Arc<Host>,
@@ -118,9 +117,7 @@ pub(crate) struct Parts {
 /// [`AgentBuilder::secret`] adds others, such as the model's API key.
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct AgentBuilder {
-    /// `None` only for the evaluation runner's agents
-    /// ([`AgentBuilder::lending_model`]).
-    model: Option<Arc<dyn Model>>,
+    model: Arc<dyn Model>,
     parts: Parts,
 }
 
@@ -130,7 +127,7 @@ impl Agent {
     /// the embedder's own). `host` may be a `Host` or an `Arc<Host>` shared
     /// with other agents.
     pub fn builder(host: impl Into<Arc<Host>>, model: impl Model + 'static) -> AgentBuilder {
-        AgentBuilder { model: Some(Arc::new(model)), parts: Parts::new(host.into()) }
+        AgentBuilder { model: Arc::new(model), parts: Parts::new(host.into()) }
     }
 
     /// The host whose skills and table the agent's runs use.
@@ -171,6 +168,18 @@ impl Agent {
     /// case, a ticket); otherwise let the agent draw a fresh id.
     pub async fn run_with_id(&self, run_id: &str, task: &str) -> Result<RunReport, RunError> {
         let progress = self.parts.progress.as_ref();
+        self.parts.run(self.model.as_ref(), Some(run_id), task, progress).await
+    }
+
+    /// [`Agent::run_with_id`] reporting to a `progress` that lives only as
+    /// long as the call: the evaluation runner's per-run collector.
+    #[cfg(feature = "eval")]
+    pub(crate) async fn run_observed(
+        &self,
+        run_id: &str,
+        task: &str,
+        progress: &dyn Progress,
+    ) -> Result<RunReport, RunError> {
         self.parts.run(self.model.as_ref(), Some(run_id), task, progress).await
     }
 
@@ -365,23 +374,7 @@ impl AgentBuilder {
     /// log holds every call's arguments and results).
     pub fn build(self) -> Result<Agent, HostError> {
         let parts = self.parts.checked()?;
-        let model = self.model.unwrap_or_else(|| unreachable!("only lending_model leaves it out"));
-        Ok(Agent { model, parts })
-    }
-
-    /// A builder for runs that are each lent their model
-    /// ([`Parts::run`]): the evaluation runner's, which only borrows its
-    /// model. Phase B of issue 24 gives the runner a shared model and
-    /// removes this.
-    #[cfg(feature = "eval")]
-    pub(crate) fn lending_model(host: impl Into<Arc<Host>>) -> AgentBuilder {
-        AgentBuilder { model: None, parts: Parts::new(host.into()) }
-    }
-
-    /// What [`AgentBuilder::build`] checks, without a model.
-    #[cfg(feature = "eval")]
-    pub(crate) fn build_parts(self) -> Result<Parts, HostError> {
-        self.parts.checked()
+        Ok(Agent { model: self.model, parts })
     }
 }
 
@@ -482,7 +475,7 @@ impl std::fmt::Debug for Agent {
 impl std::fmt::Debug for AgentBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentBuilder")
-            .field("model", &self.model.as_ref().map(|m| m.name()))
+            .field("model", &self.model.name())
             .field("audit", &self.parts.audit)
             .field("config", &self.parts.config)
             .finish_non_exhaustive()

@@ -98,15 +98,6 @@ impl Team {
         self.models.get(name)
     }
 
-    /// Names of the models profiles ask for that no model was given for.
-    pub fn missing_models(&self) -> Vec<&str> {
-        self.profiles
-            .iter()
-            .filter_map(|p| p.model.as_deref())
-            .filter(|m| !self.models.contains_key(*m))
-            .collect()
-    }
-
     /// Count the run's token budget (the root's `token_budget`) across the tree.
     pub(crate) fn set_budget(&self, budget: Option<u64>) {
         self.budget.store(budget.unwrap_or(u64::MAX), Ordering::Relaxed);
@@ -137,6 +128,7 @@ impl Team {
     }
 
     /// Delegations started so far.
+    #[cfg(test)]
     pub fn started(&self) -> usize {
         self.started.load(Ordering::SeqCst)
     }

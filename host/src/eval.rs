@@ -42,7 +42,7 @@ impl EvalProgress for Quiet {}
 /// results (figures filled in; no gates yet). Cases stay in the order given,
 /// runs in repeat order, whatever order they finish in.
 pub async fn evaluate(
-    setting: &Setting<'_>,
+    setting: &Setting,
     cases: &[LoadedCase],
     repeat: usize,
     jobs: usize,

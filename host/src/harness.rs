@@ -7,7 +7,8 @@
 //! bad argument; it stops when the model answers, or at a limit, with a
 //! report of what was done and what is left.
 //!
-//! [`Harness::run`] is a pipeline over one per-run state value (`RunState`):
+//! The loop (the crate-private `Harness::run`, reached through
+//! [`crate::Agent`]) is a pipeline over one per-run state value (`RunState`):
 //! set up (`run`), then one step at a time (`step`: the request, `reply`:
 //! the calls read out of it, then `questions` about an answer or `call`:
 //! the calls run), then the report. What the harness says back to the
@@ -59,7 +60,7 @@ use toolbox::Toolbox;
 use workbench::Workbench;
 
 /// A run in progress: the host, the model, who confirms, the audit log.
-pub struct Harness<'a> {
+pub(crate) struct Harness<'a> {
     host: &'a Host,
     model: &'a dyn Model,
     confirmer: &'a dyn Confirmer,
@@ -89,7 +90,7 @@ pub struct Harness<'a> {
 impl<'a> Harness<'a> {
     /// A harness over `host`'s skills and policy, asking `model`, with
     /// `confirmer` deciding `confirm`-level calls and `audit` recording.
-    pub fn new(
+    pub(crate) fn new(
         host: &'a Host,
         model: &'a dyn Model,
         confirmer: &'a dyn Confirmer,
@@ -124,7 +125,7 @@ impl<'a> Harness<'a> {
     /// has a profile with a skill this run may use.
     ///
     /// Call it before [`Harness::with_memory`]: the tools are offered anew.
-    pub fn with_team(mut self, team: Team) -> Self {
+    pub(crate) fn with_team(mut self, team: Team) -> Self {
         self.team = Arc::new(team);
         self.fresh_toolbox();
         self.offer_delegate();
@@ -146,20 +147,19 @@ impl<'a> Harness<'a> {
     /// offered `memory__remember` and `memory__recall` at the levels the
     /// settings give (a note's provenance, and when a person must say yes,
     /// are decided by the harness, not the model).
-    pub fn with_memory(mut self, store: Arc<dyn MemoryStore>, settings: MemorySettings) -> Self {
+    pub(crate) fn with_memory(
+        mut self,
+        store: Arc<dyn MemoryStore>,
+        settings: MemorySettings,
+    ) -> Self {
         self.toolbox.add_memory(settings.remember, settings.recall);
         self.memory = Some(Memory { store, settings });
         self
     }
 
-    /// A handle to add the person's messages to the run while it goes on.
-    pub fn steering(&self) -> Steering {
-        self.inbox.clone()
-    }
-
     /// Takes the person's messages from `steering`, a handle made before
     /// the harness (e.g. returned to a caller before the run is spawned).
-    pub fn steered_by(mut self, steering: Steering) -> Self {
+    pub(crate) fn steered_by(mut self, steering: Steering) -> Self {
         self.inbox = steering;
         self
     }
@@ -170,7 +170,12 @@ impl<'a> Harness<'a> {
     }
 
     /// Run `task` to a stop.
-    pub async fn run(&mut self, run_id: &str, task: &str, progress: &dyn Progress) -> RunReport {
+    pub(crate) async fn run(
+        &mut self,
+        run_id: &str,
+        task: &str,
+        progress: &dyn Progress,
+    ) -> RunReport {
         let mut run = self.begin(run_id, task, progress).await;
         let stop = loop {
             if let Some(stop) = self.step(&mut run, progress).await {

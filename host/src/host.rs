@@ -95,6 +95,23 @@ impl<C: Confirmer + ?Sized> Confirmer for Arc<C> {
     }
 }
 
+/// A borrowed confirmer: `&'static` ones (a unit struct's, a leaked
+/// one) can be handed to an [`Agent`](crate::Agent) as they are.
+impl<C: Confirmer + ?Sized> Confirmer for &C {
+    fn confirm(
+        &self,
+        skill: &str,
+        tool: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<(), String> {
+        (**self).confirm(skill, tool, arguments)
+    }
+
+    fn person_present(&self) -> bool {
+        (**self).person_present()
+    }
+}
+
 /// Longest argument value shown whole when a person is asked to confirm.
 const CONFIRM_VALUE_CHARS: usize = 200;
 
@@ -156,14 +173,9 @@ impl Confirmer for NeverConfirm {
 /// [`Host::new`] checked that they fit together (no skill may write the
 /// host's own files, every per-tool override names a tool).
 pub struct Host {
-    // phase B: the three fields private once tests use policy(), registry()
-    // and runtime() (tests/tests/*.rs, host/tests/*.rs still read them).
-    /// The wasmtime embedding; read it with [`Host::runtime`].
-    pub runtime: Arc<Runtime>,
-    /// The permission table; read it with [`Host::policy`].
-    pub policy: Policy,
-    /// The skills found on disk; read them with [`Host::registry`].
-    pub registry: Registry,
+    runtime: Arc<Runtime>,
+    policy: Policy,
+    registry: Registry,
 }
 
 impl Host {

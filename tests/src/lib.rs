@@ -1,7 +1,7 @@
 //! What the integration tests of every crate share: the real skill
 //! components built from source ([`guests`]), a throw-away workspace with a
-//! skills folder and a permission table, the one way a test builds a
-//! harness ([`harness`]), and the one HTTP test server ([`server`]) with the
+//! skills folder and a permission table, the one way a test builds an
+//! agent ([`agent`], through the library's front door), and the one HTTP test server ([`server`]) with the
 //! servers made of it: a scripted model ([`openai`]), fixture pages
 //! ([`pages`]), recorders ([`recorder`], [`TestServer`]).
 
@@ -11,16 +11,16 @@ pub mod pages;
 pub mod recorder;
 pub mod server;
 
-use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Harness, RunConfig};
+use agent_reach::harness::{RunConfig, RunReport};
 use agent_reach::model::Model;
 use agent_reach::policy::Policy;
 use agent_reach::runtime::RuntimeConfig;
-use agent_reach::{AlwaysConfirm, Confirmer, Host, ToolFailure};
+use agent_reach::{Agent, AgentBuilder, AlwaysConfirm, AuditSink, Confirmer, Host, ToolFailure};
 use guests::Guest;
 use server::{Response, Server};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The workspace root.
 pub fn workspace() -> PathBuf {
@@ -40,16 +40,27 @@ pub fn echo_variant(name: &str, version: &str) -> Vec<u8> {
     out
 }
 
-/// A harness over `host`, asking `model`: the one place the tests build
-/// one, so the way they do follows the library's front door in one change.
-pub fn harness<'a>(
-    host: &'a Host,
-    model: &'a dyn Model,
-    confirmer: &'a dyn Confirmer,
+/// An agent over `host` asking `model`, built the way an embedder builds
+/// one ([`Agent::builder`]): the one place the tests do, so they follow the
+/// library's front door. `runs` is the folder of the run logs (`None`: no
+/// log).
+pub fn agent(
+    host: impl Into<Arc<Host>>,
+    model: impl Model + 'static,
+    confirmer: impl Confirmer + 'static,
     config: RunConfig,
-    audit: AuditLog,
-) -> Harness<'a> {
-    Harness::new(host, model, confirmer, config, audit)
+    runs: Option<PathBuf>,
+) -> AgentBuilder {
+    Agent::builder(host, model)
+        .confirmer(confirmer)
+        .config(config)
+        .audit(runs.map_or(AuditSink::Disabled, AuditSink::Dir))
+}
+
+/// Runs `task` as run `run_id` with the agent `builder` makes.
+pub async fn run(builder: AgentBuilder, run_id: &str, task: &str) -> RunReport {
+    let agent = builder.build().expect("the agent builds");
+    agent.run_with_id(run_id, task).await.expect("the run starts")
 }
 
 /// A temporary folder with `skills/`, `reach.toml` and any files a test needs.

@@ -12,23 +12,23 @@ use crate::model::{Model, Usage};
 use crate::policy::{Policy, ProtectedPath};
 use crate::runtime::RuntimeConfig;
 use crate::runtime::redact::Redactor;
-use crate::{AgentBuilder, AlwaysConfirm, AuditSink, Host, HostError, RunError};
+use crate::{Agent, AlwaysConfirm, AuditSink, Host, HostError, RunError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// Most characters of a result kept in a report's trajectory.
 const RESULT_EXCERPT: usize = 1500;
 
 /// What every run of an evaluation shares.
-pub struct Setting<'a> {
+pub struct Setting {
     /// The skills folder.
     pub skills_dir: PathBuf,
     /// How each case's runtime is built (the compile cache is shared).
     pub runtime: RuntimeConfig,
     /// The model under test.
-    pub model: &'a dyn Model,
+    pub model: Arc<dyn Model>,
     /// Values never to be written to a log (the model's API key). Each
     /// run adds the values of the environment variables and credentials
     /// its case's table grants.
@@ -98,7 +98,7 @@ impl Progress for Collector<'_> {
 /// Run `case` once (repeat number `repeat`, 1-based) and score it. Never
 /// fails: a case that cannot be set up is a failed run that says why.
 pub async fn run_once(
-    setting: &Setting<'_>,
+    setting: &Setting,
     case: &LoadedCase,
     repeat: usize,
     live: &dyn RunProgress,
@@ -121,7 +121,7 @@ pub async fn run_once(
 }
 
 async fn prepare_and_run(
-    setting: &Setting<'_>,
+    setting: &Setting,
     case: &LoadedCase,
     repeat: usize,
     live: &dyn RunProgress,
@@ -218,13 +218,15 @@ async fn prepare_and_run(
     let agent = setting
         .secrets
         .iter()
-        .fold(AgentBuilder::lending_model(host), |agent, secret| agent.secret(secret.clone()))
+        .fold(Agent::builder(host, Arc::clone(&setting.model)), |agent, secret| {
+            agent.secret(secret.clone())
+        })
         .confirmer(AlwaysConfirm)
         .audit(AuditSink::Dir(runs.clone()))
         .config(config)
-        .build_parts()
+        .build()
         .map_err(|e| format!("the case's policy does not fit: {e}"))?;
-    let report = match agent.run(setting.model, Some(&run_id), &filled.task, &collector).await {
+    let report = match agent.run_observed(&run_id, &filled.task, &collector).await {
         Ok(report) => report,
         Err(RunError::AuditLog { source, .. }) => {
             return Err(format!("audit log in {}: {source}", runs.display()));

@@ -3,8 +3,7 @@
 //! its tokens the way a server would), the real `files` skill reads real
 //! files in its sandbox, and the audit log is read back from disk.
 
-use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Quiet, RunConfig, RunReport, Stop};
+use agent_reach::harness::{RunConfig, RunReport, Stop};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach::{AlwaysConfirm, Host};
 use agent_reach_tests::Workspace;
@@ -173,14 +172,15 @@ async fn run(scenario: Scenario, config: RunConfig, listing: Option<Value>) -> O
     client.retry.base_delay = Duration::from_millis(1);
     client.retry.max_delay = Duration::from_millis(5);
     let model = OpenAiClient::new(client).expect("client");
-    let audit =
-        AuditLog::create(&ws.path(".reach/runs"), "long-run", Vec::new()).expect("audit log");
-    let path = audit.path().to_owned();
-    let mut harness = agent_reach_tests::harness(&host, &model, &AlwaysConfirm, config, audit);
-    *steering.lock().unwrap() = Some(harness.steering());
-    let report = harness
-        .run("long-run", "Read the notes one by one and tell me the vault code.", &Quiet)
-        .await;
+    let agent =
+        agent_reach_tests::agent(host, model, AlwaysConfirm, config, Some(ws.path(".reach/runs")))
+            .build()
+            .expect("the agent builds");
+    let task = "Read the notes one by one and tell me the vault code.";
+    let run = agent.start_with_id("long-run", task).expect("the run starts");
+    *steering.lock().unwrap() = Some(run.steering());
+    let report = run.report().await.expect("a report");
+    let path = report.audit_log.clone().expect("a run log");
     let log = std::fs::read_to_string(path)
         .expect("log")
         .lines()

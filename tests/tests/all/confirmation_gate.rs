@@ -46,7 +46,7 @@ async fn an_override_for_a_tool_the_skill_lacks_is_a_load_error() {
     )
     .await
     .expect("a real tool");
-    assert_eq!(host.policy.level("files", "write"), agent_reach::policy::Level::Deny);
+    assert_eq!(host.policy().level("files", "write"), agent_reach::policy::Level::Deny);
     // A skill that is not installed cannot run, so its overrides are only
     // warned about by `reach policy check`.
     load(&ws, "[skills.weather.tools.forecast]\nlevel = \"deny\"\n")

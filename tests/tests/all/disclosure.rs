@@ -2,8 +2,7 @@
 //! 127.0.0.1 records what each request offers, the real `files` skill runs.
 
 use agent_reach::NeverConfirm;
-use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Disclosure, Quiet, RunConfig};
+use agent_reach::harness::{Disclosure, RunConfig};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach_tests::Workspace;
 use agent_reach_tests::guests;
@@ -47,9 +46,9 @@ async fn run_config(
     let server = ScriptedModel::start(replies);
     let model =
         OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).expect("client");
-    let audit = AuditLog::create(&ws.path(".reach/runs"), "menu", Vec::new()).expect("audit");
-    let mut harness = agent_reach_tests::harness(&host, &model, &NeverConfirm, config, audit);
-    let report = harness.run("menu", task, &Quiet).await;
+    let agent =
+        agent_reach_tests::agent(host, model, NeverConfirm, config, Some(ws.path(".reach/runs")));
+    let report = agent_reach_tests::run(agent, "menu", task).await;
     (report, server, ws)
 }
 

@@ -8,8 +8,7 @@
 //! file on disk with the article's heading — never the model's wording.
 
 use agent_reach::AlwaysConfirm;
-use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Quiet, RunConfig};
+use agent_reach::harness::RunConfig;
 use agent_reach::model::{ApiKey, OpenAiClient, OpenAiConfig};
 use agent_reach_tests::Workspace;
 use agent_reach_tests::guests;
@@ -60,11 +59,16 @@ async fn a_real_model_saves_a_page_as_markdown() {
     // As if `reach` ran in the workspace: a relative `notes` means its notes/.
     let host = ws.host_here(&policy).await;
     let model = real_model("e2e");
-    let audit = AuditLog::create(&ws.path(".reach/runs"), "e2e", vec![]).expect("audit");
     let run_config = RunConfig { max_steps: 4, ..RunConfig::default() };
-    let mut harness = agent_reach_tests::harness(&host, &model, &AlwaysConfirm, run_config, audit);
+    let agent = agent_reach_tests::agent(
+        host,
+        model,
+        AlwaysConfirm,
+        run_config,
+        Some(ws.path(".reach/runs")),
+    );
     let task = format!("Save the web page {} as Markdown.", site.url("/article.html"));
-    let report = harness.run("e2e", &task, &Quiet).await;
+    let report = agent_reach_tests::run(agent, "e2e", &task).await;
     eprintln!("{}", report.summary());
 
     let call = report
@@ -116,8 +120,8 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
 
     let (site, ws, policy) = article_site();
     ws.mkdir("notes/archive");
-    let host = ws.host_here(&policy).await;
-    let model = real_model("e2e-memory");
+    let host = Arc::new(ws.host_here(&policy).await);
+    let model = Arc::new(real_model("e2e-memory"));
     let store = Arc::new(SqliteStore::open(&ws.path(".reach/memory.db")).expect("memory"));
     let settings = MemorySettings {
         path: ws.path(".reach/memory.db"),
@@ -127,19 +131,18 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
     };
     let run = |id: &'static str, task: String| {
         let (store, settings) = (store.clone(), settings.clone());
-        let (host, model, ws) = (&host, &model, &ws);
+        let (host, model, ws) = (Arc::clone(&host), Arc::clone(&model), &ws);
         async move {
-            let audit = AuditLog::create(&ws.path(".reach/runs"), id, vec![]).expect("audit");
             let store: Arc<dyn MemoryStore> = store;
-            let mut harness = agent_reach_tests::harness(
+            let agent = agent_reach_tests::agent(
                 host,
                 model,
-                &AlwaysConfirm,
+                AlwaysConfirm,
                 RunConfig::default(),
-                audit,
+                Some(ws.path(".reach/runs")),
             )
-            .with_memory(store, settings);
-            let report = harness.run(id, &task, &Quiet).await;
+            .memory(store, settings);
+            let report = agent_reach_tests::run(agent, id, &task).await;
             eprintln!("{id}: {}", report.summary());
             for action in &report.actions {
                 eprintln!("  {} {} → {}", action.tool, action.arguments, action.outcome);
@@ -196,20 +199,19 @@ async fn a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_repor
     );
     let host = ws.host_here(&policy).await;
     let model = real_model("e2e-agents");
-    let audit = AuditLog::create(&ws.path(".reach/runs"), "e2e-agents", vec![]).expect("audit");
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
+    let agent = agent_reach_tests::agent(
+        host,
+        model,
+        AlwaysConfirm,
         RunConfig { max_steps: 6, ..RunConfig::default() },
-        audit,
+        Some(ws.path(".reach/runs")),
     );
     let task = format!(
         "Have the web agent save the web page {} as Markdown to notes/article.md, then have the files agent read notes/article.md \
          and report its headings.",
         site.url("/article.html")
     );
-    let report = harness.run("e2e-agents", &task, &Quiet).await;
+    let report = agent_reach_tests::run(agent, "e2e-agents", &task).await;
     eprintln!("{}", report.summary());
     eprintln!("calls: {}", serde_json::to_string_pretty(&report.actions).unwrap());
     eprintln!("answer: {:?}", report.answer);

@@ -13,6 +13,7 @@ use agent_reach_tests::openai::{Reply, ScriptedModel};
 use agent_reach_tests::{Workspace, workspace};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Tokens the scripted server reports for every reply it answers with 200.
@@ -68,13 +69,13 @@ struct Evaluated {
 }
 
 /// A client that retries a failed request `retries` times, without waiting long.
-fn client(base_url: String, retries: u32) -> OpenAiClient {
+fn client(base_url: String, retries: u32) -> Arc<OpenAiClient> {
     let mut config = OpenAiConfig::new(base_url, "scripted");
     config.retry.max_retries = retries;
     config.retry.base_delay = Duration::from_millis(1);
     config.retry.max_delay = Duration::from_millis(5);
     config.retry.max_retry_after = Duration::from_millis(5);
-    OpenAiClient::new(config).expect("client")
+    Arc::new(OpenAiClient::new(config).expect("client"))
 }
 
 /// Write `lines` as a case file, run each case `repeat` times (one run at
@@ -89,7 +90,7 @@ async fn evaluate(lines: &[String], replies: Vec<Reply>, repeat: usize) -> Evalu
 
 async fn evaluate_with(
     lines: &[String],
-    model: &OpenAiClient,
+    model: &Arc<OpenAiClient>,
     repeat: usize,
 ) -> (EvalReport, Workspace) {
     evaluate_in(Workspace::new(), lines, model, repeat, false).await
@@ -99,7 +100,7 @@ async fn evaluate_with(
 async fn evaluate_in(
     ws: Workspace,
     lines: &[String],
-    model: &OpenAiClient,
+    model: &Arc<OpenAiClient>,
     repeat: usize,
     trust_cases: bool,
 ) -> (EvalReport, Workspace) {
@@ -113,7 +114,7 @@ async fn evaluate_in(
             cache_dir: Some(workspace().join("target/test-compile-cache")),
             pooling: true,
         },
-        model,
+        model: model.clone(),
         secrets: Vec::new(),
         out_dir: out,
         max_steps: 8,

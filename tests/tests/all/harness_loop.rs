@@ -2,14 +2,14 @@
 //! 127.0.0.1 plays the model, the real `files` (and `probe`) skills run in
 //! their sandboxes, and the audit log is read back from disk.
 
-use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Quiet, RunConfig, RunReport, Stop};
+use agent_reach::harness::{RunConfig, RunReport, Stop};
 use agent_reach::model::{OpenAiClient, OpenAiConfig, ToolFormat};
 use agent_reach::{AlwaysConfirm, Confirmer, Host, NeverConfirm};
 use agent_reach_tests::Workspace;
 use agent_reach_tests::guests;
 use agent_reach_tests::openai::{Reply, ScriptedModel};
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::Duration;
 
 fn workspace() -> Workspace {
@@ -44,18 +44,17 @@ async fn run_with(
     replies: Vec<Reply>,
     files_level: &str,
     config: RunConfig,
-    confirmer: &dyn Confirmer,
+    confirmer: impl Confirmer + 'static,
 ) -> Run {
     let ws = workspace();
     let host: Host = ws.host(&policy(&ws, files_level)).await;
     let server = ScriptedModel::start(replies);
     let model = client(&server);
-    let secrets = agent_reach::harness::secrets(&host, Vec::new());
-    let audit = AuditLog::create(&ws.path(".reach/runs"), "test-run", secrets).expect("audit log");
-    let path = audit.path().to_owned();
-    let mut harness = agent_reach_tests::harness(&host, &model, confirmer, config, audit);
+    let agent =
+        agent_reach_tests::agent(host, model, confirmer, config, Some(ws.path(".reach/runs")));
     let task = format!("Read {} and tell me what it says.", ws.path("docs/a.txt").display());
-    let report = harness.run("test-run", &task, &Quiet).await;
+    let report = agent_reach_tests::run(agent, "test-run", &task).await;
+    let path = report.audit_log.clone().expect("a run log");
     let log = std::fs::read_to_string(path)
         .expect("log")
         .lines()
@@ -136,14 +135,8 @@ async fn the_file_content_reaches_the_model() {
         Reply::text("It says alpha, beta."),
     ]);
     let model = client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
-        RunConfig::default(),
-        AuditLog::disabled("r", vec![]),
-    );
-    let report = harness.run("r", "read it", &Quiet).await;
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    let report = agent_reach_tests::run(agent, "r", "read it").await;
     assert_eq!(report.stop, Stop::Answered);
     assert_eq!(report.actions[0].outcome, "ok");
     let second = &server.requests()[1];
@@ -272,14 +265,8 @@ async fn a_call_described_before_anything_was_read_runs_at_once_when_it_can_only
         Reply::text("It holds a.txt and big.txt."),
     ]);
     let model = client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
-        RunConfig::default(),
-        AuditLog::disabled("r", vec![]),
-    );
-    let report = harness.run("r", &format!("What is in {docs}?"), &Quiet).await;
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    let report = agent_reach_tests::run(agent, "r", &format!("What is in {docs}?")).await;
     assert_eq!(report.actions.len(), 1);
     assert_eq!(
         (
@@ -388,14 +375,8 @@ async fn a_large_result_goes_to_the_workbench_and_can_be_paged() {
         Reply::text("done"),
     ]);
     let model = client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
-        RunConfig::default(),
-        AuditLog::disabled("r", vec![]),
-    );
-    let report = harness.run("r", "read big", &Quiet).await;
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    let report = agent_reach_tests::run(agent, "r", "read big").await;
     assert_eq!(report.stop, Stop::Answered);
     let last = server.requests().last().cloned().unwrap();
     let tools: Vec<&str> = last["messages"]
@@ -465,12 +446,15 @@ async fn a_password_in_a_url_is_kept_out_of_the_audit_log_and_the_result() {
         Reply::text("The URL was refused; nothing was fetched."),
     ]);
     let model = client(&server);
-    let audit =
-        AuditLog::create(&ws.path(".reach/runs"), "url-run", Vec::new()).expect("audit log");
-    let path = audit.path().to_owned();
-    let mut harness =
-        agent_reach_tests::harness(&host, &model, &AlwaysConfirm, RunConfig::default(), audit);
-    let report = harness.run("url-run", &format!("Fetch {url} for me."), &Quiet).await;
+    let agent = agent_reach_tests::agent(
+        host,
+        model,
+        AlwaysConfirm,
+        RunConfig::default(),
+        Some(ws.path(".reach/runs")),
+    );
+    let report = agent_reach_tests::run(agent, "url-run", &format!("Fetch {url} for me.")).await;
+    let path = report.audit_log.clone().expect("a run log");
     assert_eq!(report.actions[0].outcome, "DENIED", "{:?}", report.actions);
     let text = std::fs::read_to_string(path).expect("log");
     assert!(!text.contains(password), "the audit log keeps no password:\n{text}");
@@ -511,14 +495,8 @@ async fn only_skills_the_table_lists_are_offered() {
     let host: Host = ws.host(&table).await;
     let server = ScriptedModel::start(vec![Reply::text("Hello.")]);
     let model = client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
-        RunConfig::default(),
-        AuditLog::disabled("t", Vec::new()),
-    );
-    harness.run("t", "Hi", &Quiet).await;
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    agent_reach_tests::run(agent, "t", "Hi").await;
     let request = &server.requests()[0];
     let tools: Vec<&str> = request["tools"]
         .as_array()
@@ -549,14 +527,8 @@ async fn an_answer_that_restates_a_call_that_ran_is_sent_back_once_for_the_resul
         Reply::text(&restated),
     ]);
     let model = client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
-        RunConfig::default(),
-        AuditLog::disabled("r", vec![]),
-    );
-    let report = harness.run("r", "What does docs/a.txt say?", &Quiet).await;
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    let report = agent_reach_tests::run(agent, "r", "What does docs/a.txt say?").await;
     assert_eq!(report.actions.len(), 1, "the restatement runs nothing");
     assert_eq!(report.steps, 3, "asked back once, then the second restatement is the answer");
     let asked = server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"]
@@ -587,7 +559,7 @@ async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again(
     let ws = workspace();
     let (missing, real) =
         (ws.path("docs/b.txt").display().to_string(), ws.path("docs/a.txt").display().to_string());
-    let host = ws.host(&policy(&ws, "auto")).await;
+    let host = Arc::new(ws.host(&policy(&ws, "auto")).await);
     let server = ScriptedModel::start(vec![
         Reply::call("files__read", &format!("{{\"path\": \"{missing}\"}}")),
         Reply::text("I could not find that file."),
@@ -595,14 +567,14 @@ async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again(
         Reply::text("It says alpha, beta."),
     ]);
     let model = client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
+    let agent = agent_reach_tests::agent(
+        Arc::clone(&host),
+        model,
+        AlwaysConfirm,
         RunConfig::default(),
-        AuditLog::disabled("r", vec![]),
+        None,
     );
-    let report = harness.run("r", "What does docs/b.txt say?", &Quiet).await;
+    let report = agent_reach_tests::run(agent, "r", "What does docs/b.txt say?").await;
     let outcomes: Vec<&str> = report.actions.iter().map(|a| a.outcome.as_str()).collect();
     assert_eq!(outcomes, ["NOT_FOUND", "ok"]);
     assert_eq!(report.answer.as_deref(), Some("It says alpha, beta."));
@@ -630,14 +602,8 @@ async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again(
         Reply::text("Still not found."),
     ]);
     let model = client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
-        RunConfig::default(),
-        AuditLog::disabled("r", vec![]),
-    );
-    let report = harness.run("r", "What does docs/b.txt say?", &Quiet).await;
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    let report = agent_reach_tests::run(agent, "r", "What does docs/b.txt say?").await;
     assert_eq!((report.steps, report.answer.as_deref()), (4, Some("Still not found.")));
 }
 
@@ -692,14 +658,8 @@ async fn under_the_constrained_format_the_tools_are_in_the_prompt_and_replies_fo
         Reply::text(r#"{"action": "answer", "arguments": {"text": "It says alpha, beta."}}"#),
     ]);
     let model = constrained_client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
-        RunConfig::default(),
-        AuditLog::disabled("r", vec![]),
-    );
-    let report = harness.run("r", &format!("What does {real} say?"), &Quiet).await;
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    let report = agent_reach_tests::run(agent, "r", &format!("What does {real} say?")).await;
     assert_eq!(report.answer.as_deref(), Some("It says alpha, beta."));
     assert_eq!(
         (report.actions.len(), report.actions[0].tool.as_str(), report.actions[0].outcome.as_str()),
@@ -757,14 +717,8 @@ async fn a_server_that_refuses_the_schema_is_asked_natively_from_then_on() {
         Reply::text("It says alpha, beta."),
     ]);
     let model = constrained_client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
-        RunConfig::default(),
-        AuditLog::disabled("r", vec![]),
-    );
-    let report = harness.run("r", &format!("What does {real} say?"), &Quiet).await;
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    let report = agent_reach_tests::run(agent, "r", &format!("What does {real} say?")).await;
     assert_eq!(
         (report.stop, report.answer.as_deref()),
         (Stop::Answered, Some("It says alpha, beta."))
@@ -814,14 +768,8 @@ async fn an_answer_right_after_an_http_4xx_is_sent_back_once() {
         Reply::text("Ola Nordmann."),
     ]);
     let model = client(&server);
-    let mut harness = agent_reach_tests::harness(
-        &host,
-        &model,
-        &AlwaysConfirm,
-        RunConfig::default(),
-        AuditLog::disabled("r", vec![]),
-    );
-    let report = harness.run("r", "Who manages Halvorsen?", &Quiet).await;
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    let report = agent_reach_tests::run(agent, "r", "Who manages Halvorsen?").await;
     assert_eq!(report.answer.as_deref(), Some("Ola Nordmann."));
     let outcomes: Vec<&str> = report.actions.iter().map(|a| a.outcome.as_str()).collect();
     assert_eq!(outcomes, ["ok", "ok"], "a 404 is a result, not a tool failure");

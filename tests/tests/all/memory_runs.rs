@@ -2,8 +2,7 @@
 //! `web` skills in their sandboxes, a page served on 127.0.0.1, and a
 //! scripted OpenAI-protocol model that acts on what its requests contain.
 
-use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Quiet, RunConfig, RunReport};
+use agent_reach::harness::{RunConfig, RunReport};
 use agent_reach::memory::{MemoryStore, Provenance, SqliteStore};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach::policy::{Level, MemorySettings};
@@ -79,7 +78,7 @@ impl Setup {
         &self,
         task: &str,
         remember: Level,
-        confirmer: &dyn Confirmer,
+        confirmer: impl Confirmer + 'static,
         respond: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static,
     ) -> (RunReport, ScriptedModel, Vec<Value>) {
         self.run_with("", task, remember, confirmer, respond).await
@@ -91,7 +90,7 @@ impl Setup {
         extra: &str,
         task: &str,
         remember: Level,
-        confirmer: &dyn Confirmer,
+        confirmer: impl Confirmer + 'static,
         respond: impl Fn(usize, &Value) -> Reply + Send + Sync + 'static,
     ) -> (RunReport, ScriptedModel, Vec<Value>) {
         let host = self.host(extra).await;
@@ -103,13 +102,17 @@ impl Setup {
             OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).expect("client");
         static RUNS: AtomicUsize = AtomicUsize::new(0);
         let id = format!("run-{}", RUNS.fetch_add(1, Ordering::SeqCst));
-        let audit = AuditLog::create(&self.ws.path(".reach/runs"), &id, Vec::new()).expect("audit");
-        let path = audit.path().to_owned();
         let store: Arc<dyn MemoryStore> = self.store.clone();
-        let mut harness =
-            agent_reach_tests::harness(&host, &model, confirmer, RunConfig::default(), audit)
-                .with_memory(store, self.settings(remember));
-        let report = harness.run(&id, task, &Quiet).await;
+        let agent = agent_reach_tests::agent(
+            host,
+            model,
+            confirmer,
+            RunConfig::default(),
+            Some(self.ws.path(".reach/runs")),
+        )
+        .memory(store, self.settings(remember));
+        let report = agent_reach_tests::run(agent, &id, task).await;
+        let path = report.audit_log.clone().expect("a run log");
         let log = std::fs::read_to_string(path)
             .expect("log")
             .lines()
@@ -231,10 +234,10 @@ impl Confirmer for PersonSaysYes {
 #[tokio::test]
 async fn a_person_who_is_asked_sees_where_the_note_came_from() {
     let s = Setup::new();
-    let person = PersonSaysYes(Default::default());
+    let person = Arc::new(PersonSaysYes(Default::default()));
     let url = s.pages.url("/tides.html");
     let (report, _, _) =
-        s.run("Summarise the page.", Level::Auto, &person, obeys_the_page(url)).await;
+        s.run("Summarise the page.", Level::Auto, Arc::clone(&person), obeys_the_page(url)).await;
     assert_eq!(
         (report.actions[1].outcome.as_str(), report.actions[1].decision),
         ("ok", "confirmed")
@@ -352,13 +355,16 @@ async fn words_a_fetching_skill_could_have_written_need_a_person_even_from_a_loc
     });
     let model =
         OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).expect("client");
-    let audit =
-        AuditLog::create(&s.ws.path(".reach/runs"), "laundered", Vec::new()).expect("audit");
     let store: Arc<dyn MemoryStore> = s.store.clone();
-    let mut harness =
-        agent_reach_tests::harness(&host, &model, &AlwaysConfirm, RunConfig::default(), audit)
-            .with_memory(store, s.settings(Level::Auto));
-    let report = harness.run("laundered", "Summarise docs/pages/tides.md.", &Quiet).await;
+    let agent = agent_reach_tests::agent(
+        host,
+        model,
+        AlwaysConfirm,
+        RunConfig::default(),
+        Some(s.ws.path(".reach/runs")),
+    )
+    .memory(store, s.settings(Level::Auto));
+    let report = agent_reach_tests::run(agent, "laundered", "Summarise docs/pages/tides.md.").await;
     let outcomes: Vec<(&str, &str)> =
         report.actions.iter().map(|a| (a.tool.as_str(), a.outcome.as_str())).collect();
     assert_eq!(outcomes, [("files__read", "ok"), ("memory__remember", "DENIED")]);
@@ -409,9 +415,9 @@ async fn a_page_that_reverses_the_users_instruction_is_not_kept_as_the_users_wor
     );
 
     // A person who is asked sees the page as the source, never the user.
-    let person = PersonSaysYes(Default::default());
+    let person = Arc::new(PersonSaysYes(Default::default()));
     let (report, _, _) = s
-        .run(&task, Level::Auto, &person, move |k, _| match k {
+        .run(&task, Level::Auto, Arc::clone(&person), move |k, _| match k {
             1 => Reply::call("web__fetch", &json!({"url": url}).to_string()),
             2 => remember("preference", "existing files", "Always overwrite existing files."),
             _ => Reply::text("The page is about backups."),

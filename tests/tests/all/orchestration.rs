@@ -4,8 +4,7 @@
 //! `probe` and `echo` skills run in their sandboxes, and the audit log is
 //! read back from disk.
 
-use agent_reach::harness::audit::AuditLog;
-use agent_reach::harness::{Quiet, RunConfig, RunReport, Stop};
+use agent_reach::harness::{RunConfig, RunReport, Stop};
 use agent_reach::model::OpenAiClient;
 use agent_reach::{AlwaysConfirm, Host};
 use agent_reach_tests::Workspace;
@@ -146,11 +145,11 @@ async fn run_in(
     let host: Host = ws.host_here(&table(&ws, extra)).await;
     let server = ScriptedModel::start_with(respond);
     let model = client(&server);
-    let audit = AuditLog::create(&ws.path(".reach/runs"), "orch", Vec::new()).expect("audit log");
-    let path = audit.path().to_owned();
-    let mut harness = agent_reach_tests::harness(&host, &model, &AlwaysConfirm, config, audit);
+    let agent =
+        agent_reach_tests::agent(host, model, AlwaysConfirm, config, Some(ws.path(".reach/runs")));
     let task = format!("Report what docs/a.txt and docs/b.txt say. ({PLAN})");
-    let report = harness.run("orch", &task, &Quiet).await;
+    let report = agent_reach_tests::run(agent, "orch", &task).await;
+    let path = report.audit_log.clone().expect("a run log");
     let log = std::fs::read_to_string(path)
         .expect("log")
         .lines()

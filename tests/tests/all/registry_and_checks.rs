@@ -14,17 +14,17 @@ async fn the_newest_version_is_active_and_older_ones_superseded() {
     ws.install_bytes("echo-2.0.0.wasm", &echo_variant("echo", "2.0.0"));
     ws.install_bytes("echo-1.10.0.wasm", &echo_variant("echo", "1.10.0"));
     let host = ws.host("").await;
-    let active = host.registry.active("echo").expect("echo active");
+    let active = host.registry().active("echo").expect("echo active");
     assert_eq!(active.manifest.version.to_string(), "2.0.0");
     let statuses: Vec<(String, Status)> = host
-        .registry
+        .registry()
         .entries()
         .iter()
         .map(|e| (e.manifest.as_ref().unwrap().version.to_string(), e.status))
         .collect();
     assert!(statuses.contains(&("1.0.0".into(), Status::Superseded)), "{statuses:?}");
     assert!(statuses.contains(&("1.10.0".into(), Status::Superseded)), "{statuses:?}");
-    assert_eq!(host.registry.active_skills().len(), 1, "never both offered");
+    assert_eq!(host.registry().active_skills().len(), 1, "never both offered");
 }
 
 #[tokio::test]
@@ -34,7 +34,7 @@ async fn the_same_name_and_version_twice_is_reported() {
     ws.install_bytes("echo-1.0.0.wasm", &echo_variant("echo", "1.0.0"));
     let host = ws.host("").await;
     let broken: Vec<_> =
-        host.registry.entries().iter().filter(|e| e.status == Status::Broken).collect();
+        host.registry().entries().iter().filter(|e| e.status == Status::Broken).collect();
     assert_eq!(broken.len(), 1);
     assert!(
         broken[0].reason.as_deref().unwrap().contains("already provided by"),
@@ -52,9 +52,9 @@ async fn broken_files_are_reported_and_the_others_still_load() {
     // A core module: valid wasm, but not a component.
     ws.install_bytes("core.wasm", b"\0asm\x01\0\0\0");
     let host = ws.host("").await;
-    assert!(host.registry.active("probe").is_some());
+    assert!(host.registry().active("probe").is_some());
     let reasons: Vec<(String, String)> = host
-        .registry
+        .registry()
         .entries()
         .iter()
         .filter(|e| e.status == Status::Broken)
@@ -69,7 +69,7 @@ async fn broken_files_are_reported_and_the_others_still_load() {
     assert!(reason("truncated.wasm").contains("does not compile"), "{reasons:?}");
     // Refused before loading, but the digest is still shown (sha256sum's).
     let garbage =
-        host.registry.entries().iter().find(|e| e.path.ends_with("garbage.wasm")).unwrap();
+        host.registry().entries().iter().find(|e| e.path.ends_with("garbage.wasm")).unwrap();
     assert_eq!(
         garbage.sha256.as_deref(),
         Some("f89b776a35a646c6d49c88aadf7267af463c2cd18fdb613e13d090e3260860b5")
@@ -82,7 +82,7 @@ async fn broken_files_are_reported_and_the_others_still_load() {
     // A huge file is refused by its size, without being read or compiled.
     std::fs::File::create(ws.path("skills/huge.wasm")).unwrap().set_len(300 << 20).unwrap();
     let host = ws.host("").await;
-    let huge = host.registry.entries().iter().find(|e| e.path.ends_with("huge.wasm")).unwrap();
+    let huge = host.registry().entries().iter().find(|e| e.path.ends_with("huge.wasm")).unwrap();
     assert!(
         huge.reason.as_deref().unwrap().contains("components over 256 MiB are not loaded"),
         "{:?}",
@@ -145,7 +145,7 @@ async fn manifests_carry_schemas_derived_from_argument_types() {
     let ws = Workspace::new();
     ws.install(guests::SKILL_FILES);
     let host = ws.host("").await;
-    let files = host.registry.active("files").expect("files skill");
+    let files = host.registry().active("files").expect("files skill");
     let names: Vec<&str> = files.manifest.tools.iter().map(|t| t.name.as_str()).collect();
     for tool in ["list", "read", "write", "search"] {
         assert!(names.contains(&tool), "{names:?}");
@@ -165,11 +165,11 @@ async fn a_skill_named_like_a_built_in_tool_is_refused_at_load_and_says_to_renam
         ws.install_bytes(&format!("{name}.wasm"), &echo_variant(name, "1.0.0"));
     }
     let host = ws.host("").await;
-    assert!(host.registry.active("probe").is_some(), "the other skills still load");
+    assert!(host.registry().active("probe").is_some(), "the other skills still load");
     for name in RESERVED {
-        assert!(host.registry.active(name).is_none(), "{name} is not active");
+        assert!(host.registry().active(name).is_none(), "{name} is not active");
         let entry = host
-            .registry
+            .registry()
             .entries()
             .iter()
             .find(|e| e.path.ends_with(format!("{name}.wasm")))

@@ -90,7 +90,7 @@ async fn a_call_running_when_its_skill_is_replaced_finishes_on_the_old_version()
     // below surely happens while the call still runs.
     let warm = ws.mkdir("warm").join("echo.wasm");
     std::fs::write(&warm, &new).unwrap();
-    current(&live).runtime.load(&warm, || {}).expect("the new build compiles");
+    current(&live).runtime().load(&warm, || {}).expect("the new build compiles");
 
     let old = Arc::downgrade(&current(&live));
     let host = current(&live);
@@ -242,7 +242,7 @@ async fn the_watcher_reloads_when_a_skill_appears_and_when_the_table_is_saved() 
         ErrorCode::Denied,
         "not listed: confirm"
     );
-    assert!(current(&live).registry.active("other").is_some());
+    assert!(current(&live).registry().active("other").is_some());
 
     // Saved the way editors do: a new file renamed over the old.
     std::fs::write(ws.path("reach.toml.tmp"), format!("{AUTO}[skills.other]\nlevel = \"auto\"\n"))
@@ -329,7 +329,7 @@ async fn the_watcher_watches_a_skills_folder_created_again() {
     std::fs::create_dir(ws.path("skills")).unwrap();
     next_change(&mut changes).await;
     assert!(
-        current(&live).registry.active_skills().is_empty(),
+        current(&live).registry().active_skills().is_empty(),
         "open again, with the empty folder"
     );
 

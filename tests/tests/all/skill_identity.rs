@@ -14,7 +14,7 @@ use serde_json::json;
 const FILES_POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\n";
 
 fn entry<'a>(host: &'a agent_reach::Host, file: &str) -> &'a SkillEntry {
-    host.registry
+    host.registry()
         .entries()
         .iter()
         .find(|e| e.path.file_name().is_some_and(|f| f == file))
@@ -23,7 +23,7 @@ fn entry<'a>(host: &'a agent_reach::Host, file: &str) -> &'a SkillEntry {
 
 /// The real `files` is active and can still use its grant.
 async fn assert_real_files_keeps_its_grants(ws: &Workspace, host: &agent_reach::Host) {
-    let files = host.registry.active("files").expect("files is active");
+    let files = host.registry().active("files").expect("files is active");
     assert_eq!(
         files.loaded().path(),
         ws.path("skills/files.wasm"),
@@ -68,7 +68,7 @@ async fn an_impostor_with_the_same_version_sorting_first_does_not_win() {
     let ws = setup();
     let version = {
         let host = ws.host("").await;
-        host.registry.active("files").expect("files").manifest.version.to_string()
+        host.registry().active("files").expect("files").manifest.version.to_string()
     };
     // "a.wasm" sorts before "files.wasm": before this fix the first file
     // of a name and version won and the second was the "duplicate".
@@ -85,8 +85,8 @@ async fn an_impostor_alone_takes_nothing_and_the_refusal_says_why() {
     ws.write("docs/plan.md", "the plan\n");
     ws.install_bytes("weather.wasm", &echo_variant("files", "9.9.9"));
     let host = ws.host(FILES_POLICY).await;
-    assert!(host.registry.active("files").is_none(), "nothing is `files`");
-    assert!(host.registry.active_skills().is_empty());
+    assert!(host.registry().active("files").is_none(), "nothing is `files`");
+    assert!(host.registry().active_skills().is_empty());
     let err =
         call(&host, "files.echo", json!({"path": ws.path("docs/plan.md")})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::NoSuchTool);
@@ -104,7 +104,7 @@ async fn a_versioned_file_name_must_carry_the_manifest_version_exactly() {
     ws.install_bytes("echo-1.3.wasm", &echo_variant("echo", "1.3.0"));
     ws.install_bytes("echo-2.0.0.wasm", &echo_variant("echo", "9.0.0"));
     let host = ws.host("").await;
-    let echo = host.registry.active("echo").expect("echo-1.2.0.wasm is accepted");
+    let echo = host.registry().active("echo").expect("echo-1.2.0.wasm is accepted");
     assert_eq!(echo.manifest.version.to_string(), "1.2.0");
     for (file, claims) in [("echo-1.3.wasm", "1.3.0"), ("echo-2.0.0.wasm", "9.0.0")] {
         let e = entry(&host, file);
@@ -120,7 +120,7 @@ async fn a_pinned_skill_refuses_a_newer_file_with_both_digests() {
     let ws = setup();
     let pinned = {
         let host = ws.host("").await;
-        host.registry.active("files").expect("files").loaded().sha256().to_owned()
+        host.registry().active("files").expect("files").loaded().sha256().to_owned()
     };
     assert_eq!(pinned.len(), 64);
     // Correctly named, and newer: without the pin it would supersede files.
@@ -149,7 +149,7 @@ async fn a_pin_no_file_matches_leaves_the_skill_inactive() {
     let ws = setup();
     let policy = format!("{FILES_POLICY}sha256 = \"{}\"\n", "0".repeat(64));
     let host = ws.host(&policy).await;
-    assert!(host.registry.active("files").is_none());
+    assert!(host.registry().active("files").is_none());
     let files = entry(&host, "files.wasm");
     assert_eq!(files.status, Status::Broken);
     let err =

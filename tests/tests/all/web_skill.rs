@@ -627,7 +627,8 @@ async fn the_manifest_tells_a_model_when_to_use_each_tool() {
     let s = Setup::new();
     let host = s.host().await;
     let manifest =
-        serde_json::to_value(host.registry.active("web").expect("web is active").manifest).unwrap();
+        serde_json::to_value(host.registry().active("web").expect("web is active").manifest)
+            .unwrap();
     let tools: Vec<&str> =
         manifest["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(tools, ["to_markdown", "fetch"]);

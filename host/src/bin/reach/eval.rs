@@ -144,6 +144,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
     let baseline =
         args.baseline.as_deref().map(Baseline::load).transpose().map_err(anyhow::Error::msg)?;
     let (model, api_key) = model_setup::build(&args.model, &model_table(cli)?)?;
+    let model: std::sync::Arc<dyn agent_reach::model::Model> = model.into();
     let id = new_run_id();
     let out_dir = match &args.out {
         Some(dir) => dir.clone(),
@@ -172,7 +173,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
             },
             ..RuntimeConfig::default()
         },
-        model: model.as_ref(),
+        model: std::sync::Arc::clone(&model),
         secrets: api_key,
         out_dir: out_dir.clone(),
         max_steps: args.max_steps,
