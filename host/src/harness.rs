@@ -32,6 +32,7 @@ mod call;
 mod checkpoint;
 mod config;
 mod delegate;
+mod outcome;
 mod progress;
 mod prompt;
 mod questions;
@@ -43,6 +44,7 @@ mod step;
 
 pub use config::RunConfig;
 pub use disclosure::Disclosure;
+pub use outcome::{Decision, Outcome, Verdict};
 pub use progress::{Progress, Quiet};
 pub use report::{Action, Review, RunReport, Stop, WorkerSummary};
 pub use step::Steering;

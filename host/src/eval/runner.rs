@@ -243,7 +243,7 @@ async fn prepare_and_run(
         .map(|(i, a)| TracedCall {
             tool: score::case_name(&a.tool),
             arguments: a.arguments.clone(),
-            outcome: a.outcome.clone(),
+            outcome: a.outcome.to_string(),
             result: results.get(i).cloned().unwrap_or_default(),
         })
         .collect();
@@ -291,7 +291,7 @@ fn worker_calls(workers: &[crate::harness::WorkerSummary]) -> Vec<TracedCall> {
         out.extend(worker.actions.iter().map(|a| TracedCall {
             tool: score::case_name(&a.tool),
             arguments: a.arguments.clone(),
-            outcome: a.outcome.clone(),
+            outcome: a.outcome.to_string(),
             result: String::new(),
         }));
         out.extend(worker_calls(&worker.workers));
@@ -323,8 +323,8 @@ fn records(report: &RunReport, calls: &[TracedCall]) -> Vec<CallRecord> {
             step: a.step,
             tool: c.tool.clone(),
             arguments: a.arguments.clone(),
-            decision: a.decision.to_owned(),
-            outcome: a.outcome.clone(),
+            decision: a.decision.to_string(),
+            outcome: a.outcome.to_string(),
             result: crate::text::shorten_chars(&c.result, RESULT_EXCERPT),
             duration_ms: a.duration_ms,
         })

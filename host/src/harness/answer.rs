@@ -111,7 +111,8 @@ pub(super) const MAX_CALLS_PER_REPLY: usize = 5;
 
 /// Error codes a model can fix itself: another name, path or argument.
 /// (A refusal is not one: `DENIED` is an answer to give the user.)
-pub(super) const FIXABLE: [&str; 4] = ["INVALID_ARGS", "NOT_FOUND", "NO_SUCH_TOOL", "FAILED"];
+pub(super) const FIXABLE: [ErrorCode; 4] =
+    [ErrorCode::InvalidArgs, ErrorCode::NotFound, ErrorCode::NoSuchTool, ErrorCode::Failed];
 
 /// The harness's note when the model gives up after a fixable error. The
 /// error is repeated: what it says (a listing of the names that do exist,

@@ -13,6 +13,8 @@ use super::progress::Progress;
 use super::report::{Action, Stop};
 use super::state::RunState;
 use super::{repair, toolbox::Target};
+use crate::error::ErrorCode;
+use crate::harness::{Decision, Outcome};
 use crate::model::{Message, ToolCall};
 use serde_json::{Value, json};
 use std::time::Instant;
@@ -70,7 +72,7 @@ impl Harness<'_> {
         call: &ToolCall,
         ran: Option<Delegated>,
         progress: &dyn Progress,
-    ) -> (&'static str, Value) {
+    ) -> (Decision, Value) {
         let steps = run.steps;
         progress.tool_started(steps, &call.name);
         let mut head = self.call_head(&call.name, steps, run.actions.len() + 1);
@@ -97,7 +99,7 @@ impl Harness<'_> {
         // so in words of its own instead of the same error again.
         let refused_before = actions.iter().any(|a| {
             a.tool == call.name
-                && a.outcome == "DENIED"
+                && a.outcome == Outcome::Failed(ErrorCode::Denied)
                 && canonical(&a.arguments) == canonical(&asked)
         });
         let at = At { step: steps, call: actions.len() + 1, tool: &call.name };
@@ -105,18 +107,18 @@ impl Harness<'_> {
             Ok(()) if let Some(done) = ran => (done.outcome, done.decision, done.arguments),
             Ok(()) if refused_before => {
                 let refusal = answer::refused_again(&call.name);
-                self.audit.record(decision_record(at, "denied", Some(&refusal.message)));
-                (Err(refusal), "denied", asked)
+                self.audit.record(decision_record(at, Decision::Denied, Some(&refusal.message)));
+                (Err(refusal), Decision::Denied, asked)
             }
             Ok(()) => self.execute(call, parsed, run, at).await,
-            Err(failure) => (Err(failure), "-", asked),
+            Err(failure) => (Err(failure), Decision::NotReached, asked),
         };
         let duration_ms = ran_ms.unwrap_or_else(|| started.elapsed().as_millis() as u64);
         let (text, code) = match &outcome {
-            Ok(text) => (text.clone(), "ok".to_owned()),
-            Err(f) => (f.to_json().to_string(), f.code.to_string()),
+            Ok(text) => (text.clone(), Outcome::Ok),
+            Err(f) => (f.to_json().to_string(), Outcome::Failed(f.code)),
         };
-        progress.tool_finished(steps, &call.name, &code, duration_ms);
+        progress.tool_finished(steps, &call.name, code.as_str(), duration_ms);
         let masked = self.audit.mask(&text);
         progress.tool_result(steps, &call.name, &masked);
         run.results.push(masked.clone());
@@ -126,14 +128,14 @@ impl Harness<'_> {
             tool: call.name.clone(),
             arguments: self.audit.mask_value(arguments.clone()),
             decision,
-            outcome: code.clone(),
+            outcome: code,
             result_bytes: masked.len(),
             duration_ms,
             network,
         };
         head.arguments = action.arguments.clone();
         self.audit.call_ended(record::CallEnded {
-            decision: Some(record::Decision::named(decision)),
+            decision: Some(decision),
             result_digest: Some(blake3::hash(masked.as_bytes()).to_hex().to_string()),
             network: Some(network),
             ..record::CallEnded::of(head, &outcome, masked.len(), duration_ms)
@@ -150,7 +152,7 @@ impl Harness<'_> {
         &self,
         run: &mut RunState,
         call: &ToolCall,
-        decision: &str,
+        decision: Decision,
         arguments: &Value,
     ) -> Option<Stop> {
         // A person saying no to a note is an answer about the note,
@@ -159,7 +161,7 @@ impl Harness<'_> {
             self.toolbox.target(&call.name),
             Some(Target::MemoryRemember | Target::MemoryRecall)
         );
-        if decision == "declined" && self.confirmer.person_present() && !about_memory {
+        if decision == Decision::Declined && self.confirmer.person_present() && !about_memory {
             return Some(Stop::Declined);
         }
         let recent = &mut run.recent;
@@ -202,8 +204,8 @@ pub(super) struct At<'c> {
 }
 
 /// The `decision` record of a call.
-fn decision_record(at: At<'_>, decision: &str, reason: Option<&str>) -> record::Decided {
-    record::Decided::new(at.step, at.call, at.tool, record::Decision::named(decision), reason)
+fn decision_record(at: At<'_>, decision: Decision, reason: Option<&str>) -> record::Decided {
+    record::Decided::new(at.step, at.call, at.tool, decision, reason)
 }
 
 /// Arguments in a canonical form (sorted keys), to compare calls.

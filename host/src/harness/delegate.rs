@@ -12,6 +12,7 @@ use super::state::RunState;
 use super::{Harness, RunConfig};
 use crate::agents::{DELEGATE, Envelope};
 use crate::error::{ErrorCode, ToolFailure};
+use crate::harness::Decision;
 use crate::host::Reach;
 use crate::model::ToolCall;
 use crate::policy::AgentProfile;
@@ -65,7 +66,7 @@ pub(super) struct Job {
 pub(super) struct Delegated {
     pub outcome: Result<String, ToolFailure>,
     /// `auto`, or `declined` when a person declined a worker's call.
-    pub decision: &'static str,
+    pub decision: Decision,
     pub arguments: Value,
     /// Wall time of the worker, from the delegation's checks to its end.
     pub duration_ms: u64,
@@ -207,7 +208,7 @@ impl Harness<'_> {
                         call.id.clone(),
                         Delegated {
                             outcome: Err(failure),
-                            decision: "-",
+                            decision: Decision::NotReached,
                             arguments,
                             duration_ms: 0,
                             network,
@@ -245,7 +246,11 @@ impl Harness<'_> {
         }
         for ((id, arguments, network, started), done) in kept.into_iter().zip(finished) {
             let summary = self.finish_worker(&started, &done, step);
-            progress.worker_finished(&summary.task_id, &summary.outcome, summary.duration_ms);
+            progress.worker_finished(
+                &summary.task_id,
+                summary.outcome.as_str(),
+                summary.duration_ms,
+            );
             let declined = done.report.as_ref().is_some_and(|r| r.stop == Stop::Declined);
             let steps = summary.steps;
             run.workers.push(summary);
@@ -256,7 +261,7 @@ impl Harness<'_> {
                 id,
                 Delegated {
                     outcome,
-                    decision: if declined { "declined" } else { "auto" },
+                    decision: if declined { Decision::Declined } else { Decision::Auto },
                     arguments,
                     duration_ms: done.duration_ms,
                     network,

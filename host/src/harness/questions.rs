@@ -7,6 +7,7 @@
 
 use super::answer::{self, FIXABLE, Nudge};
 use super::audit::record;
+use super::outcome::{Outcome, Verdict};
 use super::progress::Progress;
 use super::repair::TextCall;
 use super::report::Stop;
@@ -69,12 +70,16 @@ impl Harness<'_> {
         let just_ran =
             run.actions.last().filter(|a| a.step + 1 == run.steps).zip(run.results.last());
         let retry = run.nudges.left(Nudge::Retry) && !chose_answer;
-        let fixable = just_ran.filter(|(a, _)| FIXABLE.contains(&a.outcome.as_str()));
+        let fixable = just_ran
+            .filter(|(a, _)| matches!(a.outcome, Outcome::Failed(code) if FIXABLE.contains(&code)));
         if let Some((failed, result)) = fixable.filter(|_| retry) {
             // A small model often gives up on the first error it
             // could fix; it is asked once to try again.
-            let note =
-                answer::retry_back(&failed.tool, &failed.outcome, &answer::error_text(result));
+            let note = answer::retry_back(
+                &failed.tool,
+                failed.outcome.as_str(),
+                &answer::error_text(result),
+            );
             run.nudges.ask(Nudge::Retry);
             return Some(note);
         }
@@ -187,7 +192,7 @@ impl Harness<'_> {
         let round = run.reviews.len() + 1;
         let review =
             self.review(round, &criteria, &run.task, content, &run.actions, progress).await;
-        let revise = review.verdict.as_deref() == Some("revise") && run.reviews.is_empty();
+        let revise = review.verdict == Some(Verdict::Revise) && run.reviews.is_empty();
         let note = answer::review_back(&review);
         run.reviews.push(review);
         if !revise {

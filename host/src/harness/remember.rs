@@ -29,6 +29,7 @@ use super::audit::record::{MemoryError, MemoryRecalled};
 use super::report::Action;
 use super::toolbox::Target;
 use crate::error::{ErrorCode, ToolFailure};
+use crate::harness::Decision;
 use crate::memory::{MemoryStore, relevant, render};
 use crate::policy::{Level, MemorySettings};
 use serde_json::{Value, json};
@@ -124,27 +125,27 @@ impl Harness<'_> {
     }
 
     /// `memory__recall`: a search of the active notes, at its level.
-    pub(super) fn recall(
-        &mut self,
-        arguments: &Value,
-    ) -> (Result<String, ToolFailure>, &'static str) {
+    pub(super) fn recall(&mut self, arguments: &Value) -> (Result<String, ToolFailure>, Decision) {
         let Some(memory) = &self.memory else {
-            return (Err(ToolFailure::new(ErrorCode::NoSuchTool, "this run has no memory")), "-");
+            return (
+                Err(ToolFailure::new(ErrorCode::NoSuchTool, "this run has no memory")),
+                Decision::NotReached,
+            );
         };
         let decision = match memory.settings.recall {
             Level::Confirm => match self.confirmer.confirm("memory", "recall", arguments) {
-                Ok(()) => "confirmed",
+                Ok(()) => Decision::Confirmed,
                 Err(why) => {
                     return (
                         Err(ToolFailure::new(
                             ErrorCode::Denied,
                             format!("notes not searched: {why}"),
                         )),
-                        "denied",
+                        Decision::Denied,
                     );
                 }
             },
-            _ => "auto",
+            _ => Decision::Auto,
         };
         let query = arguments.get("query").and_then(Value::as_str).unwrap_or("");
         let limit = arguments

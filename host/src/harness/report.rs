@@ -2,6 +2,7 @@
 //! the parts of it that workers and reviewers add. The types every other
 //! part of the harness shares; this module uses none of them.
 
+use super::outcome::{Decision, Outcome, Verdict};
 use crate::model::Usage;
 use serde_json::Value;
 
@@ -39,10 +40,11 @@ pub struct Action {
     pub tool: String,
     /// Arguments after repair (masked).
     pub arguments: Value,
-    /// `auto`, `confirmed`, `declined`, `denied` or `-` (never reached the level check).
-    pub decision: &'static str,
-    /// `ok`, or the error code.
-    pub outcome: String,
+    /// How its level was decided (`auto`, `confirmed`, `declined`,
+    /// `denied`, or `-` when it never reached the level check).
+    pub decision: Decision,
+    /// `ok`, or the error code the model got.
+    pub outcome: Outcome,
     /// Result size in bytes.
     pub result_bytes: usize,
     /// Wall time of the call.
@@ -123,8 +125,8 @@ impl RunReport {
         };
         out.push_str(&left);
         if let Some(review) = self.reviews.last() {
-            out.push_str(&match review.verdict.as_deref() {
-                Some("pass") => format!("\nReview {}: pass.", review.round),
+            out.push_str(&match review.verdict {
+                Some(Verdict::Pass) => format!("\nReview {}: pass.", review.round),
                 Some(verdict) => format!(
                     "\nReview {}: {verdict} — the work may not meet the criteria: {}",
                     review.round,
@@ -150,7 +152,7 @@ pub struct WorkerSummary {
     /// The profile it ran as.
     pub agent: String,
     /// `ok`, or the error code the parent got.
-    pub outcome: String,
+    pub outcome: Outcome,
     /// Model requests it made.
     pub steps: usize,
     /// Tokens of its own requests (its workers' are theirs).
@@ -169,7 +171,7 @@ pub struct Review {
     /// 1 for the first answer, 2 for the answer after a revision.
     pub round: usize,
     /// `pass` or `revise`; `None` when the reviewer failed.
-    pub verdict: Option<String>,
+    pub verdict: Option<Verdict>,
     /// What the reviewer found.
     pub issues: Vec<String>,
     /// Why the reviewer failed, when it did.

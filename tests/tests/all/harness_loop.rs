@@ -799,7 +799,7 @@ async fn a_refused_call_made_again_is_not_run_again_and_says_so() {
     ])
     .await;
     let outcomes: Vec<(&str, &str)> =
-        run.report.actions.iter().map(|a| (a.outcome.as_str(), a.decision)).collect();
+        run.report.actions.iter().map(|a| (a.outcome.as_str(), a.decision.as_str())).collect();
     assert_eq!(outcomes, [("DENIED", "auto"), ("DENIED", "denied")]);
     let results = tool_results(&run);
     assert!(

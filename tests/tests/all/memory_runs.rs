@@ -210,7 +210,7 @@ async fn a_page_that_asks_to_be_remembered_does_not_become_memory() {
             .await;
         let call = &report.actions[1];
         assert_eq!(
-            (call.tool.as_str(), call.outcome.as_str(), call.decision),
+            (call.tool.as_str(), call.outcome.as_str(), call.decision.as_str()),
             ("memory__remember", "DENIED", "denied"),
             "{level:?}"
         );
@@ -239,7 +239,7 @@ async fn a_person_who_is_asked_sees_where_the_note_came_from() {
     let (report, _, _) =
         s.run("Summarise the page.", Level::Auto, Arc::clone(&person), obeys_the_page(url)).await;
     assert_eq!(
-        (report.actions[1].outcome.as_str(), report.actions[1].decision),
+        (report.actions[1].outcome.as_str(), report.actions[1].decision.as_str()),
         ("ok", "confirmed")
     );
     let asked = person.0.lock().unwrap().clone();
@@ -424,7 +424,7 @@ async fn a_page_that_reverses_the_users_instruction_is_not_kept_as_the_users_wor
         })
         .await;
     assert_eq!(
-        (report.actions[1].outcome.as_str(), report.actions[1].decision),
+        (report.actions[1].outcome.as_str(), report.actions[1].decision.as_str()),
         ("ok", "confirmed")
     );
     let asked = person.0.lock().unwrap().clone();
@@ -454,7 +454,7 @@ async fn a_page_that_asks_to_be_remembered_in_the_tasks_words_does_not_become_me
         let (report, _, _) = s.run(&task, level, confirmer, obeys_the_page(url.clone())).await;
         let call = &report.actions[1];
         assert_eq!(
-            (call.tool.as_str(), call.outcome.as_str(), call.decision),
+            (call.tool.as_str(), call.outcome.as_str(), call.decision.as_str()),
             ("memory__remember", "DENIED", "denied"),
             "{level:?}"
         );

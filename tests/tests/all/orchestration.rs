@@ -522,7 +522,7 @@ async fn a_reviewer_reads_with_write_and_variables_taken_away_and_a_revise_verdi
     .await;
     assert_eq!(done.report.stop, Stop::Answered, "{:?}", done.report);
     let verdicts: Vec<Option<&str>> =
-        done.report.reviews.iter().map(|r| r.verdict.as_deref()).collect();
+        done.report.reviews.iter().map(|r| r.verdict.map(|v| v.as_str())).collect();
     assert_eq!(verdicts, [Some("revise"), Some("pass")]);
     assert_eq!(done.report.answer.as_deref(), Some("Wrote notes/out.md."));
     assert_eq!(std::fs::read_to_string(done.ws.path("notes/out.md")).unwrap(), "alpha");

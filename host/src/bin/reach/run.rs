@@ -92,9 +92,9 @@ impl Progress for TerminalProgress {
 
     fn reviewed(&self, review: &harness::Review) {
         if self.on {
-            let verdict = review.verdict.as_deref().map_or_else(
+            let verdict = review.verdict.map_or_else(
                 || format!("the reviewer failed: {}", review.error.as_deref().unwrap_or("?")),
-                str::to_owned,
+                |v| v.to_string(),
             );
             let issues = if review.issues.is_empty() {
                 String::new()
@@ -187,7 +187,7 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     Ok(match report.stop {
         // A script asked for a review: work the reviewer did not pass is not done.
         Stop::Answered
-            if report.reviews.last().is_some_and(|r| r.verdict.as_deref() != Some("pass")) =>
+            if report.reviews.last().is_some_and(|r| r.verdict != Some(harness::Verdict::Pass)) =>
         {
             ExitCode::from(4)
         }

@@ -5,6 +5,7 @@
 
 use super::{At, decision_record};
 use crate::error::{ErrorCode, ToolFailure};
+use crate::harness::Decision;
 use crate::harness::audit::{AuditLog, record};
 use crate::harness::state::RunState;
 use crate::harness::toolbox::Target;
@@ -18,7 +19,7 @@ use std::sync::Mutex;
 
 /// What a call came to: its outcome, the level decision, and its
 /// arguments as understood.
-type Ran = (Result<String, ToolFailure>, &'static str, Value);
+type Ran = (Result<String, ToolFailure>, Decision, Value);
 
 impl Harness<'_> {
     /// Run one call: the checks, then the tool. Returns the outcome, the
@@ -46,8 +47,12 @@ impl Harness<'_> {
                     }
                 ),
             );
-            self.audit.record(decision_record(at, "denied", Some(&failure.message)));
-            return (Err(failure), "denied", parsed.map(Value::Object).unwrap_or(Value::Null));
+            self.audit.record(decision_record(at, Decision::Denied, Some(&failure.message)));
+            return (
+                Err(failure),
+                Decision::Denied,
+                parsed.map(Value::Object).unwrap_or(Value::Null),
+            );
         }
         let Some(target) = self.toolbox.target(&call.name).cloned() else {
             let close = self.toolbox.close_names(&call.name);
@@ -59,7 +64,7 @@ impl Harness<'_> {
                     close.join(", ")
                 ),
             );
-            return (Err(failure), "-", Value::Null);
+            return (Err(failure), Decision::NotReached, Value::Null);
         };
         let arguments = match parsed {
             Ok(mut map) => {
@@ -71,7 +76,7 @@ impl Harness<'_> {
             Err(why) => {
                 return (
                     Err(ToolFailure::new(ErrorCode::InvalidArgs, format!("{}: {why}", call.name))),
-                    "-",
+                    Decision::NotReached,
                     Value::Null,
                 );
             }
@@ -99,11 +104,11 @@ impl Harness<'_> {
                     .workbench
                     .read(handle, offset, limit)
                     .map_err(|e| ToolFailure::new(ErrorCode::NotFound, e));
-                (out, "auto", arguments)
+                (out, Decision::Auto, arguments)
             }
             Target::SkillOpen => {
                 let out = self.open_skill(run, &arguments);
-                (out, "auto", arguments)
+                (out, Decision::Auto, arguments)
             }
             Target::MemoryRemember => {
                 let (out, decision) = self.remember(&arguments, run);
@@ -122,7 +127,7 @@ impl Harness<'_> {
                         ErrorCode::Failed,
                         "a delegation reached the wrong path; nothing ran",
                     )),
-                    "-",
+                    Decision::NotReached,
                     arguments,
                 )
             }
@@ -142,7 +147,7 @@ impl Harness<'_> {
                         format!("no active skill named `{skill}`"),
                     )),
                 };
-                (out, "auto", arguments)
+                (out, Decision::Auto, arguments)
             }
             Target::Skill { skill, tool } => {
                 self.run_skill(run, &skill, &tool, arguments, at).await
@@ -201,11 +206,11 @@ impl Harness<'_> {
             host.invoke_within(skill, tool, &arguments.to_string(), &recorder, self.reach).await;
         let asked = *recorder.answer.lock().unwrap_or_else(|e| e.into_inner());
         let decision = match (level, asked) {
-            (Level::Deny, _) => "denied",
-            (Level::Confirm, Some(true)) => "confirmed",
-            (Level::Confirm, Some(false)) => "declined",
-            (Level::Confirm, None) => "-",
-            (Level::Auto, _) => "auto",
+            (Level::Deny, _) => Decision::Denied,
+            (Level::Confirm, Some(true)) => Decision::Confirmed,
+            (Level::Confirm, Some(false)) => Decision::Declined,
+            (Level::Confirm, None) => Decision::NotReached,
+            (Level::Auto, _) => Decision::Auto,
         };
         if asked.is_none() {
             self.decided(at, decision, &out);
@@ -215,12 +220,15 @@ impl Harness<'_> {
 
     /// Records a decision other than `auto` (and `-`, no decision) made for
     /// the call at `at`, with the refusal's reason when it failed.
-    fn decided(&mut self, at: At<'_>, decision: &str, out: &Result<String, ToolFailure>) {
-        if matches!(decision, "auto" | "-") {
+    fn decided(&mut self, at: At<'_>, decision: Decision, out: &Result<String, ToolFailure>) {
+        if matches!(decision, Decision::Auto | Decision::NotReached) {
             return;
         }
-        let reason =
-            out.as_ref().err().filter(|_| decision != "confirmed").map(|f| f.message.as_str());
+        let reason = out
+            .as_ref()
+            .err()
+            .filter(|_| decision != Decision::Confirmed)
+            .map(|f| f.message.as_str());
         self.audit.record(decision_record(at, decision, reason));
     }
 
@@ -250,8 +258,8 @@ impl Confirmer for Recorder<'_, '_> {
         let result = self.inner.confirm(skill, tool, arguments);
         *self.answer.lock().unwrap_or_else(|e| e.into_inner()) = Some(result.is_ok());
         let (decision, reason) = match &result {
-            Ok(()) => ("confirmed", None),
-            Err(why) => ("declined", Some(why.as_str())),
+            Ok(()) => (Decision::Confirmed, None),
+            Err(why) => (Decision::Declined, Some(why.as_str())),
         };
         self.audit
             .lock()

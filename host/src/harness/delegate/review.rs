@@ -4,6 +4,7 @@
 use super::Job;
 use super::worker::run_worker;
 use crate::agents::Envelope;
+use crate::harness::Verdict;
 use crate::harness::audit::record;
 use crate::harness::progress::Progress;
 use crate::harness::report::{Action, Review};
@@ -148,7 +149,7 @@ impl Harness<'_> {
         let review = match verdict {
             Ok(v) => Review {
                 round,
-                verdict: v["verdict"].as_str().map(str::to_owned),
+                verdict: v["verdict"].as_str().and_then(Verdict::named),
                 issues: v["issues"]
                     .as_array()
                     .into_iter()
@@ -164,7 +165,7 @@ impl Harness<'_> {
         self.audit.record(record::ReviewFinished {
             round,
             task_id: task_id.to_owned(),
-            verdict: review.verdict.as_deref().and_then(record::Verdict::named),
+            verdict: review.verdict,
             issues: review.issues.clone(),
             error: review.error.clone(),
             usage: Some(usage.unwrap_or_default()),

@@ -74,7 +74,6 @@ impl Harness<'_> {
             usage,
             duration_ms: done.duration_ms,
         });
-        let outcome = outcome.to_string();
         let brief = match &done.output {
             Ok(v) => format!("{} (ok: {})", job.task_id, shorten_chars(&v.to_string(), 200)),
             Err(f) => format!("{} ({}: {})", job.task_id, f.code, shorten_chars(&f.message, 200)),

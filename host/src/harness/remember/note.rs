@@ -12,7 +12,7 @@ use crate::policy::Level;
 use serde_json::{Value, json};
 
 /// A memory call's outcome and its decision.
-type Outcome = (Result<String, ToolFailure>, &'static str);
+type Outcome = (Result<String, ToolFailure>, Decision);
 
 impl Harness<'_> {
     /// `memory__remember`: where the note came from, the level (and a
@@ -22,7 +22,10 @@ impl Harness<'_> {
         let Some((store, level)) =
             self.memory.as_ref().map(|m| (m.store.clone(), m.settings.remember))
         else {
-            return (Err(ToolFailure::new(ErrorCode::NoSuchTool, "this run has no memory")), "-");
+            return (
+                Err(ToolFailure::new(ErrorCode::NoSuchTool, "this run has no memory")),
+                Decision::NotReached,
+            );
         };
         let text =
             |k: &str| arguments.get(k).and_then(Value::as_str).unwrap_or("").trim().to_owned();
@@ -40,14 +43,14 @@ impl Harness<'_> {
                  moment can let such a note into memory, and no one is there (--yes does not cover it)",
                 provenance.describe()
             );
-            return (Err(ToolFailure::new(ErrorCode::Denied, reason)), "denied");
+            return (Err(ToolFailure::new(ErrorCode::Denied, reason)), Decision::Denied);
         }
         // Words from the network are an outsider's: a person decides, whatever the level.
         let ask = level == Level::Confirm || from_network;
         let decision = if ask {
             let shown = json!({"kind": kind.name(), "subject": subject, "text": note, "source": provenance.describe()});
             match self.confirmer.confirm("memory", "remember", &shown) {
-                Ok(()) => "confirmed",
+                Ok(()) => Decision::Confirmed,
                 Err(why) => {
                     let reason = if from_network {
                         format!(
@@ -59,13 +62,16 @@ impl Harness<'_> {
                             "not remembered: [memory] remember needs a person's confirmation: {why}"
                         )
                     };
-                    let decision =
-                        if self.confirmer.person_present() { "declined" } else { "denied" };
+                    let decision = if self.confirmer.person_present() {
+                        Decision::Declined
+                    } else {
+                        Decision::Denied
+                    };
                     return (Err(ToolFailure::new(ErrorCode::Denied, reason)), decision);
                 }
             }
         } else {
-            "auto"
+            Decision::Auto
         };
         let added = store.add(NewEntry { kind, subject, text: note, task_type, provenance });
         let out = match added {
@@ -79,10 +85,7 @@ impl Harness<'_> {
             }
         };
         if let Ok(v) = &out {
-            self.audit.record(MemoryRemembered {
-                entry: v["remembered"].as_i64(),
-                decision: Decision::named(decision),
-            });
+            self.audit.record(MemoryRemembered { entry: v["remembered"].as_i64(), decision });
         }
         (out.map(|v| v.to_string()), decision)
     }
@@ -151,7 +154,7 @@ impl Harness<'_> {
                 // The model copied a note it was given at the start, or one a
                 // recall returned: already kept.
                 let out = json!({"already_known": true, "note": "This is already remembered; go on with the task."});
-                Err((Ok(out.to_string()), "auto"))
+                Err((Ok(out.to_string()), Decision::Auto))
             }
             Some(Found::Reworded { sentences, .. }) => {
                 // Not the person's words, whoever wrote them: the model
@@ -170,7 +173,7 @@ impl Harness<'_> {
                         }
                     ),
                 );
-                Err((Err(failure), "-"))
+                Err((Err(failure), Decision::NotReached))
             }
             None => {
                 let failure = ToolFailure::new(
@@ -178,7 +181,7 @@ impl Harness<'_> {
                     "not remembered: neither the user's messages nor any tool result of this run contains this note's words; \
                      remember only what the user said (their whole sentence, copied exactly) or a tool returned, in their words",
                 );
-                Err((Err(failure), "-"))
+                Err((Err(failure), Decision::NotReached))
             }
         }
     }

@@ -3,10 +3,10 @@
 
 use super::nullable;
 use crate::error::{ErrorCode, ToolFailure};
+pub use crate::harness::outcome::Decision;
 use crate::policy::Level;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::fmt;
 
 /// `tool_call_started`, and the part of `tool_call` that repeats it: the
 /// call and what ran it.
@@ -155,53 +155,6 @@ impl CallOutcome {
     /// `ok` or `error`, as a call's result says.
     pub fn of<T>(result: &Result<T, ToolFailure>) -> CallOutcome {
         if result.is_ok() { CallOutcome::Ok } else { CallOutcome::Error }
-    }
-}
-
-/// How a call's permission level was decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[non_exhaustive]
-pub enum Decision {
-    /// Level `auto`: it ran without asking.
-    Auto,
-    /// Level `confirm`, and the [`Confirmer`](crate::Confirmer) allowed it.
-    Confirmed,
-    /// Level `confirm`, and the confirmer refused it: nothing ran.
-    Declined,
-    /// Forbidden (level `deny`, or a refusal the model already got once):
-    /// nothing ran.
-    Denied,
-    /// The call never reached the level check (no such tool, invalid
-    /// arguments).
-    #[serde(rename = "-")]
-    NotReached,
-}
-
-impl Decision {
-    /// The decision as the audit log writes it (`confirmed`, `-`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Decision::Auto => "auto",
-            Decision::Confirmed => "confirmed",
-            Decision::Declined => "declined",
-            Decision::Denied => "denied",
-            Decision::NotReached => "-",
-        }
-    }
-
-    /// The decision written `name`; anything else did not reach the check.
-    pub fn named(name: &str) -> Decision {
-        [Decision::Auto, Decision::Confirmed, Decision::Declined, Decision::Denied]
-            .into_iter()
-            .find(|d| d.as_str() == name)
-            .unwrap_or(Decision::NotReached)
-    }
-}
-
-impl fmt::Display for Decision {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

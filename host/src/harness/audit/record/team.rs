@@ -1,11 +1,10 @@
 //! The records of the run's workers and reviewers: delegations and
 //! reviews, as the loop that started them writes them.
 
-use crate::error::ErrorCode;
+pub use crate::harness::outcome::{Outcome, Verdict};
 use crate::model::Usage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::fmt;
 
 /// `delegation_started`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -67,49 +66,6 @@ pub struct DelegationFinished {
     pub duration_ms: u64,
 }
 
-/// How a delegation ended: `ok`, or the error code its parent got.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Outcome {
-    /// The worker's answer came back in its format.
-    #[default]
-    Ok,
-    /// It did not (or no worker started).
-    Failed(ErrorCode),
-}
-
-impl Outcome {
-    /// As the log writes it: `ok`, `INVALID_OUTPUT`, ….
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Ok => "ok",
-            Outcome::Failed(code) => code.as_str(),
-        }
-    }
-}
-
-impl fmt::Display for Outcome {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl Serialize for Outcome {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-impl<'de> Deserialize<'de> for Outcome {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Outcome, D::Error> {
-        let text = String::deserialize(d)?;
-        if text == "ok" {
-            return Ok(Outcome::Ok);
-        }
-        ErrorCode::deserialize(serde::de::value::StrDeserializer::<D::Error>::new(&text))
-            .map(Outcome::Failed)
-    }
-}
-
 /// `review_started`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -145,35 +101,4 @@ pub struct ReviewFinished {
     /// Wall time of the review.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
-}
-
-/// A reviewer's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Every criterion is met.
-    Pass,
-    /// Not yet: the issues say what is missing.
-    Revise,
-}
-
-impl Verdict {
-    /// `pass` or `revise`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "pass",
-            Verdict::Revise => "revise",
-        }
-    }
-
-    /// The verdict written `name`, if it is one.
-    pub fn named(name: &str) -> Option<Verdict> {
-        [Verdict::Pass, Verdict::Revise].into_iter().find(|v| v.as_str() == name)
-    }
-}
-
-impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
 }
