@@ -146,8 +146,8 @@ impl Envelope {
 
 /// The envelope's own fields that a small model wrote inside `input` (an
 /// object, or an object as JSON text) rather than beside it — `{"agent":
-/// "web", "input": "{\"task\": \"Save …\", \"return_format\": {…}}"}`, seen
-/// in most envelopes the local model got refused — moved to where they
+/// "web", "input": "{\"task\": \"Save …\", \"return_format\": {…}}"}`, the
+/// commonest reason a small model's envelope was refused — moved to where they
 /// belong, when the envelope lacks them. The names say what they are, so
 /// nothing is guessed; whatever else `input` holds stays the input.
 fn lift_from_input(map: &mut Map<String, Value>) {

@@ -218,16 +218,16 @@ pub(super) fn dropped_back(made: usize) -> String {
     )
 }
 
-/// Told to a loop that only delegates, right after its task. Without it
-/// the local model handed the *last* piece of a two-piece task to its
-/// worker first (reading a file the first piece had yet to write) in most
-/// runs; told to start with the first piece, it did.
+/// Told to a loop that only delegates, right after its task. Without it a
+/// small model hands the *last* piece of a two-piece task to its worker
+/// first (reading a file the first piece has yet to write); told to start
+/// with the first piece, it does.
 pub(super) const SUPERVISOR_LEAD: &str = "[harness] Start with the first piece of the task: delegate it now; the next pieces come after its result.";
 
 /// Asked once of a loop that only delegates when it answers after a
 /// delegation: the last piece of a task is the one a small model forgets.
-/// The task is quoted: asked "is every piece done?", the local model
-/// answered "Yes".
+/// The task is quoted: asked only "is every piece done?", a small model
+/// answers "Yes" without looking.
 pub(super) fn pieces_left(task: &str) -> String {
     format!(
         "[harness] The task was: {task}\nIf a piece of it is not done yet, delegate that piece now. If every piece is done, \

@@ -32,9 +32,9 @@ impl Harness<'_> {
         progress: &dyn Progress,
     ) -> Result<usize, Stop> {
         let steps = run.steps;
-        // A model that floods a reply with calls (33 seen from the local
-        // model) would fill its context with their results: the first few
-        // run, and it is told the rest did not.
+        // A model that floods a reply with calls would fill its context
+        // with their results: the first few run, and it is told the rest
+        // did not.
         let made = message.tool_calls.len();
         message.tool_calls.truncate(MAX_CALLS_PER_REPLY);
         let calls = message.tool_calls.clone();

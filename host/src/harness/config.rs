@@ -32,9 +32,9 @@ pub struct RunConfig {
     /// harness from the task's words.
     pub disclose: Disclosure,
     /// Offer each tool's parameters compacted (local `$ref`s inlined,
-    /// annotations no model needs removed: ~20% fewer tokens for the
-    /// bundled skills). Off by default: the eval set did not say it
-    /// helps (README).
+    /// annotations no model needs removed: fewer tokens for every
+    /// request). Off by default: the eval set did not say it
+    /// helps (figures in the book's "Run an agent" chapter).
     pub compact_schemas: bool,
     /// Criteria a reviewer checks the answer against (`reach run
     /// --review`): a worker with read-only skills returns `pass` or

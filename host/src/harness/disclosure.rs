@@ -7,8 +7,9 @@
 //! description, tool names and descriptions, parameter descriptions) the
 //! task shares, without asking the model — a model step spent choosing costs
 //! what it would save, and small models rarely open a skill on their own
-//! (measured: see the README). The other skills stay on the menu of
-//! `skills__open`, and calling one of their tools opens them.
+//! (the book's "Run an agent" chapter has the figures). The other skills
+//! stay on the menu of `skills__open`, and calling one of their tools
+//! opens them.
 
 use rust_stemmers::{Algorithm, Stemmer};
 use std::collections::{BTreeSet, HashMap};

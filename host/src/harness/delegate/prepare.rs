@@ -12,8 +12,8 @@ use serde_json::Value;
 /// The fewest model requests a delegation gets (within the profile's
 /// limit), whatever the envelope asks: one to call a tool, one to fix a
 /// call its tool refused, one to answer (the harness's questions come on
-/// top). The local model's supervisor asks for one step in most envelopes
-/// it writes.
+/// top). A small model's supervisor often asks for a single step, which
+/// leaves its worker only a made-up answer.
 const MIN_WORKER_STEPS: usize = 3;
 
 impl Harness<'_> {
