@@ -82,6 +82,10 @@ docs: book
     cargo build -q --bin reach
     cargo test -q --test docs_book
 
+# The library's public items counted from rustdoc JSON (nightly); flags go to cargo rustdoc.
+public-items *flags:
+    scripts/public-items.py {{flags}}
+
 # Benchmarks (figures in the book's Performance chapter).
 bench: test-skills
     cargo bench -p agent-reach
