@@ -55,7 +55,10 @@ pub(crate) fn build(pooled: bool) -> Result<(Engine, bool), wasmtime::Error> {
         match Engine::new(&config) {
             Ok(engine) => return Ok((engine, true)),
             Err(err) => {
-                tracing::warn!(error = %err, "pooling allocator unavailable; using on-demand allocation")
+                tracing::warn!(
+                    error = %err,
+                    "pooling allocator unavailable; using on-demand allocation"
+                )
             }
         }
     }
@@ -82,7 +85,11 @@ impl EpochTicker {
             }
         });
         if let Err(err) = spawned {
-            tracing::error!(error = %err, "could not start the epoch thread; CPU-bound skills will only stop at the wall-time limit");
+            tracing::error!(
+                error = %err,
+                "could not start the epoch thread; CPU-bound skills will only stop at the \
+                 wall-time limit"
+            );
         }
         EpochTicker { stop }
     }
