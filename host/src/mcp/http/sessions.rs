@@ -25,7 +25,8 @@ pub const MAX_SESSIONS: usize = 256;
 pub(crate) enum SessionsError {
     /// [`MAX_SESSIONS`] are open.
     #[error(
-        "{max} MCP sessions are open, the most this server allows; close clients you no longer use, or wait for idle sessions to end (after 5 minutes)"
+        "{max} MCP sessions are open, the most this server allows; close clients you no longer \
+         use, or wait for idle sessions to end (after 5 minutes)"
     )]
     Full {
         /// The cap.
