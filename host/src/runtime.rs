@@ -26,7 +26,8 @@ use wasmtime::{Engine, Store, Trap};
 /// The major.minor of the `agent-reach:skill` contract this host runs.
 pub const CONTRACT: semver::Version = semver::Version::new(0, 1, 0);
 
-/// The largest `.wasm` file loaded (bundled skills are 0.2–3 MB).
+/// The largest `.wasm` file loaded: far above what a real skill weighs, so
+/// it refuses only a file that is not a skill at all.
 pub(crate) const MAX_COMPONENT_BYTES: u64 = 256 << 20;
 
 /// Time allowed for `describe`, which should only return constants.

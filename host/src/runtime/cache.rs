@@ -17,10 +17,10 @@
 //!   the host runs as and be writable by no one else; otherwise the cache
 //!   is not used (or the entry is ignored), with a warning saying what to
 //!   fix.
-//! - The checked file is then mapped, not copied (a copy made start-up with
-//!   20 skills several times slower). Between the check and the mapping only
-//!   a writer that the ownership check allows — the host's own user, who
-//!   can read the key and so forge a tag anyway — could change it.
+//! - The checked file is then mapped, not copied, so a warm start does not
+//!   pay for copying every compiled skill. Between the check and the
+//!   mapping only a writer that the ownership check allows — the host's own
+//!   user, who can read the key and so forge a tag anyway — could change it.
 //!
 //! Anything that fails a check is compiled again from the `.wasm` file, which
 //! is always the source of truth.

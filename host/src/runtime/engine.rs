@@ -17,8 +17,8 @@ const POOL_INSTANCES: u32 = 128;
 fn base_config() -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
-    // Epoch interruption costs ~1 µs a call and is what stops a guest that
-    // never yields (an infinite loop) at its deadline.
+    // Epoch interruption adds a small cost to every call, and it is what
+    // stops a guest that never yields (an infinite loop) at its deadline.
     config.epoch_interruption(true);
     config.cranelift_opt_level(OptLevel::Speed);
     config.max_wasm_stack(1 << 20);

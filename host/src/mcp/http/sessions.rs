@@ -15,8 +15,8 @@ use rmcp::transport::streamable_http_server::session::{
 /// Sessions (clients before protocol 2026-07-28) open at once, at most. A
 /// person's editors and assistants open a handful, and a session of a
 /// client that went away without saying so lingers five minutes; 256 is
-/// far above both (the whole conformance suite opens 30) and keeps
-/// what they hold to a few megabytes.
+/// far above both, with room for a test suite that opens many at once, and
+/// keeps what they hold to a few megabytes.
 pub const MAX_SESSIONS: usize = 256;
 
 /// Why a session was not opened or served.
