@@ -173,7 +173,8 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-/// One-run summary: the figures the README quotes.
+/// One-run summary: the figures the book's Performance chapter
+/// (docs/src/performance.md) quotes.
 fn summary() {
     let s = setup();
     let chars = sandboxed_to_markdown(&s);

@@ -329,7 +329,7 @@ pub struct EvalArgs {
     /// Only cases with this id or domain (repeatable, or comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Print the report as one JSON object on stdout (layout in the README).
+    /// Print the report as one JSON object on stdout (layout in the book's JSON outputs chapter).
     #[arg(long)]
     pub json: bool,
     /// Also write the report as one self-contained HTML file.
