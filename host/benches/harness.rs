@@ -95,5 +95,8 @@ fn main() {
     println!(
         "harness overhead per step (instant model, one echo call, audit log on disk): {per_step:?}"
     );
-    println!("  ({STEPS} steps per run, median of 41 runs: {per_run:?}; target ≤ 200 µs per step)");
+    println!(
+        "  ({STEPS} steps per run, median of 41 runs: {per_run:?}; target ≤ 200 µs \
+         per step)"
+    );
 }

@@ -4,7 +4,7 @@
 //! in-process with `Host::invoke`, measured in the same run.
 //!
 //! Needs the skills: `just bench` builds them first. Prints the figures the
-//! README quotes.
+//! book's Performance chapter (docs/src/performance.md) quotes.
 
 mod common;
 
@@ -70,7 +70,11 @@ impl Client {
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let mut client = Client { child, stdin, stdout, next: 1, line: String::new() };
-        let init = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}});
+        let init = serde_json::json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        });
         client.request("initialize", &init.to_string());
         client
             .stdin
@@ -146,7 +150,8 @@ fn benches(c: &mut Criterion) {
         assert!(cat_out.read_line(&mut echoed).unwrap() > 0);
     };
 
-    // The figures quoted in the README: medians of the same calls, this run.
+    // The figures the book's Performance chapter (docs/src/performance.md)
+    // quotes: medians of the same calls, this run.
     let n = 2001;
     let stdio = median(|| assert!(!client.request("tools/call", &params).is_empty()), n);
     let direct = median(in_process, n);

@@ -17,49 +17,55 @@ const ENTRIES: usize = 100_000;
 
 #[rustfmt::skip]
 const PROJECTS: &[&str] = &[
-    "atlas", "beacon", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "iris", "juniper", "kestrel",
-    "lumen", "meridian", "nimbus", "onyx", "pioneer", "quartz", "raven", "sierra", "tundra", "umbra", "vector",
-    "willow", "xenon", "yarrow", "zephyr", "aurora", "basalt", "cedar", "dune", "echo", "falcon", "glacier", "helix",
-    "indigo", "jasper", "koala", "lotus", "magnet", "nova", "orbit", "prism", "quill", "ridge", "saffron", "timber",
-    "ultra", "velvet", "wharf", "yukon",
+    "atlas", "beacon", "cobalt", "delta", "ember", "fjord", "granite", "harbor", "iris", "juniper",
+    "kestrel", "lumen", "meridian", "nimbus", "onyx", "pioneer", "quartz", "raven", "sierra",
+    "tundra", "umbra", "vector", "willow", "xenon", "yarrow", "zephyr", "aurora", "basalt", "cedar",
+    "dune", "echo", "falcon", "glacier", "helix", "indigo", "jasper", "koala", "lotus", "magnet",
+    "nova", "orbit", "prism", "quill", "ridge", "saffron", "timber", "ultra", "velvet", "wharf",
+    "yukon",
 ];
 #[rustfmt::skip]
 const SERVICES: &[&str] = &[
-    "billing", "search", "auth", "gateway", "scheduler", "mailer", "indexer", "uploader", "reports", "metrics",
-    "ledger", "inventory", "checkout", "catalog", "profile", "notifier", "exporter", "importer", "crawler", "resizer",
-    "thumbnailer", "webhook", "queue", "cache", "frontend", "backend", "admin", "dashboard", "analytics", "payments",
-    "shipping", "pricing", "recommendations", "translations", "docs", "wiki", "chat", "calendar", "storage", "backup",
+    "billing", "search", "auth", "gateway", "scheduler", "mailer", "indexer", "uploader", "reports",
+    "metrics", "ledger", "inventory", "checkout", "catalog", "profile", "notifier", "exporter",
+    "importer", "crawler", "resizer", "thumbnailer", "webhook", "queue", "cache", "frontend",
+    "backend", "admin", "dashboard", "analytics", "payments", "shipping", "pricing",
+    "recommendations", "translations", "docs", "wiki", "chat", "calendar", "storage", "backup",
 ];
 #[rustfmt::skip]
 const ASPECTS: &[&str] = &[
-    "deploy", "staging url", "production url", "api token location", "log format", "on-call contact", "database",
-    "release notes", "changelog style", "test command", "build command", "port", "health check", "rate limit",
-    "timeout", "retry policy", "owner", "dashboard link", "alert channel", "config file", "secrets store",
-    "branch naming", "review rules", "code style", "license",
+    "deploy", "staging url", "production url", "api token location", "log format",
+    "on-call contact", "database", "release notes", "changelog style", "test command",
+    "build command", "port", "health check", "rate limit", "timeout", "retry policy", "owner",
+    "dashboard link", "alert channel", "config file", "secrets store", "branch naming",
+    "review rules", "code style", "license",
 ];
 #[rustfmt::skip]
 const TASK_TYPES: &[&str] = &[
-    "save-page", "deploy", "summarize-logs", "write-notes", "api-call", "review", "release", "debug", "search",
-    "report",
+    "save-page", "deploy", "summarize-logs", "write-notes", "api-call", "review", "release",
+    "debug", "search", "report",
 ];
 #[rustfmt::skip]
 const WORDS: &[&str] = &[
-    "always", "never", "prefer", "use", "avoid", "check", "run", "before", "after", "merging", "pushing", "tagging",
-    "weekly", "nightly", "markdown", "json", "yaml", "toml", "csv", "headings", "bullets", "tables", "wrapped",
-    "columns", "lowercase", "kebab", "snake", "camel", "english", "british", "spelling", "terse", "detailed",
-    "summary", "timestamps", "utc", "local", "time", "zone", "friday", "monday", "morning", "evening", "slack",
-    "email", "pager", "ticket", "jira", "github", "gitlab", "pull", "request", "squash", "rebase", "commit", "signed",
-    "message", "imperative", "mood", "present", "tense", "tests", "coverage", "lint", "clippy", "format", "rustfmt",
-    "prettier", "black", "docker", "compose", "kubernetes", "helm", "chart", "terraform", "ansible", "nginx", "caddy",
-    "postgres", "sqlite", "redis", "kafka", "rabbitmq", "s3", "bucket", "region", "eu", "west", "east", "replica",
-    "primary", "failover", "snapshot", "restore", "vacuum", "index", "migration", "schema", "version", "semver",
-    "major", "minor", "patch", "hotfix", "rollback", "canary", "blue", "green", "feature", "flag", "toggle",
-    "experiment", "metric", "latency", "p99", "throughput", "errors", "budget", "slo", "alert", "threshold",
-    "grafana", "prometheus", "loki", "sentry", "trace", "span", "header", "bearer", "oauth", "scope", "read", "write",
-    "admin", "user", "quota", "limit", "page", "cursor", "offset", "batch", "size", "gzip", "brotli", "utf8",
-    "encoding", "locale", "currency", "euro", "dollar", "invoice", "receipt", "refund", "customer", "account",
-    "session", "cookie", "cors", "csrf", "tls", "certificate", "renew", "letsencrypt", "dns", "record", "cname",
-    "ttl", "proxy", "cdn", "edge", "worker", "cron", "job", "queue", "backoff", "jitter",
+    "always", "never", "prefer", "use", "avoid", "check", "run", "before", "after", "merging",
+    "pushing", "tagging", "weekly", "nightly", "markdown", "json", "yaml", "toml", "csv",
+    "headings", "bullets", "tables", "wrapped", "columns", "lowercase", "kebab", "snake", "camel",
+    "english", "british", "spelling", "terse", "detailed", "summary", "timestamps", "utc", "local",
+    "time", "zone", "friday", "monday", "morning", "evening", "slack", "email", "pager", "ticket",
+    "jira", "github", "gitlab", "pull", "request", "squash", "rebase", "commit", "signed",
+    "message", "imperative", "mood", "present", "tense", "tests", "coverage", "lint", "clippy",
+    "format", "rustfmt", "prettier", "black", "docker", "compose", "kubernetes", "helm", "chart",
+    "terraform", "ansible", "nginx", "caddy", "postgres", "sqlite", "redis", "kafka", "rabbitmq",
+    "s3", "bucket", "region", "eu", "west", "east", "replica", "primary", "failover", "snapshot",
+    "restore", "vacuum", "index", "migration", "schema", "version", "semver", "major", "minor",
+    "patch", "hotfix", "rollback", "canary", "blue", "green", "feature", "flag", "toggle",
+    "experiment", "metric", "latency", "p99", "throughput", "errors", "budget", "slo", "alert",
+    "threshold", "grafana", "prometheus", "loki", "sentry", "trace", "span", "header", "bearer",
+    "oauth", "scope", "read", "write", "admin", "user", "quota", "limit", "page", "cursor",
+    "offset", "batch", "size", "gzip", "brotli", "utf8", "encoding", "locale", "currency", "euro",
+    "dollar", "invoice", "receipt", "refund", "customer", "account", "session", "cookie", "cors",
+    "csrf", "tls", "certificate", "renew", "letsencrypt", "dns", "record", "cname", "ttl", "proxy",
+    "cdn", "edge", "worker", "cron", "job", "queue", "backoff", "jitter",
 ];
 
 /// A deterministic, varied entry: subjects are unique per kind, texts mix
@@ -75,7 +81,8 @@ fn entry(i: usize, rng: &mut fastrand::Rng) -> Entry {
     };
     let text = match rng.usize(..6) {
         0 => format!(
-            "The {service} {aspect} for {project} is https://{service}.{project}.example.com:{}/v{}",
+            "The {service} {aspect} for {project} is \
+             https://{service}.{project}.example.com:{}/v{}",
             rng.u16(1024..65000),
             rng.u8(1..5)
         ),
@@ -85,7 +92,8 @@ fn entry(i: usize, rng: &mut fastrand::Rng) -> Entry {
             words(rng, 8)
         ),
         2 => format!(
-            "To handle the {aspect} of {service} in {project}: run `just {service}-{}`, then {}, then {}.",
+            "To handle the {aspect} of {service} in {project}: run `just {service}-{}`, then {}, \
+             then {}.",
             words(rng, 1),
             words(rng, 4),
             words(rng, 5)

@@ -2,7 +2,8 @@
 //! start-up with 20 skills on a warm compile cache, and host RSS.
 //!
 //! Needs the test skills: `just bench` builds them first.
-//! At the end it prints the ratios quoted in the README, measured in this run.
+//! At the end it prints the ratios quoted in the book's Performance chapter
+//! (docs/src/performance.md), measured in this run.
 
 mod common;
 
@@ -118,7 +119,8 @@ fn rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
-/// One-run summary: the ratios the README quotes.
+/// One-run summary: the ratios the book's Performance chapter
+/// (docs/src/performance.md) quotes.
 fn summary() {
     let s = setup();
     let args = payload();

@@ -99,7 +99,11 @@ fn setup() -> Setup {
 }
 
 fn sandboxed_to_markdown(s: &Setup) -> usize {
-    let args = serde_json::json!({"url": format!("http://{}/article", s.addr), "path": s.out.join("sandboxed.md")}).to_string();
+    let args = serde_json::json!({
+        "url": format!("http://{}/article", s.addr),
+        "path": s.out.join("sandboxed.md"),
+    })
+    .to_string();
     let out =
         s.rt.block_on(s.host.invoke("web", "to_markdown", &args, &AlwaysConfirm))
             .expect("to_markdown");
@@ -131,7 +135,8 @@ fn log_file() -> PathBuf {
     let mut i = 0u64;
     while written < LOG_BYTES {
         let line = format!(
-            "10.{}.{}.{} - - [01/Dec/2026:{:02}:{:02}:{:02} +0000] \"GET {}?id={} HTTP/1.1\" {} {} \"-\" \"Mozilla/5.0 (X11; Linux x86_64)\"\n",
+            "10.{}.{}.{} - - [01/Dec/2026:{:02}:{:02}:{:02} +0000] \"GET {}?id={} HTTP/1.1\" {} {} \
+             \"-\" \"Mozilla/5.0 (X11; Linux x86_64)\"\n",
             i % 7,
             i % 251,
             i % 13,
@@ -168,7 +173,8 @@ fn benches(c: &mut Criterion) {
     group.finish();
 }
 
-/// One-run summary: the figures the README quotes.
+/// One-run summary: the figures the book's Performance chapter
+/// (docs/src/performance.md) quotes.
 fn summary() {
     let s = setup();
     let chars = sandboxed_to_markdown(&s);
@@ -192,10 +198,12 @@ fn summary() {
     println!();
     println!("summary (medians, this run):");
     println!(
-        "  web.to_markdown, 200 KB article, sandboxed skill: {sandboxed:?} ({chars} chars of Markdown)"
+        "  web.to_markdown, 200 KB article, sandboxed skill: {sandboxed:?} ({chars} chars of \
+         Markdown)"
     );
     println!(
-        "  same job natively with the same code (web-convert): {native:?} ({native_chars} bytes written)"
+        "  same job natively with the same code (web-convert): {native:?} ({native_chars} bytes \
+         written)"
     );
     println!(
         "  sandbox overhead: {:.2}x the native time",

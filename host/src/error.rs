@@ -13,7 +13,8 @@ pub enum ErrorCode {
     NoSuchTool,
     /// The arguments do not match the tool's JSON Schema or meaning.
     InvalidArgs,
-    /// The permission table forbids it (level `deny`, a folder or host not granted, no confirmation).
+    /// The permission table forbids it (level `deny`, a folder or host not granted, no
+    /// confirmation).
     Denied,
     /// Something the tool was asked about does not exist.
     NotFound,
@@ -72,27 +73,32 @@ impl ErrorCode {
                 "Fix the arguments so they match the tool's schema, then call again."
             }
             ErrorCode::Denied => {
-                "Nothing was done. Do not retry: the permission table does not allow this. Tell the user it is not allowed, \
-                 or use a granted folder or host if that still does the task."
+                "Nothing was done. Do not retry: the permission table does not allow this. Tell \
+                 the user it is not allowed, or use a granted folder or host if that still does \
+                 the task."
             }
             ErrorCode::NotFound => "Check the name or path; list what exists first.",
             ErrorCode::Timeout => {
-                "Ask for less work per call (smaller input, narrower search), or ask the operator to raise timeout_ms."
+                "Ask for less work per call (smaller input, narrower search), or ask the operator \
+                 to raise timeout_ms."
             }
             ErrorCode::OutOfMemory => {
                 "Ask for less data per call, or ask the operator to raise memory_mb."
             }
             ErrorCode::OutputTooLarge => {
-                "Ask for a smaller result (offset/limit, a narrower pattern), or ask the operator to raise max_output_kb."
+                "Ask for a smaller result (offset/limit, a narrower pattern), or ask the operator \
+                 to raise max_output_kb."
             }
             ErrorCode::Trap => {
-                "The skill crashed; retrying with the same arguments will crash again. Try different arguments or another tool."
+                "The skill crashed; retrying with the same arguments will crash again. Try \
+                 different arguments or another tool."
             }
             ErrorCode::Failed => {
                 "Read the error, adjust the arguments, and try again if it makes sense."
             }
             ErrorCode::WorkerFailed => {
-                "Give the worker a smaller, clearer task, use what it reported, or do this part yourself."
+                "Give the worker a smaller, clearer task, use what it reported, or do this part \
+                 yourself."
             }
             ErrorCode::InvalidOutput => {
                 "Ask for a simpler return_format, or use the worker's text in `error` as it is."
@@ -101,11 +107,12 @@ impl ErrorCode {
                 "Stop delegating: answer with what you have, and say what is left undone."
             }
             ErrorCode::Limit => {
-                "Do not start more workers for this: use the results you have, or do it yourself with your own tools."
+                "Do not start more workers for this: use the results you have, or do it yourself \
+                 with your own tools."
             }
             ErrorCode::Unavailable => {
-                "Nothing was done. No tool can run until the operator fixes what the error names; do not retry. Tell the user \
-                 what the error says."
+                "Nothing was done. No tool can run until the operator fixes what the error names; \
+                 do not retry. Tell the user what the error says."
             }
         }
     }

@@ -102,7 +102,8 @@
 //!
 //! let host = Host::builder().skills_dir("skills").policy_file("reach.toml").build().await?;
 //! let live = LiveHost::new(host);
-//! let _watching = reload::watch(live.clone(), ReloadSource::new(Some("reach.toml".into()), "skills"))?;
+//! let _watching =
+//!     reload::watch(live.clone(), ReloadSource::new(Some("reach.toml".into()), "skills"))?;
 //! serve_stdio(McpServer::live(live)).await?;
 //! # Ok(()) }
 //! ```

@@ -130,7 +130,8 @@ impl McpServer {
             if !unserved.is_empty() {
                 tracing::warn!(
                     skills = %unserved.join(", "), table = %host.policy().origin().display(),
-                    "installed skills the permission table does not name are not served over MCP; add [skills.NAME] to serve one"
+                    "installed skills the permission table does not name are not served over MCP; \
+                     add [skills.NAME] to serve one"
                 );
             }
             if let Some(audit) = &self.audit {
@@ -232,7 +233,10 @@ impl McpServer {
             output = host.run_checked(call) => output,
             // Dropping the call's future stops the component at its next
             // epoch check: a cancelled call does not run on in the sandbox.
-            () = context.ct.cancelled() => Err(ToolFailure::new(ErrorCode::Failed, format!("{skill}.{tool} was cancelled by the client"))),
+            () = context.ct.cancelled() => Err(ToolFailure::new(
+                ErrorCode::Failed,
+                format!("{skill}.{tool} was cancelled by the client"),
+            )),
         };
         let bytes = result.as_ref().map_or(0, String::len);
         self.record(CallEnded::of(head, &result, bytes, started.elapsed().as_millis() as u64));
@@ -270,9 +274,10 @@ impl ServerHandler for McpServer {
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("agent-reach", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Agent Reach runs each tool as a sandboxed WebAssembly skill with only the folders, hosts and \
-                 environment its operator's permission table grants. A DENIED result means the table does not allow \
-                 it: do not retry the same call. Tool errors are JSON with error_code, error and suggestion.",
+                "Agent Reach runs each tool as a sandboxed WebAssembly skill with only the \
+                 folders, hosts and environment its operator's permission table grants. A DENIED \
+                 result means the table does not allow it: do not retry the same call. Tool errors \
+                 are JSON with error_code, error and suggestion.",
             )
     }
 

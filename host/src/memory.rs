@@ -32,7 +32,9 @@
 //! prompt.
 //!
 //! ```
-//! use agent_reach::memory::{Kind, MemoryStore, NewEntry, Provenance, SqliteStore, relevant, render};
+//! use agent_reach::memory::{
+//!     Kind, MemoryStore, NewEntry, Provenance, SqliteStore, relevant, render,
+//! };
 //!
 //! let store = SqliteStore::in_memory()?;
 //! store.add(NewEntry {
@@ -40,10 +42,14 @@
 //!     subject: "Markdown notes".into(),
 //!     text: "Save pages as Markdown with the source URL on the first line.".into(),
 //!     task_type: Some("save-page".into()),
-//!     provenance: Provenance::User { run_id: Some("20261202T030909Z-a5b5ae".into()), step: Some(1) },
+//!     provenance: Provenance::User {
+//!         run_id: Some("20261202T030909Z-a5b5ae".into()),
+//!         step: Some(1),
+//!     },
 //! })?;
 //!
-//! let found = relevant(&store, "Save https://example.com/post as Markdown in notes/", Some("save-page"), 300)?;
+//! let task = "Save https://example.com/post as Markdown in notes/";
+//! let found = relevant(&store, task, Some("save-page"), 300)?;
 //! assert_eq!(found.len(), 1);
 //! let block = render(&found);
 //! assert!(block.contains("Save pages as Markdown") && block.contains("stated by the user"));
@@ -427,7 +433,10 @@ fn check_provenance(provenance: &Provenance) -> Result<(), MemoryError> {
             if matches!(**claimed, Provenance::Imported { .. }) {
                 return Err(MemoryError::Invalid {
                     field: "provenance",
-                    reason: "claims to be imported from an import; write the claim as {\"source\": \"user\"} or {\"source\": \"tool\", …}".into(),
+                    reason:
+                        "claims to be imported from an import; write the claim as {\"source\": \
+                         \"user\"} or {\"source\": \"tool\", …}"
+                            .into(),
                 });
             }
             check_field("provenance file", file, MAX_FILE_CHARS, false, "")?;

@@ -239,7 +239,9 @@ pub type ContextFuture<'a> = Pin<Box<dyn Future<Output = Option<u64>> + Send + '
 /// engine, another vendor's API, a scripted model for tests).
 ///
 /// ```
-/// use agent_reach::model::{ChatFuture, ChatRequest, ChatResponse, Message, Model, Role, ToolCall, estimate_usage};
+/// use agent_reach::model::{
+///     ChatFuture, ChatRequest, ChatResponse, Message, Model, Role, ToolCall, estimate_usage,
+/// };
 ///
 /// /// Lists the current folder, then answers with what it found.
 /// struct Lister;
@@ -254,7 +256,10 @@ pub type ContextFuture<'a> = Pin<Box<dyn Future<Output = Option<u64>> + Send + '
 ///                     name: "files__list".into(),
 ///                     arguments: r#"{"path": "."}"#.into(),
 ///                 }]),
-///                 Some(listing) => Message::assistant(format!("The folder holds: {}", listing.content), Vec::new()),
+///                 Some(listing) => Message::assistant(
+///                     format!("The folder holds: {}", listing.content),
+///                     Vec::new(),
+///                 ),
 ///             };
 ///             // No server to count tokens: estimated from the text (token budgets still work).
 ///             let sent = serde_json::to_string(request.messages).unwrap_or_default();

@@ -19,7 +19,8 @@
 //! net   = ["api.example.com", "*.example.org:*", "[::1]:8080"]
 //! env   = ["LANG"]                     # host variables passed through
 //! memory_mb = 128                      # overrides [defaults] for this skill
-//! # sha256 = "…"                       # only this file may be `files` (`reach skills pin files`)
+//! # sha256 = "…"                       # only this file may be `files`
+//!                                      # (`reach skills pin files`)
 //!
 //! [skills.files.tools.write]
 //! level = "confirm"                    # per-tool override; `level` only
@@ -115,7 +116,8 @@ const BUILTIN_ORIGIN: &str = "<built-in>";
 pub const RESERVED_SKILL_NAMES: [&str; 4] = ["memory", "skills", "agents", "workbench"];
 
 /// The built-in tools that reserve [`RESERVED_SKILL_NAMES`], for messages.
-pub const BUILTIN_TOOL_NAMES: &str = "memory__remember, memory__recall, skills__open, skills__instructions, agents__delegate, workbench__read";
+pub const BUILTIN_TOOL_NAMES: &str = "memory__remember, memory__recall, skills__open, \
+                                      skills__instructions, agents__delegate, workbench__read";
 
 /// A loaded, checked permission table. Two tables are equal when they
 /// grant the same and say so at the same lines (a reload compares them).
@@ -177,8 +179,8 @@ impl Policy {
                 let Some((what, path)) = hit else { continue };
                 let message = if at.writable {
                     format!(
-                        "{:?} would let {} write {} ({}); no skill may write the host's own files — \
-                         grant a folder that neither contains it nor lies inside it",
+                        "{:?} would let {} write {} ({}); no skill may write the host's own files \
+                         — grant a folder that neither contains it nor lies inside it",
                         at.grant.declared,
                         skill.grants.skill,
                         what.what,
@@ -186,9 +188,10 @@ impl Policy {
                     )
                 } else {
                     format!(
-                        "{:?} would let {} read {} ({}), which hold every run's arguments, results and remembered \
-                         notes; no skill may read the host's own records — grant the folders the skill needs \
-                         (e.g. \"./docs\" rather than \".\"), none that contains it or lies inside it",
+                        "{:?} would let {} read {} ({}), which hold every run's arguments, results \
+                         and remembered notes; no skill may read the host's own records — grant \
+                         the folders the skill needs (e.g. \"./docs\" rather than \".\"), none \
+                         that contains it or lies inside it",
                         at.grant.declared,
                         skill.grants.skill,
                         what.what,
@@ -380,8 +383,9 @@ impl Policy {
                 for wa in &a.write {
                     for wb in b.write.iter().filter(|wb| folders::touches(&wa.path, &wb.path)) {
                         found.push(format!(
-                            "{} may write {:?} without a person (level auto), where {} writes {:?} only after confirmation; \
-                             give {} its own folder, or make its writing tools `confirm`",
+                            "{} may write {:?} without a person (level auto), where {} writes {:?} \
+                             only after confirmation; give {} its own folder, or make its writing \
+                             tools `confirm`",
                             a.skill, wa.declared, b.skill, wb.declared, a.skill
                         ));
                     }

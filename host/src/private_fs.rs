@@ -80,7 +80,11 @@ fn close(path: &Path, mode: u32) -> io::Result<()> {
     let meta = std::fs::symlink_metadata(path)?;
     let mine = meta.uid() == rustix::process::geteuid().as_raw();
     if mine && !meta.file_type().is_symlink() && meta.mode() & 0o077 != 0 {
-        tracing::warn!(path = %path.display(), mode = format!("{:o}", meta.mode() & 0o777), "the host's records were open to other users; closing them");
+        tracing::warn!(
+            path = %path.display(),
+            mode = format!("{:o}", meta.mode() & 0o777),
+            "the host's records were open to other users; closing them"
+        );
         std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))?;
     }
     Ok(())

@@ -39,7 +39,8 @@ use std::path::{Path, PathBuf};
 pub enum RegistryError {
     /// The folder could not be read.
     #[error(
-        "skills folder {path}: {source} (create it, or point --skills / REACH_SKILLS at the folder with your .wasm files)"
+        "skills folder {path}: {source} (create it, or point --skills / REACH_SKILLS at the folder \
+         with your .wasm files)"
     )]
     Folder {
         /// The folder.
@@ -282,10 +283,20 @@ async fn scan_folder(
     for e in &entries {
         match (&e.status, &e.manifest) {
             (Status::Broken, _) => {
-                tracing::warn!(path = %e.path.display(), reason = e.reason.as_deref().unwrap_or(""), "skill is broken")
+                tracing::warn!(
+                    path = %e.path.display(),
+                    reason = e.reason.as_deref().unwrap_or(""),
+                    "skill is broken"
+                )
             }
             (status, Some(m)) => {
-                tracing::debug!(skill = %m.name, version = %m.version, ?status, path = %e.path.display(), "skill loaded")
+                tracing::debug!(
+                    skill = %m.name,
+                    version = %m.version,
+                    ?status,
+                    path = %e.path.display(),
+                    "skill loaded"
+                )
             }
             _ => {}
         }
@@ -390,7 +401,12 @@ fn apply_pins(entries: &mut [SkillEntry], policy: &Policy) {
                 entry.reason = Some(reason);
             }
             None => {
-                tracing::debug!(skill = %manifest.name, sha256 = %pin.sha256, path = %entry.path.display(), "file matches its pin")
+                tracing::debug!(
+                    skill = %manifest.name,
+                    sha256 = %pin.sha256,
+                    path = %entry.path.display(),
+                    "file matches its pin"
+                )
             }
         }
     }

@@ -42,10 +42,13 @@
 //! use std::path::{Path, PathBuf};
 //!
 //! let policy = Policy::load(Path::new("reach.toml"))?;
-//! let live = LiveHost::new(Host::load(RuntimeConfig::default(), policy, Path::new("skills")).await?);
-//! let _watching = watch(live.clone(), ReloadSource::new(Some(PathBuf::from("reach.toml")), "skills"))?;
+//! let live =
+//!     LiveHost::new(Host::load(RuntimeConfig::default(), policy, Path::new("skills")).await?);
+//! let _watching =
+//!     watch(live.clone(), ReloadSource::new(Some(PathBuf::from("reach.toml")), "skills"))?;
 //! let mut changes = live.subscribe();
-//! changes.changed().await?; // a skill or the table changed, or the table broke: list the tools again
+//! // A skill or the table changed, or the table broke: list the tools again.
+//! changes.changed().await?;
 //! match live.current() {
 //!     Ok(host) => { /* hold it for the whole call */ }
 //!     Err(closed) => eprintln!("{closed}"), // the table on disk does not load: serve nothing
@@ -94,7 +97,8 @@ struct State {
 /// loads.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "nothing is served: {what} {path} did not load: {reason}. Fix it; the server reopens as soon as it loads"
+    "nothing is served: {what} {path} did not load: {reason}. Fix it; the server reopens as soon \
+     as it loads"
 )]
 #[non_exhaustive]
 pub struct Closed {
@@ -271,7 +275,12 @@ impl LiveHost {
                 // Fail closed: the old table may grant what the operator
                 // just took away.
                 let closed = Closed::new(source, &err);
-                tracing::error!(error = %err, "reload refused; nothing is served until {} {} loads", closed.what, closed.path.display());
+                tracing::error!(
+                    error = %err,
+                    "reload refused; nothing is served until {} {} loads",
+                    closed.what,
+                    closed.path.display()
+                );
                 let was_open = state.closed.is_none();
                 self.state.store(Arc::new(State { host: old, closed: Some(closed) }));
                 if was_open {
@@ -283,7 +292,11 @@ impl LiveHost {
         let mut summary = compare(&old, &new);
         summary.reopened = state.closed.is_some();
         for (path, reason) in &summary.kept {
-            tracing::error!(path = %path.display(), %reason, "skill file does not load; the version loaded from it before keeps serving");
+            tracing::error!(
+                path = %path.display(),
+                %reason,
+                "skill file does not load; the version loaded from it before keeps serving"
+            );
         }
         self.state.store(Arc::new(State { host: Arc::new(new), closed: None }));
         if summary.changed_offer() {

@@ -26,7 +26,8 @@ use wasmtime::{Engine, Store, Trap};
 /// The major.minor of the `agent-reach:skill` contract this host runs.
 pub const CONTRACT: semver::Version = semver::Version::new(0, 1, 0);
 
-/// The largest `.wasm` file loaded (bundled skills are 0.2–3 MB).
+/// The largest `.wasm` file loaded: far above what a real skill weighs, so
+/// it refuses only a file that is not a skill at all.
 pub(crate) const MAX_COMPONENT_BYTES: u64 = 256 << 20;
 
 /// Time allowed for `describe`, which should only return constants.
@@ -188,12 +189,18 @@ impl Runtime {
         }
         let wasm = std::fs::read(path).map_err(read_err)?;
         if wasm.get(..4) != Some(b"\0asm") {
-            return Err(invalid("not a WebAssembly file (wrong magic bytes); build skills with `--target wasm32-wasip2`".into()));
+            return Err(invalid(
+                "not a WebAssembly file (wrong magic bytes); build skills with `--target \
+                 wasm32-wasip2`"
+                    .into(),
+            ));
         }
         // Core modules (version 1) share the magic; only components (layer 1) are skills.
         if wasm.get(6..8) != Some(&[1, 0]) {
             return Err(invalid(
-                "a core WebAssembly module, not a component; build with `--target wasm32-wasip2` (not wasm32-wasip1/unknown)".into(),
+                "a core WebAssembly module, not a component; build with `--target wasm32-wasip2` \
+                 (not wasm32-wasip1/unknown)"
+                    .into(),
             ));
         }
         let digest = blake3::hash(&wasm).to_hex().to_string();
@@ -270,7 +277,8 @@ impl Runtime {
             Ok(out) if out.len() > max => Err(ToolFailure::new(
                 ErrorCode::OutputTooLarge,
                 format!(
-                    "{}.{tool}: the result is {} bytes; the limit is {max} bytes (max_output_kb = {})",
+                    "{}.{tool}: the result is {} bytes; the limit is {max} bytes (max_output_kb = \
+                     {})",
                     grants.skill,
                     out.len(),
                     max / 1024
@@ -281,10 +289,23 @@ impl Runtime {
         };
         match &result {
             Ok(out) => {
-                tracing::info!(skill = %grants.skill, tool, bytes = out.len(), elapsed_us = started.elapsed().as_micros() as u64, "call succeeded")
+                tracing::info!(
+                    skill = %grants.skill,
+                    tool,
+                    bytes = out.len(),
+                    elapsed_us = started.elapsed().as_micros() as u64,
+                    "call succeeded"
+                )
             }
             Err(f) => {
-                tracing::info!(skill = %grants.skill, tool, code = %f.code, error = %f.message, elapsed_us = started.elapsed().as_micros() as u64, "call failed")
+                tracing::info!(
+                    skill = %grants.skill,
+                    tool,
+                    code = %f.code,
+                    error = %f.message,
+                    elapsed_us = started.elapsed().as_micros() as u64,
+                    "call failed"
+                )
             }
         }
         result
@@ -440,7 +461,8 @@ fn contract_version(engine: &Engine, component: &Component) -> Result<semver::Ve
     let Some(version) = names.iter().find_map(|n| n.strip_prefix("agent-reach:skill/guest@"))
     else {
         return Err(format!(
-            "not an Agent Reach skill: it does not export `agent-reach:skill/guest` (it exports: {}); build it with agent-reach-sdk",
+            "not an Agent Reach skill: it does not export `agent-reach:skill/guest` (it exports: \
+             {}); build it with agent-reach-sdk",
             if names.is_empty() { "nothing".to_owned() } else { names.join(", ") }
         ));
     };
@@ -448,7 +470,8 @@ fn contract_version(engine: &Engine, component: &Component) -> Result<semver::Ve
         .map_err(|e| format!("export `{version}` has an invalid version: {e}"))?;
     if version.major != CONTRACT.major || version.minor != CONTRACT.minor {
         return Err(format!(
-            "built against contract agent-reach:skill@{version}; this host runs {}.{}.x — rebuild the skill with a matching agent-reach-sdk",
+            "built against contract agent-reach:skill@{version}; this host runs {}.{}.x — \
+             rebuild the skill with a matching agent-reach-sdk",
             CONTRACT.major, CONTRACT.minor
         ));
     }

@@ -129,7 +129,8 @@ pub fn io_error(access: Access, path: &Path, err: &io::Error) -> ToolError {
     match err.kind() {
         io::ErrorKind::NotFound => not_found(path, &grant.path),
         io::ErrorKind::PermissionDenied => ToolError::denied(format!(
-            "{verb} {shown} was refused by the sandbox (it may leave its grant through a symlink or `..`; {})",
+            "{verb} {shown} was refused by the sandbox (it may leave its grant through a symlink \
+             or `..`; {})",
             describe_grants()
         )),
         _ => ToolError::failed(format!("{verb} {shown}: {err}")),
@@ -289,8 +290,8 @@ mod tests {
         assert_eq!(
             message(dir.path(), "notes/meeting-notes-2024-05-03.md"),
             format!(
-                "{root}/notes/meeting-notes-2024-05-03.md: no such file or folder. {root}/notes/ has: \
-                 meeting_notes_2024-05-03.md, meeting_notes_2024-04-26.md, todo.md, archive/ \
+                "{root}/notes/meeting-notes-2024-05-03.md: no such file or folder. {root}/notes/ \
+                 has: meeting_notes_2024-05-03.md, meeting_notes_2024-04-26.md, todo.md, archive/ \
                  — use one of these names, or list the folder"
             )
         );

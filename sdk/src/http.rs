@@ -21,7 +21,8 @@ use wasi::http::types::{
 use wasi::io::streams::StreamError;
 
 /// A browser-like User-Agent: many sites serve bots a different page.
-pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36";
+pub const BROWSER_USER_AGENT: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, \
+                                      like Gecko) Chrome/131.0 Safari/537.36";
 
 /// A request to send with [`Request::send`].
 #[derive(Clone, Debug)]
@@ -179,7 +180,8 @@ impl Request {
                     // refuses that hop too; this says why before it is sent.
                     if url.scheme() == "https" && next.scheme() == "http" {
                         return Err(HttpError::Denied(format!(
-                            "net: {} redirected from https to plain http ({}); such a redirect is not followed",
+                            "net: {} redirected from https to plain http ({}); such a redirect is \
+                             not followed",
                             shown(&url),
                             shown(&next)
                         )));
@@ -363,8 +365,9 @@ fn refuse_user_info(
         .map(|from| format!(" (a redirect from {})", shown(from)))
         .unwrap_or_default();
     Err(HttpError::Denied(format!(
-        "net: {target}{via}: the URL carries a user name or password (user:pass@host), which is refused; \
-         credentials are added by the host from the permission table, never written in URLs"
+        "net: {target}{via}: the URL carries a user name or password (user:pass@host), which is \
+         refused; credentials are added by the host from the permission table, never written in \
+         URLs"
     )))
 }
 
@@ -417,7 +420,8 @@ fn map_error(url: &url::Url, code: ErrorCode) -> HttpError {
     let url = shown(url);
     match code {
         ErrorCode::HttpRequestDenied => HttpError::Denied(format!(
-            "net: request to {url} is not granted by the permission table (ask the operator to add its host to `net`)"
+            "net: request to {url} is not granted by the permission table (ask the operator to add \
+             its host to `net`)"
         )),
         ErrorCode::DestinationIpProhibited => HttpError::Denied(format!(
             "net: {url} resolves to an internal address, which the permission table does not name"
@@ -430,10 +434,12 @@ fn map_error(url: &url::Url, code: ErrorCode) -> HttpError {
         }
         ErrorCode::ConnectionRefused => HttpError::Failed(format!("{url}: connection refused")),
         ErrorCode::HttpResponseContentCoding(_) => HttpError::Denied(format!(
-            "net: {url}: the host refused the answer: it came compressed, and a response to a request with a credential must be readable to be masked"
+            "net: {url}: the host refused the answer: it came compressed, and a response to a \
+             request with a credential must be readable to be masked"
         )),
         ErrorCode::ConnectionLimitReached => HttpError::Failed(format!(
-            "{url}: too many requests of this call are in flight; finish reading one response before sending another"
+            "{url}: too many requests of this call are in flight; finish reading one response \
+             before sending another"
         )),
         other => HttpError::Failed(format!("{url}: {other:?}")),
     }
@@ -514,8 +520,9 @@ mod tests {
         assert_eq!(
             err,
             HttpError::Denied(
-                "net: GET http://127.0.0.1:8080: the URL carries a user name or password (user:pass@host), which is refused; \
-                 credentials are added by the host from the permission table, never written in URLs"
+                "net: GET http://127.0.0.1:8080: the URL carries a user name or password \
+                 (user:pass@host), which is refused; credentials are added by the host from the \
+                 permission table, never written in URLs"
                     .into()
             )
         );
@@ -523,7 +530,13 @@ mod tests {
         let user_only = url::Url::parse("https://admin@example.com/").unwrap();
         let from = url::Url::parse("https://example.com/start").unwrap();
         let err = refuse_user_info("GET", &user_only, Some(&from)).unwrap_err().to_string();
-        assert!(err.starts_with("net: GET https://example.com (a redirect from https://example.com/start): the URL carries"), "{err}");
+        assert!(
+            err.starts_with(
+                "net: GET https://example.com (a redirect from https://example.com/start): the URL \
+                 carries"
+            ),
+            "{err}"
+        );
         assert!(!err.contains("admin"), "{err}");
         refuse_user_info("GET", &from, None).expect("no user info");
     }

@@ -6,7 +6,8 @@
 //!  "setup": {"files": {"notes/todo.md": {"content": "- renew passport\n- call the bank\n"}}},
 //!  "policy": "[skills.files]\nlevel = \"auto\"\nread = [\"./notes\"]\n",
 //!  "expect": {"tools": ["files.read"], "args": {"files.read": {"path": "notes/todo.md"}},
-//!             "answer": {"contains": "passport"}, "must_not_tools": ["files.write"], "max_steps": 4}}
+//!             "answer": {"contains": "passport"}, "must_not_tools": ["files.write"],
+//!             "max_steps": 4}}
 //! ```
 //!
 //! Unknown keys are errors that name the file, the line and the key, so a
@@ -347,7 +348,9 @@ fn describe_serde(message: &str) -> String {
             .to_owned();
     }
     if message.contains("untagged enum Texts") {
-        return "expected a string or a list of strings (e.g. in answer.contains or files.*.contains)".to_owned();
+        return "expected a string or a list of strings (e.g. in answer.contains or \
+                files.*.contains)"
+            .to_owned();
     }
     message.to_owned()
 }
@@ -504,7 +507,10 @@ mod tests {
                 "evals/x.jsonl:3: unknown field `expct`",
             ),
             (
-                r#"{"id": "a", "domain": "d", "task": "t", "expect": {"answer": {"contain": "x"}}}"#,
+                concat!(
+                    r#"{"id": "a", "domain": "d", "task": "t", "expect": {"answer": "#,
+                    r#"{"contain": "x"}}}"#
+                ),
                 "unknown field `contain`",
             ),
             (r#"{"id": "a b", "domain": "d", "task": "t"}"#, "use letters, digits"),
@@ -513,7 +519,10 @@ mod tests {
                 "name tools as skill.tool",
             ),
             (
-                r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"../x": {"content": ""}}}}"#,
+                concat!(
+                    r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"../x": "#,
+                    r#"{"content": ""}}}}"#
+                ),
                 "without '..'",
             ),
             (
@@ -521,7 +530,10 @@ mod tests {
                 "exactly one of",
             ),
             (
-                r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"x": {"fixture": "nope.txt"}}}}"#,
+                concat!(
+                    r#"{"id": "a", "domain": "d", "task": "t", "setup": {"files": {"x": "#,
+                    r#"{"fixture": "nope.txt"}}}}"#
+                ),
                 "does not exist",
             ),
             (
@@ -534,7 +546,10 @@ mod tests {
             ),
             (r#"{"id": "a", "domain": "d", "task": "t"#, "not valid JSON"),
             (
-                r#"{"id": "a", "domain": "d", "task": "t", "expect": {"args": {"files.read": "x"}}}"#,
+                concat!(
+                    r#"{"id": "a", "domain": "d", "task": "t", "expect": {"args": "#,
+                    r#"{"files.read": "x"}}}"#
+                ),
                 "expect.args",
             ),
         ];

@@ -27,18 +27,24 @@ const MAX_BUCKETS: usize = 16;
 /// Inline because the CSP loads nothing; the print rules open every case
 /// so a printed report holds every trajectory.
 const STYLE: &str = "\
-body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:1.5em auto;max-width:72em;padding:0 1em;color:#222}
-h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.4em 0 .4em;border-bottom:1px solid #ccc}
+body{font:14px/1.4 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:1.5em auto;\
+max-width:72em;padding:0 1em;color:#222}
+h1{font-size:1.5em;margin:.2em 0}\
+h2{font-size:1.2em;margin:1.4em 0 .4em;border-bottom:1px solid #ccc}
 h3{font-size:1em;margin:.8em 0 .3em}
-table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.4em 0}\
+td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.wide{overflow-x:auto}td code{overflow-wrap:anywhere}code,pre{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace}
+.wide{overflow-x:auto}td code{overflow-wrap:anywhere}\
+code,pre{font:12px/1.35 ui-monospace,Menlo,Consolas,monospace}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0;background:#f8f8f8;padding:3px}
-.badge{display:inline-block;padding:0 .5em;border-radius:3px;font-weight:bold;font-size:.85em;color:#fff}
+.badge{display:inline-block;padding:0 .5em;border-radius:3px;\
+font-weight:bold;font-size:.85em;color:#fff}
 .pass{background:#2e7d32}.fail{background:#c62828}
 li.bad,tr.bad td{background:#fdecea}.flag{color:#b71c1c}.cut{color:#777;font-style:italic}
 details{border:1px solid #ddd;margin:.4em 0;padding:.2em .6em}summary{cursor:pointer}
-.run{border-left:3px solid #2e7d32;padding-left:.6em;margin:.8em 0}.run.bad{border-left-color:#c62828}
+.run{border-left:3px solid #2e7d32;padding-left:.6em;margin:.8em 0}\
+.run.bad{border-left-color:#c62828}
 .charts{display:flex;flex-wrap:wrap;gap:1.5em}svg text{font:11px system-ui,sans-serif}
 @media print{body{font-size:11px;max-width:none}.run{break-inside:avoid}
 details>*{display:block}details::details-content{content-visibility:visible;display:contents}}
@@ -408,7 +414,8 @@ fn histogram(title: &str, buckets: &[Bucket]) -> String {
         };
         let runs = if b.count == 1 { "run" } else { "runs" };
         svg.push_str(&format!(
-            "<g><title>{range}: {} {runs}</title><rect x=\"{}\" y=\"{:.1}\" width=\"{}\" height=\"{h:.1}\" fill=\"#1565c0\"/>\
+            "<g><title>{range}: {} {runs}</title><rect x=\"{}\" y=\"{:.1}\" width=\"{}\" \
+             height=\"{h:.1}\" fill=\"#1565c0\"/>\
              <text x=\"{}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\
              <text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text></g>\n",
             b.count,
@@ -483,7 +490,8 @@ fn failed_expectations(run: Option<&RunResult>) -> String {
 fn case_block(index: usize, case: &CaseResult) -> String {
     let any_failed = case.runs.iter().any(|r| !r.passed);
     let mut out = format!(
-        "<details id=\"case-{index}\"{}>\n<summary>{} <code>{}</code> · {} · {}/{} passed</summary>\n",
+        "<details id=\"case-{index}\"{}>\n<summary>{} <code>{}</code> · {} · {}/{} \
+         passed</summary>\n",
         if any_failed { " open" } else { "" },
         badge(!any_failed && !case.runs.is_empty()),
         escape(&case.id),
@@ -590,7 +598,8 @@ fn trajectory(calls: &[CallRecord]) -> String {
     if calls.is_empty() {
         return "<p>No tool calls.</p>\n".to_owned();
     }
-    let mut out = "<div class=\"wide\"><table>\n<tr><th>step</th><th>tool</th><th>arguments</th><th>decision</th>\
+    let mut out = "<div class=\"wide\"><table>\n\
+                   <tr><th>step</th><th>tool</th><th>arguments</th><th>decision</th>\
                    <th>outcome</th><th>ms</th><th>result</th></tr>\n"
         .to_owned();
     for group in calls.chunk_by(|a, b| a.step == b.step) {

@@ -65,7 +65,9 @@ const LIMITS: Limits = Limits {
 
 /// The answer to a connection past [`MAX_CONNECTIONS`], written before it
 /// is closed.
-const TOO_MANY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 49\r\nConnection: close\r\n\r\nthe fixture server has too many open connections\n";
+const TOO_MANY: &[u8] =
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 49\r\n\
+      Connection: close\r\n\r\nthe fixture server has too many open connections\n";
 
 /// One configured answer.
 #[derive(Clone, Debug)]
@@ -360,15 +362,18 @@ mod tests {
         let server = server().await;
         let big = "x".repeat(SHORT.max_body + 1);
         let declared = format!(
-            "POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{big}",
+            "POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: {}\r\nConnection: close\r\n\r\n\
+             {big}",
             big.len()
         );
         let chunked = format!(
-            "POST /api HTTP/1.1\r\nHost: fixture\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{:x}\r\n{big}\r\n0\r\n\r\n",
+            "POST /api HTTP/1.1\r\nHost: fixture\r\nTransfer-Encoding: chunked\r\n\
+             Connection: close\r\n\r\n{:x}\r\n{big}\r\n0\r\n\r\n",
             big.len()
         );
         let fits = format!(
-            "POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: {0}\r\nConnection: close\r\n\r\n{1}",
+            "POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: {0}\r\nConnection: close\r\n\
+             \r\n{1}",
             SHORT.max_body,
             &big[1..]
         );
@@ -402,7 +407,9 @@ mod tests {
         );
 
         held.clear();
-        let request = b"POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        let request =
+            b"POST /api HTTP/1.1\r\nHost: fixture\r\nContent-Length: 0\r\nConnection: close\r\n\
+              \r\n";
         let deadline = std::time::Instant::now() + PATIENCE;
         loop {
             let mut stream = TcpStream::connect(server.addr()).await.unwrap();

@@ -28,7 +28,8 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
 /// What every refusal ends with: how to run the case anyway, and when not to.
-pub const TRUST_HINT: &str = "pass --trust-cases to allow it (only for case files you wrote or checked: a case's table is granted without a person, like --yes)";
+pub const TRUST_HINT: &str = "pass --trust-cases to allow it (only for case files you wrote or \
+                              checked: a case's table is granted without a person, like --yes)";
 
 /// The port [`check_case`] fills `{port}` with. Any port would do: a
 /// pattern is compared with the same value it was filled with.
@@ -67,7 +68,8 @@ pub enum Overreach {
     },
     /// A host environment variable.
     #[error(
-        "skills.{skill}.env {name:?} hands the skill a variable of the runner's environment; a case may not grant environment variables"
+        "skills.{skill}.env {name:?} hands the skill a variable of the runner's environment; a \
+         case may not grant environment variables"
     )]
     Env {
         /// The skill.
@@ -77,7 +79,8 @@ pub enum Overreach {
     },
     /// A credential.
     #[error(
-        "skills.{skill}.credentials for {target} sends the runner's secret ({from}) with the skill's requests; a case may not grant credentials"
+        "skills.{skill}.credentials for {target} sends the runner's secret ({from}) with the \
+         skill's requests; a case may not grant credentials"
     )]
     Credential {
         /// The skill.
@@ -227,9 +230,10 @@ mod tests {
         ("read = [\"{workdir}/../in-link\"]", Some("/in-link, outside the case's working folder")),
         (
             "net = [\"example.com\"]",
-            Some(
-                r#"skills.x.net "example.com" reaches more than the case's fixture server; a case may grant only "127.0.0.1:{port}""#,
-            ),
+            Some(concat!(
+                r#"skills.x.net "example.com" reaches more than the case's fixture "#,
+                r#"server; a case may grant only "127.0.0.1:{port}""#
+            )),
         ),
         ("net = [\"*.example.com:*\"]", Some(r#"skills.x.net "*.example.com:*""#)),
         ("net = [\"localhost:4242\"]", Some(r#"skills.x.net "localhost:4242""#)),
@@ -241,14 +245,17 @@ mod tests {
         ("net = [\"10.0.0.5:4242\"]", Some(r#"skills.x.net "10.0.0.5:4242""#)),
         (
             "env = [\"HOME\"]",
-            Some(
-                r#"skills.x.env "HOME" hands the skill a variable of the runner's environment; a case may not grant environment variables"#,
-            ),
+            Some(concat!(
+                r#"skills.x.env "HOME" hands the skill a variable of the runner's "#,
+                r#"environment; a case may not grant environment variables"#
+            )),
         ),
         (
-            "net = [\"127.0.0.1:4242\"]\n[[skills.x.credentials]]\nhost = \"127.0.0.1:4242\"\nenv = \"REACH_TOKEN\"\nheader = \"Authorization\"\nallow_http = true",
+            "net = [\"127.0.0.1:4242\"]\n[[skills.x.credentials]]\nhost = \"127.0.0.1:4242\"\n\
+             env = \"REACH_TOKEN\"\nheader = \"Authorization\"\nallow_http = true",
             Some(
-                "skills.x.credentials for 127.0.0.1:4242 sends the runner's secret (env REACH_TOKEN) with the skill's requests; a case may not grant credentials",
+                "skills.x.credentials for 127.0.0.1:4242 sends the runner's secret (env \
+                 REACH_TOKEN) with the skill's requests; a case may not grant credentials",
             ),
         ),
     ];
@@ -271,12 +278,19 @@ mod tests {
     #[test]
     fn every_overreach_is_named_and_the_refusal_says_how_to_allow_it() {
         let s = scratch();
-        let table = "[skills.files]\nread = [\"./notes\", \"/etc\"]\n\n[skills.web]\nnet = [\"127.0.0.1:4242\", \"example.com\"]\n";
+        let table = "[skills.files]\nread = [\"./notes\", \"/etc\"]\n\n[skills.web]\n\
+                     net = [\"127.0.0.1:4242\", \"example.com\"]\n";
         let policy = Policy::parse(table, Path::new("reach.toml"), &s.workdir).unwrap();
         let found = overreach(&policy, &s.workdir, FIXTURE.parse().unwrap());
         assert_eq!(found.len(), 2, "{found:?}");
         let text = refusal(&found);
-        assert!(text.starts_with(r#"the case's permission table grants more than a case may: skills.files.read "/etc" is /etc"#), "{text}");
+        assert!(
+            text.starts_with(concat!(
+                r#"the case's permission table grants more than a case may: skills.files.read "#,
+                r#""/etc" is /etc"#
+            )),
+            "{text}"
+        );
         assert!(
             text.contains(r#"; skills.web.net "example.com" reaches"#)
                 && text.ends_with(TRUST_HINT),
@@ -292,9 +306,19 @@ mod tests {
 
     #[test]
     fn check_case_fills_the_placeholders_and_names_the_line() {
-        check_case(&case("[skills.web]\nnet = [\"127.0.0.1:{port}\"]\nwrite = [\"{workdir}/pages\", \"./notes\"]\n")).expect("confined");
+        check_case(&case(
+            "[skills.web]\nnet = [\"127.0.0.1:{port}\"]\n\
+             write = [\"{workdir}/pages\", \"./notes\"]\n",
+        ))
+        .expect("confined");
         let err = check_case(&case("[skills.files]\nread = [\"/etc\"]\n")).unwrap_err().to_string();
-        assert!(err.starts_with(r#"cases.jsonl:7: c: the case's permission table grants more than a case may: skills.files.read "/etc""#), "{err}");
+        assert!(
+            err.starts_with(concat!(
+                r#"cases.jsonl:7: c: the case's permission table grants more than a case may: "#,
+                r#"skills.files.read "/etc""#
+            )),
+            "{err}"
+        );
         assert!(err.ends_with(TRUST_HINT), "{err}");
         check_case(&case("[skills.files]\nread = 3\n"))
             .expect("a table that does not parse is its run's error");

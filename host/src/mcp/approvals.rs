@@ -62,9 +62,10 @@ const STATE_BYTES: usize = NONCE + 8 + TAG + MAC;
 pub enum ApprovalsError {
     /// A shared state key without a shared record of used approvals.
     #[error(
-        "{STATE_KEY_ENV} is set, so other instances' confirmation answers are accepted here, but no record of used \
-         answers is shared with them: one \"yes\" could run once at every instance. Set {APPROVALS_ENV} (or --approvals) \
-         to an SQLite file every instance opens, on a local disk (e.g. /srv/reach/mcp-approvals.db)"
+        "{STATE_KEY_ENV} is set, so other instances' confirmation answers are accepted here, but \
+         no record of used answers is shared with them: one \"yes\" could run once at every \
+         instance. Set {APPROVALS_ENV} (or --approvals) to an SQLite file every instance opens, on \
+         a local disk (e.g. /srv/reach/mcp-approvals.db)"
     )]
     NeedsStore,
     /// The record's file could not be created or checked.
@@ -96,8 +97,8 @@ pub enum ApprovalsError {
     Interrupted,
     /// Too many approvals within [`STATE_TTL`].
     #[error(
-        "{max} confirmations were accepted in the last {} minutes, the most this server keeps track of; \
-         wait a few minutes and call again",
+        "{max} confirmations were accepted in the last {} minutes, the most this server keeps \
+         track of; wait a few minutes and call again",
         STATE_TTL.as_secs() / 60
     )]
     Full {
@@ -414,8 +415,11 @@ impl Sqlite {
         // WAL: instances read and write the file at once without blocking readers.
         let _mode: String =
             conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(db)?;
-        conn.execute_batch("CREATE TABLE IF NOT EXISTS used_states (nonce BLOB PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;")
-            .map_err(db)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS used_states \
+             (nonce BLOB PRIMARY KEY, expires INTEGER NOT NULL) WITHOUT ROWID;",
+        )
+        .map_err(db)?;
         Ok(Sqlite { conn: Mutex::new(conn), path: path.to_owned(), max })
     }
 }

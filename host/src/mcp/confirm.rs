@@ -45,8 +45,9 @@ pub async fn ask(
     let can_ask = context.client_capabilities().and_then(|caps| caps.elicitation).is_some();
     if !can_ask {
         return Answer::Refused(
-            "this MCP client cannot ask a person (it does not support elicitation); use a client that does, \
-             or ask the operator to set the tool's level to \"auto\" in the permission table"
+            "this MCP client cannot ask a person (it does not support elicitation); use a client \
+             that does, or ask the operator to set the tool's level to \"auto\" in the permission \
+             table"
                 .to_owned(),
         );
     }
@@ -57,11 +58,17 @@ pub async fn ask(
     }
     let request = form(message);
     tokio::select! {
-        answer = context.peer.create_elicitation_with_timeout(request, Some(ANSWER_TIMEOUT)) => match answer {
-            Ok(result) => decided(&result),
-            Err(err) => Answer::Refused(format!("the client did not answer the confirmation request ({err})")),
-        },
-        () = context.ct.cancelled() => Answer::Refused("the call was cancelled while waiting for confirmation".to_owned()),
+        answer = context.peer.create_elicitation_with_timeout(request, Some(ANSWER_TIMEOUT)) => {
+            match answer {
+                Ok(result) => decided(&result),
+                Err(err) => Answer::Refused(format!(
+                    "the client did not answer the confirmation request ({err})"
+                )),
+            }
+        }
+        () = context.ct.cancelled() => {
+            Answer::Refused("the call was cancelled while waiting for confirmation".to_owned())
+        }
     }
 }
 
@@ -95,16 +102,26 @@ async fn ask_by_retry(
         let spendable = match approvals.verify(state, &subject, &client) {
             Verdict::Valid(spendable) => spendable,
             Verdict::OtherClient => {
-                return Answer::Refused("this answer was given to the question of another client (or session); each client must be asked itself: call again without it".to_owned());
+                return Answer::Refused(
+                    "this answer was given to the question of another client (or session); each \
+                     client must be asked itself: call again without it"
+                        .to_owned(),
+                );
             }
             Verdict::Expired => {
                 return Answer::Refused(format!(
-                    "the answer came more than {} minutes after the question; call again to ask the person again",
+                    "the answer came more than {} minutes after the question; call again to ask \
+                     the person again",
                     super::approvals::STATE_TTL.as_secs() / 60
                 ));
             }
             Verdict::NotForThis => {
-                tracing::warn!(skill = %call.skill(), tool = %call.tool(), "a confirmation answer came with a request state that is not for these arguments: asking again");
+                tracing::warn!(
+                    skill = %call.skill(),
+                    tool = %call.tool(),
+                    "a confirmation answer came with a request state that is not for these \
+                     arguments: asking again"
+                );
                 return question(message, approvals.seal(&subject, &client));
             }
         };
@@ -112,7 +129,8 @@ async fn ask_by_retry(
             Ok(result) => result,
             Err(err) => {
                 return Answer::Refused(format!(
-                    "the client's answer to the confirmation request is not an elicitation result: {err}"
+                    "the client's answer to the confirmation request is not an elicitation result: \
+                     {err}"
                 ));
             }
         };
@@ -122,12 +140,20 @@ async fn ask_by_retry(
         }
         return match approvals.spend(spendable).await {
             Ok(true) => Answer::Confirmed,
-            Ok(false) => Answer::Refused("this answer was already used: each \"accept\" allows one call; call again to ask the person again".to_owned()),
+            Ok(false) => Answer::Refused(
+                "this answer was already used: each \"accept\" allows one call; call again to ask \
+                 the person again"
+                    .to_owned(),
+            ),
             Err(err) => Answer::Refused(err.to_string()),
         };
     }
     if params.input_responses.is_some() {
-        tracing::warn!(skill = %call.skill(), tool = %call.tool(), "a confirmation answer came without a request state: asking again");
+        tracing::warn!(
+            skill = %call.skill(),
+            tool = %call.tool(),
+            "a confirmation answer came without a request state: asking again"
+        );
     }
     question(message, approvals.seal(&subject, &client))
 }

@@ -99,15 +99,16 @@ impl HttpOptions {
 pub enum HttpError {
     /// A non-loopback address without a token.
     #[error(
-        "refusing to serve MCP on {0} without a bearer token: anyone who can reach that address could run your skills; \
-         set {TOKEN_ENV} to a long random secret (clients send it as `Authorization: Bearer …`), or listen on 127.0.0.1"
+        "refusing to serve MCP on {0} without a bearer token: anyone who can reach that address \
+         could run your skills; set {TOKEN_ENV} to a long random secret (clients send it as \
+         `Authorization: Bearer …`), or listen on 127.0.0.1"
     )]
     NeedsToken(SocketAddr),
     /// A loopback address without a token, and `no_auth` not chosen.
     #[error(
-        "refusing to serve MCP on {0} without a bearer token: any process on this machine could run your skills and \
-         answer their confirmation questions; give a token (`reach mcp` makes one in {file}, or set {TOKEN_ENV}), \
-         or choose to serve without one (--no-auth)",
+        "refusing to serve MCP on {0} without a bearer token: any process on this machine could \
+         run your skills and answer their confirmation questions; give a token (`reach mcp` makes \
+         one in {file}, or set {TOKEN_ENV}), or choose to serve without one (--no-auth)",
         file = token::TOKEN_FILE
     )]
     NeedsTokenOnLoopback(SocketAddr),
@@ -137,7 +138,11 @@ pub async fn serve(
         if !options.no_auth {
             return Err(HttpError::NeedsTokenOnLoopback(options.addr));
         }
-        tracing::warn!(addr = %options.addr, "serving MCP without a bearer token (--no-auth): any process on this machine can call the tools and answer their confirmation questions");
+        tracing::warn!(
+            addr = %options.addr,
+            "serving MCP without a bearer token (--no-auth): any process on this machine can call \
+             the tools and answer their confirmation questions"
+        );
     }
     let listener = tokio::net::TcpListener::bind(options.addr)
         .await
@@ -174,7 +179,12 @@ pub async fn serve(
         StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&sessions), config);
     let token = options.token.as_deref().map(|t| *blake3::hash(t.as_bytes()).as_bytes());
     let served = Arc::new(Served { service, sessions, token });
-    tracing::info!(addr = %bound, token = token.is_some(), origins = ?options.allowed_origins, "serving MCP over HTTP");
+    tracing::info!(
+        addr = %bound,
+        token = token.is_some(),
+        origins = ?options.allowed_origins,
+        "serving MCP over HTTP"
+    );
     ready(bound);
     loop {
         let (stream, peer) = tokio::select! {
@@ -224,7 +234,10 @@ impl Served {
         if let Some(expected) = &self.token
             && !authorized(&request, expected)
         {
-            tracing::warn!(path = %request.uri().path(), "MCP request refused: missing or wrong bearer token");
+            tracing::warn!(
+                path = %request.uri().path(),
+                "MCP request refused: missing or wrong bearer token"
+            );
             let mut response = plain(
                 StatusCode::UNAUTHORIZED,
                 "a bearer token is required (Authorization: Bearer …)".to_owned(),
@@ -280,7 +293,8 @@ async fn read_body(
         plain(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!(
-                "the request body is over {} MiB, the most this server reads; send smaller tool arguments (a large file in several writes)",
+                "the request body is over {} MiB, the most this server reads; send smaller tool \
+                 arguments (a large file in several writes)",
                 MAX_BODY_BYTES >> 20
             ),
         )

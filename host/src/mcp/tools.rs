@@ -60,8 +60,8 @@ pub fn resolve(host: &Host, name: &str) -> Result<(String, String), ToolFailure>
     // Installed but not named: say so, so the operator sees why.
     let message = match host.registry().active_skills().iter().find_map(tool_of) {
         Some((skill, _)) => format!(
-            "no tool `{name}`: the permission table {} does not name skill `{skill}` ([skills.{skill}]), so it is not served; \
-             the tools served are listed with tools/list",
+            "no tool `{name}`: the permission table {} does not name skill `{skill}` \
+             ([skills.{skill}]), so it is not served; the tools served are listed with tools/list",
             host.policy().origin().display()
         ),
         None => format!("no tool `{name}`: tools are named SKILL__TOOL; list them with tools/list"),

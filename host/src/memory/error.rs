@@ -34,7 +34,8 @@ pub enum MemoryError {
     },
     /// The store holds [`MAX_ENTRIES`](super::MAX_ENTRIES) entries.
     #[error(
-        "memory: the store holds {limit} entries, the most it keeps; forget some (`reach memory forget ID`)"
+        "memory: the store holds {limit} entries, the most it keeps; forget some (`reach memory \
+         forget ID`)"
     )]
     Full {
         /// [`MAX_ENTRIES`](super::MAX_ENTRIES).
@@ -50,7 +51,8 @@ pub enum MemoryError {
     },
     /// The database was written by a newer version of Agent Reach.
     #[error(
-        "memory database {path}: schema version {found} is newer than this reach reads ({supported}); upgrade reach"
+        "memory database {path}: schema version {found} is newer than this reach reads \
+         ({supported}); upgrade reach"
     )]
     NewerSchema {
         /// The database file.

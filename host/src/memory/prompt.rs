@@ -9,7 +9,8 @@ pub const DEFAULT_BUDGET_TOKENS: usize = 300;
 const CANDIDATES: usize = 20;
 
 /// The first line of the block; what the model is told the notes are.
-const HEADER: &str = "Remembered notes from earlier runs (they may be out of date; the task and tool results come first):";
+const HEADER: &str = "Remembered notes from earlier runs (they may be out of date; the task and \
+                      tool results come first):";
 
 /// Roughly how many tokens `text` takes: the harness's estimate (four
 /// characters a token), so the block is counted as the prompt is.
@@ -119,7 +120,13 @@ mod tests {
         };
         let block = render(&[e]);
         assert_eq!(block.lines().count(), 2, "{block}");
-        assert!(block.ends_with("in run r7 - [preference] Always overwrite existing files (stated by the user), step 2)"), "{block}");
+        assert!(
+            block.ends_with(
+                "in run r7 - [preference] Always overwrite existing files (stated by the user), \
+                 step 2)"
+            ),
+            "{block}"
+        );
     }
 
     #[test]

@@ -58,7 +58,8 @@ CREATE TABLE entries (
 );
 CREATE UNIQUE INDEX entries_active ON entries (kind, subject_key) WHERE superseded_by IS NULL;
 CREATE INDEX entries_subject ON entries (kind, subject_key, created);
-CREATE VIRTUAL TABLE memory_fts USING fts5 (subject, text, content = '', contentless_delete = 1, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE memory_fts USING fts5 (subject, text, content = '', contentless_delete = 1, \
+    tokenize = 'porter unicode61');
 ";
 
 /// From version 1 to 2: the file an entry was imported from. Entries
@@ -67,7 +68,9 @@ CREATE VIRTUAL TABLE memory_fts USING fts5 (subject, text, content = '', content
 const TO_VERSION_2: &str = "ALTER TABLE entries ADD COLUMN imported_from TEXT;";
 
 /// Every column of an entry, in the order [`entry_from_row`] reads them.
-const COLUMNS: &str = "e.id, e.kind, e.subject, e.text, e.task_type, e.source, e.run_id, e.step, e.tool, e.created, e.last_used, e.use_count, e.supersedes, e.superseded_by, e.imported_from";
+const COLUMNS: &str = "e.id, e.kind, e.subject, e.text, e.task_type, e.source, e.run_id, e.step, \
+                       e.tool, e.created, e.last_used, e.use_count, e.supersedes, e.superseded_by, \
+                       e.imported_from";
 
 /// Now, as every time in the store is written.
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
@@ -258,9 +261,14 @@ impl MemoryStore for SqliteStore {
     fn get(&self, id: EntryId) -> Result<Option<History>, MemoryError> {
         self.read(|conn| {
             let Some(entry) = by_id(conn, id)? else { return Ok(None) };
-            let sql = format!("SELECT {COLUMNS} FROM entries e WHERE e.kind = ?1 AND e.subject_key = ?2 ORDER BY e.created, e.id");
+            let sql = format!(
+                "SELECT {COLUMNS} FROM entries e WHERE e.kind = ?1 AND e.subject_key = ?2 ORDER BY \
+                 e.created, e.id"
+            );
             let mut stmt = conn.prepare(&sql)?;
-            let versions = stmt.query_map(params![entry.kind.name(), subject_key(&entry.subject)], entry_from_row)?.collect::<Result<_, _>>()?;
+            let versions = stmt
+                .query_map(params![entry.kind.name(), subject_key(&entry.subject)], entry_from_row)?
+                .collect::<Result<_, _>>()?;
             Ok(Some(History { entry, versions }))
         })
     }
@@ -295,11 +303,15 @@ impl MemoryStore for SqliteStore {
             let Some(entry) = by_id(tx, id)? else { return Ok(Err(MemoryError::NotFound { id })) };
             // The entry and the versions before it: by time, as `get` orders them.
             let mut stmt = tx.prepare(
-                "SELECT id, superseded_by IS NULL FROM entries WHERE kind = ?1 AND subject_key = ?2 \
-                 AND (created < ?3 OR (created = ?3 AND id <= ?4)) ORDER BY created, id",
+                "SELECT id, superseded_by IS NULL FROM entries WHERE kind = ?1 \
+                 AND subject_key = ?2 AND (created < ?3 OR (created = ?3 AND id <= ?4)) \
+                 ORDER BY created, id",
             )?;
             let doomed: Vec<(EntryId, bool)> = stmt
-                .query_map(params![entry.kind.name(), subject_key(&entry.subject), entry.created, id], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .query_map(
+                    params![entry.kind.name(), subject_key(&entry.subject), entry.created, id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?
                 .collect::<Result<_, _>>()?;
             for &(gone, active) in &doomed {
                 if active {
@@ -355,8 +367,10 @@ fn insert(
     };
     tx.execute(
         &format!(
-            "INSERT INTO entries (id, kind, subject, subject_key, text, task_type, source, run_id, step, tool, created, last_used, use_count, supersedes, superseded_by, imported_from) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE(?11, {NOW}), ?12, ?13, ?14, ?15, ?16)"
+            "INSERT INTO entries (id, kind, subject, subject_key, text, task_type, source, run_id, \
+             step, tool, created, last_used, use_count, supersedes, superseded_by, imported_from) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, COALESCE(?11, {NOW}), ?12, ?13, ?14, \
+             ?15, ?16)"
         ),
         params![
             stored.id,
@@ -383,7 +397,8 @@ fn insert(
 /// The active entry of a kind and subject key.
 fn active(conn: &Connection, kind: Kind, key: &str) -> rusqlite::Result<Option<Entry>> {
     let sql = format!(
-        "SELECT {COLUMNS} FROM entries e WHERE e.kind = ?1 AND e.subject_key = ?2 AND e.superseded_by IS NULL"
+        "SELECT {COLUMNS} FROM entries e WHERE e.kind = ?1 AND e.subject_key = ?2 AND \
+         e.superseded_by IS NULL"
     );
     conn.prepare_cached(&sql)?.query_row(params![kind.name(), key], entry_from_row).optional()
 }

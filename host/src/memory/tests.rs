@@ -25,7 +25,8 @@ fn limits_name_the_field_and_the_limit() {
     let err = checked(entry("s", &"x".repeat(MAX_TEXT_CHARS + 1))).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "memory: the text is 2001 characters; the limit is 2000 — shorten it or split it into several entries"
+        "memory: the text is 2001 characters; the limit is 2000 — shorten it or split it into \
+         several entries"
     );
     let err = checked(entry(&"é".repeat(201), "t")).unwrap_err();
     assert_eq!(

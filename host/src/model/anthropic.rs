@@ -189,7 +189,12 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
             Role::Assistant => {
                 let mut blocks: Vec<Value> = text_block(&message.content).into_iter().collect();
                 blocks.extend(message.tool_calls.iter().map(|call| {
-                    json!({"type": "tool_use", "id": call.id, "name": call.name, "input": tool_input(&call.arguments)})
+                    json!({
+                        "type": "tool_use",
+                        "id": call.id,
+                        "name": call.name,
+                        "input": tool_input(&call.arguments),
+                    })
                 }));
                 ("assistant", blocks)
             }
@@ -344,9 +349,10 @@ mod tests {
 
     #[test]
     fn cached_tokens_count_as_input() {
-        let parsed = parse_response(
-            r#"{"content": [], "usage": {"input_tokens": 5, "cache_read_input_tokens": 100, "output_tokens": 7}}"#,
-        )
+        let parsed = parse_response(concat!(
+            r#"{"content": [], "usage": {"input_tokens": 5, "cache_read_input_tokens": "#,
+            r#"100, "output_tokens": 7}}"#
+        ))
         .ok()
         .unwrap();
         assert_eq!(

@@ -28,9 +28,11 @@ pub fn system_note(tools: &[ToolSpec]) -> String {
     let mut note = String::from(
         "# How to reply\n\
          Every reply is exactly one JSON object:\n\
-         - to call a tool: {\"action\": \"<tool name>\", \"arguments\": {…}}; its result comes back in the next message;\n\
-         - to finish: {\"action\": \"answer\", \"arguments\": {\"text\": \"<your final answer to the user>\"}} — once the tools \
-         have given the facts the task needs, or straight away for small talk or a question the task itself answers.\n\n\
+         - to call a tool: {\"action\": \"<tool name>\", \"arguments\": {…}}; its result comes \
+         back in the next message;\n\
+         - to finish: {\"action\": \"answer\", \"arguments\": {\"text\": \"<your final answer to \
+         the user>\"}} — once the tools have given the facts the task needs, or straight away \
+         for small talk or a question the task itself answers.\n\n\
          # Tools\n",
     );
     for tool in tools {
@@ -72,7 +74,12 @@ pub fn reply_schema(tools: &[ToolSpec]) -> Value {
         rewrite_refs(&mut parameters, &tool.name);
         variants.push(variant(&tool.name, parameters));
     }
-    let answer = json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"], "additionalProperties": false});
+    let answer = json!({
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+        "additionalProperties": false,
+    });
     variants.push(variant(ANSWER, answer));
     let mut schema = json!({"anyOf": variants});
     if !defs.is_empty() {
@@ -132,7 +139,10 @@ pub fn wire_messages(messages: &[Message], tools: &[ToolSpec]) -> Vec<Value> {
             Role::System => out.push(json!({"role": "system", "content": message.content})),
             Role::User => out.push(json!({"role": "user", "content": message.content})),
             Role::Assistant if message.tool_calls.is_empty() => {
-                out.push(json!({"role": "assistant", "content": as_reply(ANSWER, json!({"text": message.content}))}));
+                out.push(json!({
+                    "role": "assistant",
+                    "content": as_reply(ANSWER, json!({"text": message.content})),
+                }));
             }
             Role::Assistant => {
                 let calls: Vec<String> = message
@@ -154,7 +164,10 @@ pub fn wire_messages(messages: &[Message], tools: &[ToolSpec]) -> Vec<Value> {
                     .flat_map(|m| m.tool_calls.iter())
                     .find(|c| c.id == id)
                     .map_or("the tool", |c| c.name.as_str());
-                out.push(json!({"role": "user", "content": format!("Result of {name}:\n{}", message.content)}));
+                out.push(json!({
+                    "role": "user",
+                    "content": format!("Result of {name}:\n{}", message.content),
+                }));
             }
         }
     }
@@ -208,8 +221,13 @@ mod tests {
     fn the_schema_has_one_variant_per_tool_and_the_answer_with_refs_at_the_root() {
         let request = tool(
             "http_api__request",
-            json!({"$schema": "x", "$defs": {"Method": {"enum": ["GET", "POST"]}},
-                   "type": "object", "properties": {"method": {"$ref": "#/$defs/Method"}}, "required": ["method"]}),
+            json!({
+                "$schema": "x",
+                "$defs": {"Method": {"enum": ["GET", "POST"]}},
+                "type": "object",
+                "properties": {"method": {"$ref": "#/$defs/Method"}},
+                "required": ["method"],
+            }),
         );
         let read = tool(
             "files__read",

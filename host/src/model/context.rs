@@ -96,7 +96,9 @@ mod tests {
         assert_eq!(from_models_listing(&llama, "qwen"), Some(12_288));
         // A single-model server answers whatever name it was asked by.
         assert_eq!(from_models_listing(&llama, "other-name"), Some(12_288));
-        let vllm = json!({"data": [{"id": "a", "max_model_len": 4096}, {"id": "b", "max_model_len": 8192}]});
+        let vllm = json!({
+            "data": [{"id": "a", "max_model_len": 4096}, {"id": "b", "max_model_len": 8192}],
+        });
         assert_eq!(from_models_listing(&vllm, "b"), Some(8_192));
         assert_eq!(from_models_listing(&vllm, "c"), None);
         let openai = json!({"data": [{"id": "gpt-4o", "owned_by": "openai"}]});

@@ -77,8 +77,8 @@ impl OpenAiConfig {
         // rather than relay a 401 on the first step.
         if base_url.is_none() && api_key.is_none() {
             return Err(ModelError::Config(
-                "set OPENAI_API_KEY for api.openai.com, or OPENAI_BASE_URL for another OpenAI-compatible server \
-                 (e.g. http://127.0.0.1:8080/v1)"
+                "set OPENAI_API_KEY for api.openai.com, or OPENAI_BASE_URL for another \
+                 OpenAI-compatible server (e.g. http://127.0.0.1:8080/v1)"
                     .into(),
             ));
         }
@@ -152,7 +152,11 @@ impl OpenAiClient {
         });
         match self.endpoint.chat(body, parse_response, &self.config.model).await {
             Err(ModelError::Status { status: 400 | 422, body, .. }) => {
-                tracing::warn!(model = %self.config.model, reason = %excerpt(&body), "the server refused a constrained reply; offering tools natively from now on");
+                tracing::warn!(
+                    model = %self.config.model,
+                    reason = %excerpt(&body),
+                    "the server refused a constrained reply; offering tools natively from now on"
+                );
                 self.native_only.store(true, Ordering::Relaxed);
                 None
             }
@@ -221,7 +225,11 @@ fn base_body(config: &OpenAiConfig, messages: Vec<Value>) -> Value {
 fn wire_tool(tool: &ToolSpec) -> Value {
     json!({
         "type": "function",
-        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
     })
 }
 
@@ -407,7 +415,11 @@ mod tests {
 
     #[test]
     fn content_parts_are_joined() {
-        let parts = json!([{"type": "text", "text": "a"}, {"type": "image_url"}, {"type": "text", "text": "b"}]);
+        let parts = json!([
+            {"type": "text", "text": "a"},
+            {"type": "image_url"},
+            {"type": "text", "text": "b"},
+        ]);
         assert_eq!(content_text(Some(parts)), "ab");
         assert_eq!(content_text(Some(Value::Null)), "");
     }

@@ -203,7 +203,11 @@ async fn post_json(
             return Err(failure);
         }
         let wait = policy.delay(attempts - 1, retry_after);
-        tracing::warn!(%failure, retry_in_ms = wait.as_millis() as u64, "model request failed; retrying");
+        tracing::warn!(
+            %failure,
+            retry_in_ms = wait.as_millis() as u64,
+            "model request failed; retrying"
+        );
         tokio::time::sleep(wait).await;
     }
 }
@@ -256,7 +260,8 @@ fn check_base_url(base: &str, variable: &str) -> Result<(), ModelError> {
     match reqwest::Url::parse(base) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(()),
         _ => Err(ModelError::Config(format!(
-            "the model base URL {base:?} is not an http(s) URL (set {variable}, e.g. http://127.0.0.1:8080/v1)"
+            "the model base URL {base:?} is not an http(s) URL (set {variable}, e.g. \
+             http://127.0.0.1:8080/v1)"
         ))),
     }
 }

@@ -253,7 +253,13 @@ mod tests {
             fn ipv6_forms_of_an_ipv4_address_are_judged_as_that_address(v4 in any::<Ipv4Addr>()) {
                 let inside = is_internal_address(IpAddr::V4(v4));
                 for v6 in carriers(v4) {
-                    prop_assert_eq!(is_internal_address(IpAddr::V6(v6)), inside, "{} carrying {}", v6, v4);
+                    prop_assert_eq!(
+                        is_internal_address(IpAddr::V6(v6)),
+                        inside,
+                        "{} carrying {}",
+                        v6,
+                        v4
+                    );
                 }
             }
 
@@ -277,11 +283,13 @@ mod tests {
             #[test]
             fn what_std_calls_local_is_internal(ip in any::<IpAddr>()) {
                 let local = match ip {
-                    IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local() || v4.is_multicast()
-                        || v4.is_broadcast() || v4.is_documentation() || v4.is_unspecified(),
+                    IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local()
+                        || v4.is_multicast() || v4.is_broadcast() || v4.is_documentation()
+                        || v4.is_unspecified(),
                     IpAddr::V6(v6) => v6.is_loopback() || v6.is_multicast() || v6.is_unspecified()
                         || v6.is_unique_local() || v6.is_unicast_link_local()
-                        || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback() || v4.is_private()),
+                        || v6.to_ipv4_mapped()
+                            .is_some_and(|v4| v4.is_loopback() || v4.is_private()),
                 };
                 if local {
                     prop_assert!(is_internal_address(ip), "{}", ip);

@@ -120,7 +120,8 @@ impl Default for DelegationSettings {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table with description, skills, and optionally model, instructions, max_steps, token_budget"
+    expecting = "a table with description, skills, and optionally model, instructions, max_steps, \
+                 token_budget"
 )]
 pub(super) struct RawAgent {
     description: Option<Spanned<String>>,
@@ -135,7 +136,8 @@ pub(super) struct RawAgent {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table with max_workers, max_depth, max_delegations, worker_max_steps, supervisor_skills"
+    expecting = "a table with max_workers, max_depth, max_delegations, worker_max_steps, \
+                 supervisor_skills"
 )]
 pub(super) struct RawDelegation {
     max_workers: Option<Spanned<i64>>,
@@ -222,7 +224,10 @@ fn resolve_agent(
         return Err(src.invalid(
             &name.span(),
             format!("agents.{}", toml_key(text)),
-            format!(r#"{text:?} is not a valid profile name; use lowercase letters, digits, "_" and "-", starting with a letter"#),
+            format!(
+                "{text:?} is not a valid profile name; use lowercase letters, digits, \"_\" and \
+                 \"-\", starting with a letter"
+            ),
         ));
     }
     // Only ASCII is left, so bytes are characters.
@@ -244,7 +249,8 @@ fn resolve_agent(
     let Some(description) = raw.description else {
         return Err(missing(
             "description",
-            r#"description = "…": one sentence on what this worker is for (the supervisor's model chooses by it)"#,
+            "description = \"…\": one sentence on what this worker is for (the supervisor's \
+             model chooses by it)",
         ));
     };
     let chars = description.get_ref().chars().count();
@@ -252,7 +258,8 @@ fn resolve_agent(
         return Err(src.invalid(
             &description.span(),
             format!("{prefix}.description"),
-            "is empty; write one sentence on what this worker is for (the supervisor's model chooses by it)",
+            "is empty; write one sentence on what this worker is for (the supervisor's model \
+             chooses by it)",
         ));
     }
     if chars > MAX_DESCRIPTION_CHARS {
@@ -260,7 +267,8 @@ fn resolve_agent(
             &description.span(),
             format!("{prefix}.description"),
             format!(
-                "is {chars} characters long; keep it to {MAX_DESCRIPTION_CHARS} (the supervisor's model reads every profile's description in each request)"
+                "is {chars} characters long; keep it to {MAX_DESCRIPTION_CHARS} (the supervisor's \
+                 model reads every profile's description in each request)"
             ),
         ));
     }
@@ -268,7 +276,8 @@ fn resolve_agent(
     let Some(listed) = raw.skills else {
         return Err(missing(
             "skills",
-            r#"skills = ["…"]: the skills this worker may use, each with its own [skills.NAME] table"#,
+            "skills = [\"…\"]: the skills this worker may use, each with its own [skills.NAME] \
+             table",
         ));
     };
     let table: Vec<&str> = skills.iter().map(|s| s.grants.skill.as_str()).collect();
@@ -281,7 +290,10 @@ fn resolve_agent(
         return Err(src.invalid(
             &listed.span(),
             format!("{prefix}.skills"),
-            format!("[] gives the worker nothing to use; list at least one skill of this table ({lists})"),
+            format!(
+                "[] gives the worker nothing to use; list at least one skill of this table \
+                 ({lists})"
+            ),
         ));
     }
     let mut profile_skills: Vec<String> = Vec::new();
@@ -299,7 +311,11 @@ fn resolve_agent(
             return Err(src.invalid(
                 &entry.span(),
                 key,
-                format!("{skill:?} is not a skill of this table ({lists}); list it under [skills.{}] first or fix the name", toml_key(skill)),
+                format!(
+                    "{skill:?} is not a skill of this table ({lists}); list it under [skills.{}] \
+                     first or fix the name",
+                    toml_key(skill)
+                ),
             ));
         }
         profile_skills.push(skill.clone());
@@ -321,7 +337,8 @@ fn resolve_agent(
                 &instructions.span(),
                 format!("{prefix}.instructions"),
                 format!(
-                    "is {chars} characters long; keep it to {MAX_INSTRUCTIONS_CHARS} (it is sent with every task this worker is given)"
+                    "is {chars} characters long; keep it to {MAX_INSTRUCTIONS_CHARS} (it is sent \
+                     with every task this worker is given)"
                 ),
             ));
         }
@@ -351,7 +368,8 @@ mod tests {
     use crate::policy::Policy;
 
     /// Two skills, then a blank line: `[agents.*]` tables start on line 8.
-    const SKILLS: &str = "[skills.files]\nread = [\"/docs\"]\nwrite = [\"/notes\"]\n\n[skills.web]\nnet = [\"example.com\"]\n\n";
+    const SKILLS: &str = "[skills.files]\nread = [\"/docs\"]\nwrite = [\"/notes\"]\n\n\
+                          [skills.web]\nnet = [\"example.com\"]\n\n";
 
     fn parse(text: &str) -> Result<Policy, PolicyError> {
         Policy::parse(text, Path::new("reach.toml"), Path::new("/"))
@@ -360,8 +378,10 @@ mod tests {
     #[test]
     fn a_good_profile_round_trips_with_defaults() {
         let text = format!(
-            "{SKILLS}[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\", \"files\"]\n\n\
-             [agents.boss]\ndescription = \"Plans.\"\nskills = [\"agents\", \"files\"]\nmodel = \"small\"\n\
+            "{SKILLS}[agents.web]\ndescription = \"Fetches pages.\"\n\
+             skills = [\"web\", \"files\"]\n\n\
+             [agents.boss]\ndescription = \"Plans.\"\nskills = [\"agents\", \"files\"]\n\
+             model = \"small\"\n\
              instructions = \"Be brief.\"\nmax_steps = 100\ntoken_budget = 100000000\n"
         );
         let policy = parse(&text).expect("valid");
@@ -409,7 +429,11 @@ mod tests {
 
     #[test]
     fn delegation_limits_are_read_up_to_their_maxima() {
-        let policy = parse("[delegation]\nmax_workers = 16\nmax_depth = 4\nmax_delegations = 256\nworker_max_steps = 100\n").expect("valid");
+        let policy = parse(
+            "[delegation]\nmax_workers = 16\nmax_depth = 4\nmax_delegations = 256\n\
+             worker_max_steps = 100\n",
+        )
+        .expect("valid");
         assert_eq!(
             policy.delegation(),
             DelegationSettings {
@@ -430,7 +454,8 @@ mod tests {
     #[test]
     fn limits_of_length_are_inclusive() {
         let text = format!(
-            "{SKILLS}[agents.{}]\ndescription = \"{}\"\nskills = [\"files\"]\ninstructions = \"{}\"\n",
+            "{SKILLS}[agents.{}]\ndescription = \"{}\"\nskills = [\"files\"]\n\
+             instructions = \"{}\"\n",
             "a".repeat(64),
             "d".repeat(500),
             "i".repeat(4000)
@@ -451,66 +476,85 @@ mod tests {
         vec![
             (
                 format!("[skills.agents]\n{}", agent("")),
-                r#"reach.toml:1:9: skills.agents: "agents" is reserved for the harness's built-in tools (memory__remember, memory__recall, skills__open, skills__instructions, agents__delegate, workbench__read), so no skill may have this name and this table would grant nothing; rename the skill and this table"#,
+                "reach.toml:1:9: skills.agents: \"agents\" is reserved for the harness's built-in \
+                 tools (memory__remember, memory__recall, skills__open, skills__instructions, \
+                 agents__delegate, workbench__read), so no skill may have this name and this table \
+                 would grant nothing; rename the skill and this table",
             ),
             (
                 table("[agents.Web]\n"),
-                r#"reach.toml:8:9: agents.Web: "Web" is not a valid profile name; use lowercase letters, digits, "_" and "-", starting with a letter"#,
+                "reach.toml:8:9: agents.Web: \"Web\" is not a valid profile name; use lowercase \
+                 letters, digits, \"_\" and \"-\", starting with a letter",
             ),
             (
                 table("[agents.\"my web\"]\n"),
-                r#"reach.toml:8:9: agents."my web": "my web" is not a valid profile name; use lowercase letters, digits, "_" and "-", starting with a letter"#,
+                "reach.toml:8:9: agents.\"my web\": \"my web\" is not a valid profile name; use \
+                 lowercase letters, digits, \"_\" and \"-\", starting with a letter",
             ),
             (
                 table(&format!("[agents.{}]\n", "a".repeat(65))),
-                "reach.toml:8:9: agents.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: is 65 characters long; shorten the name to at most 64",
+                "reach.toml:8:9: \
+                 agents.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa: is 65 \
+                 characters long; shorten the name to at most 64",
             ),
             (
                 table("[agents.web]\nskills = [\"web\"]\n"),
-                r#"reach.toml:8:9: agents.web.description: missing; add description = "…": one sentence on what this worker is for (the supervisor's model chooses by it)"#,
+                "reach.toml:8:9: agents.web.description: missing; add description = \"…\": one \
+                 sentence on what this worker is for (the supervisor's model chooses by it)",
             ),
             (
                 table("[agents.web]\ndescription = \" \\n\"\nskills = [\"web\"]\n"),
-                "reach.toml:9:15: agents.web.description: is empty; write one sentence on what this worker is for (the supervisor's model chooses by it)",
+                "reach.toml:9:15: agents.web.description: is empty; write one sentence on what \
+                 this worker is for (the supervisor's model chooses by it)",
             ),
             (
                 table(&format!(
                     "[agents.web]\ndescription = \"{}\"\nskills = [\"web\"]\n",
                     "d".repeat(501)
                 )),
-                "reach.toml:9:15: agents.web.description: is 501 characters long; keep it to 500 (the supervisor's model reads every profile's description in each request)",
+                "reach.toml:9:15: agents.web.description: is 501 characters long; keep it to 500 \
+                 (the supervisor's model reads every profile's description in each request)",
             ),
             (
                 table("[agents.web]\ndescription = \"Fetches pages.\"\n"),
-                r#"reach.toml:8:9: agents.web.skills: missing; add skills = ["…"]: the skills this worker may use, each with its own [skills.NAME] table"#,
+                "reach.toml:8:9: agents.web.skills: missing; add skills = [\"…\"]: the skills \
+                 this worker may use, each with its own [skills.NAME] table",
             ),
             (
                 table("[agents.web]\ndescription = \"Fetches pages.\"\nskills = []\n"),
-                "reach.toml:10:10: agents.web.skills: [] gives the worker nothing to use; list at least one skill of this table ([skills.*] lists: files, web)",
+                "reach.toml:10:10: agents.web.skills: [] gives the worker nothing to use; list at \
+                 least one skill of this table ([skills.*] lists: files, web)",
             ),
             (
                 table(
-                    "[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\", \"files\", \"web\"]\n",
+                    "[agents.web]\ndescription = \"Fetches pages.\"\n\
+                     skills = [\"web\", \"files\", \"web\"]\n",
                 ),
-                r#"reach.toml:10:27: agents.web.skills[2]: "web" is listed twice (also skills[0]); drop one"#,
+                "reach.toml:10:27: agents.web.skills[2]: \"web\" is listed twice (also skills[0]); \
+                 drop one",
             ),
             (
                 table(
-                    "[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\", \"fils\"]\n",
+                    "[agents.web]\ndescription = \"Fetches pages.\"\n\
+                     skills = [\"web\", \"fils\"]\n",
                 ),
-                r#"reach.toml:10:18: agents.web.skills[1]: "fils" is not a skill of this table ([skills.*] lists: files, web); list it under [skills.fils] first or fix the name"#,
+                "reach.toml:10:18: agents.web.skills[1]: \"fils\" is not a skill of this table \
+                 ([skills.*] lists: files, web); list it under [skills.fils] first or fix the name",
             ),
             (
                 "[agents.web]\ndescription = \"Fetches pages.\"\nskills = [\"web\"]\n".to_owned(),
-                r#"reach.toml:3:11: agents.web.skills[0]: "web" is not a skill of this table ([skills.*] lists none); list it under [skills.web] first or fix the name"#,
+                "reach.toml:3:11: agents.web.skills[0]: \"web\" is not a skill of this table \
+                 ([skills.*] lists none); list it under [skills.web] first or fix the name",
             ),
             (
                 agent("model = \" \"\n"),
-                "reach.toml:11:9: agents.web.model: is empty; name a model at the run's endpoint, or drop the key to use the run's model",
+                "reach.toml:11:9: agents.web.model: is empty; name a model at the run's endpoint, \
+                 or drop the key to use the run's model",
             ),
             (
                 agent(&format!("instructions = \"{}\"\n", "i".repeat(4001))),
-                "reach.toml:11:16: agents.web.instructions: is 4001 characters long; keep it to 4000 (it is sent with every task this worker is given)",
+                "reach.toml:11:16: agents.web.instructions: is 4001 characters long; keep it to \
+                 4000 (it is sent with every task this worker is given)",
             ),
             (
                 agent("max_steps = 0\n"),
@@ -526,11 +570,13 @@ mod tests {
             ),
             (
                 agent("token_budget = 100000001\n"),
-                "reach.toml:11:16: agents.web.token_budget: 100000001 is out of range; use 1 to 100000000",
+                "reach.toml:11:16: agents.web.token_budget: 100000001 is out of range; use 1 to \
+                 100000000",
             ),
             (
                 agent("descripton = \"x\"\n"),
-                "reach.toml:11:1: unknown field `descripton`, expected one of `description`, `skills`, `model`, `instructions`, `max_steps`, `token_budget`",
+                "reach.toml:11:1: unknown field `descripton`, expected one of `description`, \
+                 `skills`, `model`, `instructions`, `max_steps`, `token_budget`",
             ),
             (
                 table("[agents.web]\ndescription = \"Fetches pages.\"\nskills = \"web\"\n"),
@@ -558,7 +604,8 @@ mod tests {
             ),
             (
                 "[delegation]\nmax_worker = 2\n".to_owned(),
-                "reach.toml:2:1: unknown field `max_worker`, expected one of `max_workers`, `max_depth`, `max_delegations`, `worker_max_steps`, `supervisor_skills`",
+                "reach.toml:2:1: unknown field `max_worker`, expected one of `max_workers`, \
+                 `max_depth`, `max_delegations`, `worker_max_steps`, `supervisor_skills`",
             ),
         ]
     }

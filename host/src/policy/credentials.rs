@@ -112,14 +112,15 @@ impl Credential {
         let (host, port) = split_host(host)?;
         if allow_http && !is_loopback(&host) {
             return Err(format!(
-                "allow_http is only for loopback test hosts (127.0.0.1, [::1], localhost), not {host:?}: \
-                 a credential sent over plain http can be read on the network; use https"
+                "allow_http is only for loopback test hosts (127.0.0.1, [::1], localhost), not \
+                 {host:?}: a credential sent over plain http can be read on the network; use https"
             ));
         }
         match &source {
             SecretSource::Env(name) if !super::raw::is_env_name(name) => {
                 return Err(format!(
-                    r#"{name:?} is not an environment variable name; use letters, digits and "_", not starting with a digit"#
+                    "{name:?} is not an environment variable name; use letters, digits and \"_\", \
+                     not starting with a digit"
                 ));
             }
             SecretSource::File(path) if !path.is_absolute() => {
@@ -135,7 +136,8 @@ impl Credential {
                 }
                 if RESERVED_HEADERS.contains(&lower.as_str()) {
                     return Err(format!(
-                        "{name:?} frames the request and cannot carry a credential; use e.g. \"Authorization\""
+                        "{name:?} frames the request and cannot carry a credential; use e.g. \
+                         \"Authorization\""
                     ));
                 }
                 check_prefix(&prefix)?;
@@ -146,7 +148,8 @@ impl Credential {
                     || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.~".contains(&b))
                 {
                     return Err(format!(
-                        "{name:?} is not a plain query parameter name; use letters, digits, '-', '_', '.' or '~'"
+                        "{name:?} is not a plain query parameter name; use letters, digits, '-', \
+                         '_', '.' or '~'"
                     ));
                 }
                 check_prefix(&prefix)?;
@@ -234,7 +237,8 @@ fn check_prefix(prefix: &str) -> Result<(), String> {
 fn split_host(text: &str) -> Result<(String, Option<u16>), String> {
     let bad = || {
         format!(
-            "{text:?} is not a host; write an exact host such as \"api.example.com\" or \"127.0.0.1:8080\" (no scheme, path or wildcard)"
+            "{text:?} is not a host; write an exact host such as \"api.example.com\" or \
+             \"127.0.0.1:8080\" (no scheme, path or wildcard)"
         )
     };
     let (host, port) = if let Some(rest) = text.strip_prefix('[') {

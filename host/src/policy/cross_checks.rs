@@ -62,13 +62,15 @@ pub(super) fn check(file: &Path, skills: &[ListedSkill]) -> Result<(), PolicyErr
             if let Some(secret) = hit {
                 let message = if secret.skill == name {
                     format!(
-                        "{var} is the secret of the credential for {} (line {}); a skill must never see it — remove it from `env`",
+                        "{var} is the secret of the credential for {} (line {}); a skill must \
+                         never see it — remove it from `env`",
                         secret.target, secret.line
                     )
                 } else {
                     let env_key = at.key.rsplit_once('[').map_or(at.key.as_str(), |(k, _)| k);
                     format!(
-                        "{var} is the secret of skill {}'s credential for {} (line {}); no other skill may see it — remove it from {env_key}",
+                        "{var} is the secret of skill {}'s credential for {} (line {}); no other \
+                         skill may see it — remove it from {env_key}",
                         secret.skill, secret.target, secret.line
                     )
                 };
@@ -88,8 +90,9 @@ pub(super) fn check(file: &Path, skills: &[ListedSkill]) -> Result<(), PolicyErr
                 return Err(folder.at.invalid(
                     file,
                     format!(
-                        "{:?} contains {}, the secret of {whose} for {} (line {}); a skill that can read the file holds the secret — \
-                         keep secrets outside every granted folder, or grant a narrower folder",
+                        "{:?} contains {}, the secret of {whose} for {} (line {}); a skill that \
+                         can read the file holds the secret — keep secrets outside every granted \
+                         folder, or grant a narrower folder",
                         folder.grant.declared,
                         path.display(),
                         secret.target,
@@ -128,7 +131,8 @@ mod tests {
         Policy::parse(text, Path::new("reach.toml"), base).map_err(|e| e.to_string())
     }
 
-    const API: &str = "[skills.api]\nnet = [\"api.example.com\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\n";
+    const API: &str = "[skills.api]\nnet = [\"api.example.com\"]\n\n[[skills.api.credentials]]\n\
+                       host = \"api.example.com\"\nheader = \"Authorization\"\n";
 
     #[test]
     fn a_credential_variable_may_not_be_in_any_skills_env() {
@@ -150,9 +154,17 @@ mod tests {
                 .starts_with("reach.toml:2:8: skills.web.env[0]")
         );
         // The same skill, as before.
-        let own = "[skills.api]\nnet = [\"api.example.com\"]\nenv = [\"TOKEN\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\nenv = \"TOKEN\"\n";
+        let own = "[skills.api]\nnet = [\"api.example.com\"]\nenv = [\"TOKEN\"]\n\n\
+                   [[skills.api.credentials]]\nhost = \"api.example.com\"\n\
+                   header = \"Authorization\"\nenv = \"TOKEN\"\n";
         let err = parse(Path::new("/"), own).unwrap_err();
-        assert!(err.starts_with("reach.toml:3:8: skills.api.env[0]: TOKEN is the secret of the credential for api.example.com (line 5)"), "{err}");
+        assert!(
+            err.starts_with(
+                "reach.toml:3:8: skills.api.env[0]: TOKEN is the secret of the credential for \
+                 api.example.com (line 5)"
+            ),
+            "{err}"
+        );
         // Another variable is fine.
         parse(Path::new("/"), &format!("{api}\n[skills.web]\nenv = [\"TOKEN2\"]\n"))
             .expect("no overlap");
@@ -211,7 +223,9 @@ mod tests {
         }
         // Its own folders count too.
         let own = format!(
-            "[skills.api]\nnet = [\"api.example.com\"]\nread = [\"./docs\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\nfile = \"{}\"\n",
+            "[skills.api]\nnet = [\"api.example.com\"]\nread = [\"./docs\"]\n\n\
+             [[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\n\
+             file = \"{}\"\n",
             base.join("docs/keys/token").display()
         );
         let err = parse(&base, &own).unwrap_err();

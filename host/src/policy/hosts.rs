@@ -490,7 +490,9 @@ mod tests {
 
         proptest! {
             #[test]
-            fn a_bare_name_allows_itself_on_the_default_port_only(name in name(), scheme in scheme(), port in 1u16..) {
+            fn a_bare_name_allows_itself_on_the_default_port_only(
+                name in name(), scheme in scheme(), port in 1u16..,
+            ) {
                 let pattern = HostPattern::parse(&name).unwrap();
                 prop_assert_eq!(pattern.allows(scheme, &name, port), port == default_of(scheme));
                 // Spelling does not matter: case and one trailing dot.
@@ -498,8 +500,18 @@ mod tests {
                 let shouted = format!("{}.", name.to_ascii_uppercase());
                 prop_assert!(pattern.allows(scheme, &shouted, port));
                 // Look-alikes never match.
-                for other in [format!("x{name}"), format!("{name}x"), format!("a.{name}"), format!("{name}.evil.net")] {
-                    prop_assert!(!pattern.allows(scheme, &other, port), "{} allowed {}", name, other);
+                for other in [
+                    format!("x{name}"),
+                    format!("{name}x"),
+                    format!("a.{name}"),
+                    format!("{name}.evil.net"),
+                ] {
+                    prop_assert!(
+                        !pattern.allows(scheme, &other, port),
+                        "{} allowed {}",
+                        name,
+                        other
+                    );
                 }
                 prop_assert!(!pattern.allows("ftp", &name, port));
             }
@@ -517,7 +529,12 @@ mod tests {
                 let dashed = format!("{}-{name}", sub[0]);
                 let elsewhere = format!("{}.{name}.evil.net", sub[0]);
                 for other in [glued, dashed, elsewhere] {
-                    prop_assert!(!pattern.allows(scheme, &other, port), "*.{} allowed {}", name, other);
+                    prop_assert!(
+                        !pattern.allows(scheme, &other, port),
+                        "*.{} allowed {}",
+                        name,
+                        other
+                    );
                 }
             }
 
@@ -533,7 +550,10 @@ mod tests {
 
             #[test]
             fn an_ip_pattern_names_its_address_on_its_port_only(
-                ip in any::<IpAddr>(), port in prop::option::of(1u16..), asked in 1u16.., scheme in scheme(),
+                ip in any::<IpAddr>(),
+                port in prop::option::of(1u16..),
+                asked in 1u16..,
+                scheme in scheme(),
             ) {
                 let ip = ip.to_canonical();
                 let written = match (ip, port) {

@@ -89,7 +89,14 @@ impl RawMemory {
         if let Some(n) = &self.budget_tokens {
             let value = *n.get_ref();
             if !(0..=MAX_BUDGET_TOKENS).contains(&value) {
-                return Err(src.invalid(&n.span(), "memory.budget_tokens", format!("{value} is out of range; use 0 (no notes in the prompt) to {MAX_BUDGET_TOKENS}")));
+                return Err(src.invalid(
+                    &n.span(),
+                    "memory.budget_tokens",
+                    format!(
+                        "{value} is out of range; use 0 (no notes in the prompt) to \
+                         {MAX_BUDGET_TOKENS}"
+                    ),
+                ));
             }
             settings.budget_tokens = value as usize;
         }
@@ -161,9 +168,10 @@ fn check_outside_grants(
                     span,
                     "memory.path",
                     format!(
-                        "{:?} lies inside {:?}, which skill {} may {verb} ({}, line {}); a skill that can read the memory \
-                         database reads every note, one that can write it plants notes — keep it outside every granted \
-                         folder (the default {DEFAULT_MEMORY_PATH:?} is safe), or drop that grant",
+                        "{:?} lies inside {:?}, which skill {} may {verb} ({}, line {}); a skill \
+                         that can read the memory database reads every note, one that can write it \
+                         plants notes — keep it outside every granted folder (the default \
+                         {DEFAULT_MEMORY_PATH:?} is safe), or drop that grant",
                         src_text(db, base_dir),
                         at.grant.declared,
                         skill.grants.skill,

@@ -48,7 +48,8 @@ pub struct ModelSettings {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget, tool_format, context_tokens, compact_at"
+    expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget, \
+                 tool_format, context_tokens, compact_at"
 )]
 pub(super) struct RawModel {
     provider: Option<Spanned<String>>,
@@ -120,7 +121,15 @@ impl RawModel {
         if let Some(n) = &self.context_tokens
             && !(1024..=100_000_000).contains(n.get_ref())
         {
-            return Err(src.invalid(&n.span(), "model.context_tokens", format!("{} is out of range; use 1024 to 100000000 (the model's context window in tokens)", n.get_ref())));
+            return Err(src.invalid(
+                &n.span(),
+                "model.context_tokens",
+                format!(
+                    "{} is out of range; use 1024 to 100000000 (the model's context window in \
+                     tokens)",
+                    n.get_ref()
+                ),
+            ));
         }
         if let Some(p) = &self.compact_at
             && !(10..=95).contains(p.get_ref())

@@ -75,7 +75,8 @@ struct RawSkill {
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a credential table with `host`, `env` or `file`, `header` or `query`, and optionally `prefix` and `allow_http`"
+    expecting = "a credential table with `host`, `env` or `file`, `header` or `query`, and \
+                 optionally `prefix` and `allow_http`"
 )]
 struct RawCredential {
     host: Spanned<String>,
@@ -224,7 +225,8 @@ fn resolve_skill(
             &name.span(),
             format!("skills.{}", toml_key(name.get_ref())),
             format!(
-                r#"{:?} is not a valid skill name; use lowercase letters, digits, "_" and "-", starting with a letter"#,
+                "{:?} is not a valid skill name; use lowercase letters, digits, \"_\" and \"-\", \
+                 starting with a letter",
                 name.get_ref()
             ),
         ));
@@ -235,7 +237,8 @@ fn resolve_skill(
             &name.span(),
             format!("skills.{}", name.get_ref()),
             format!(
-                "{:?} is reserved for the harness's built-in tools ({}), so no skill may have this name and this table would grant nothing; rename the skill and this table",
+                "{:?} is reserved for the harness's built-in tools ({}), so no skill may have this \
+                 name and this table would grant nothing; rename the skill and this table",
                 name.get_ref(),
                 super::BUILTIN_TOOL_NAMES
             ),
@@ -291,7 +294,8 @@ fn resolve_skill(
                 &entry.span(),
                 format!("{prefix}.env[{i}]"),
                 format!(
-                    r#"{var:?} is not an environment variable name; use letters, digits and "_", not starting with a digit"#
+                    "{var:?} is not an environment variable name; use letters, digits and \"_\", \
+                     not starting with a digit"
                 ),
             ));
         }
@@ -351,7 +355,8 @@ fn resolve_skill(
                 &tool.span(),
                 tool_key,
                 format!(
-                    r#"{:?} is not a valid tool name; use letters, digits, "_" and "-", starting with a letter"#,
+                    "{:?} is not a valid tool name; use letters, digits, \"_\" and \"-\", starting \
+                     with a letter",
                     tool.get_ref()
                 ),
             ));
@@ -401,7 +406,8 @@ fn resolve_pin(
             &digest.span(),
             format!("{prefix}.sha256"),
             format!(
-                "{text:?} is not a sha256 digest; use the 64 lowercase hex characters that `reach skills pin {skill}` prints"
+                "{text:?} is not a sha256 digest; use the 64 lowercase hex characters that `reach \
+                 skills pin {skill}` prints"
             ),
         ));
     }
@@ -424,7 +430,8 @@ fn resolve_credential(
             return Err(src.invalid(
                 &entry.span(),
                 key,
-                "set exactly one of `env` (a host variable name) or `file` (an absolute path) for the secret",
+                "set exactly one of `env` (a host variable name) or `file` (an absolute path) for \
+                 the secret",
             ));
         }
     };
@@ -436,7 +443,8 @@ fn resolve_credential(
             return Err(src.invalid(
                 &entry.span(),
                 key,
-                "set exactly one of `header` (e.g. \"Authorization\") or `query` (e.g. \"api_key\") to say how the secret is sent",
+                "set exactly one of `header` (e.g. \"Authorization\") or `query` (e.g. \
+                 \"api_key\") to say how the secret is sent",
             ));
         }
     };
@@ -452,7 +460,8 @@ fn resolve_credential(
             &raw.host.span(),
             format!("{key}.host"),
             format!(
-                "the skill's `net` list does not allow {}, so this credential could never be sent; add \"{}\" to `net`",
+                "the skill's `net` list does not allow {}, so this credential could never be sent; \
+                 add \"{}\" to `net`",
                 credential.target(),
                 credential.target()
             ),
@@ -558,20 +567,23 @@ fn check_nesting(src: &Source<'_>, skills: &[ListedSkill]) -> Result<(), PolicyE
                     let same = inner_skill.grants.skill == outer_skill.grants.skill;
                     let message = match (same, inner.writable) {
                         (true, false) => format!(
-                            "{:?} lies inside the writable folder {:?} ({}, line {}); a skill can write everything \
-                             inside a folder it may write, so this read-only grant would not hold — grant a read-only \
-                             folder outside it, or drop one of the two",
+                            "{:?} lies inside the writable folder {:?} ({}, line {}); a skill can \
+                             write everything inside a folder it may write, so this read-only \
+                             grant would not hold — grant a read-only folder outside it, or drop \
+                             one of the two",
                             inner.grant.declared, outer.grant.declared, outer.at.key, outer.at.line
                         ),
                         (true, true) => format!(
-                            "{:?} lies inside the writable folder {:?} ({}, line {}), which already covers it — and \
-                             the skill could replace it with a symbolic link that the next start would follow; drop it",
+                            "{:?} lies inside the writable folder {:?} ({}, line {}), which \
+                             already covers it — and the skill could replace it with a symbolic \
+                             link that the next start would follow; drop it",
                             inner.grant.declared, outer.grant.declared, outer.at.key, outer.at.line
                         ),
                         (false, _) => format!(
-                            "{:?} lies inside {:?}, which skill {} may write ({}, line {}); {} could replace it with a \
-                             symbolic link to anything, which the next start would follow — grant folders that do not \
-                             nest, or the same folder to both",
+                            "{:?} lies inside {:?}, which skill {} may write ({}, line {}); {} \
+                             could replace it with a symbolic link to anything, which the next \
+                             start would follow — grant folders that do not nest, or the same \
+                             folder to both",
                             inner.grant.declared,
                             outer.grant.declared,
                             outer_skill.grants.skill,

@@ -200,15 +200,18 @@ fn grants_serialize_with_canonical_patterns_and_milliseconds() {
 fn errors_from_the_parser_name_line_column_and_key() {
     insta::assert_snapshot!(
         error("[skills.files]\nlevel = \"auto\"\nlevle = \"auto\"\n"),
-        @"reach.toml:3:1: unknown field `levle`, expected one of `level`, `read`, `write`, `net`, `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`, `credentials`, `sha256`"
+        @"reach.toml:3:1: unknown field `levle`, expected one of `level`, `read`, `write`, `net`, \
+          `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`, `credentials`, `sha256`"
     );
     insta::assert_snapshot!(
         error("[defaults]\nmemory = 64\n"),
-        @"reach.toml:2:1: unknown field `memory`, expected one of `level`, `memory_mb`, `timeout_ms`, `max_output_kb`"
+        @"reach.toml:2:1: unknown field `memory`, expected one of `level`, `memory_mb`, \
+          `timeout_ms`, `max_output_kb`"
     );
     insta::assert_snapshot!(
         error("[skill.files]\nlevel = \"auto\"\n"),
-        @"reach.toml:1:2: unknown field `skill`, expected one of `defaults`, `skills`, `model`, `memory`, `agents`, `delegation`"
+        @"reach.toml:1:2: unknown field `skill`, expected one of `defaults`, `skills`, `model`, \
+          `memory`, `agents`, `delegation`"
     );
     insta::assert_snapshot!(
         error("[skills.files.tools.write]\nlevel = \"auto\"\nread = []\n"),
@@ -254,7 +257,13 @@ fn a_table_may_not_grant_a_name_the_built_in_tools_use() {
         let message = error(&format!(
             "[skills.files]\nlevel = \"auto\"\n\n[skills.{name}]\nlevel = \"auto\"\n"
         ));
-        assert!(message.starts_with(&format!("reach.toml:4:9: skills.{name}: \"{name}\" is reserved for the harness's built-in tools")), "{message}");
+        assert!(
+            message.starts_with(&format!(
+                "reach.toml:4:9: skills.{name}: \"{name}\" is reserved for the harness's built-in \
+                 tools"
+            )),
+            "{message}"
+        );
     }
     insta::assert_snapshot!(
         error("[skills.memory]\n"),
@@ -285,7 +294,8 @@ fn errors_for_values_name_line_column_and_key() {
         @r#"reach.toml:2:9: skills.files.tools.write.level: "ask" is not a level; use auto, confirm or deny (or L2, L1, L0)"#
     );
     insta::assert_snapshot!(
-        error("[skills.files]\nlevel = \"auto\"\nread = []\nwrite = []\nenv = []\nnet = [\"*.\"]\n"),
+        error("[skills.files]\nlevel = \"auto\"\nread = []\nwrite = []\nenv = []\n\
+               net = [\"*.\"]\n"),
         @r#"reach.toml:6:8: skills.files.net[0]: "*." is not a valid host pattern: a wildcard needs a domain after "*."; use "host", "host:port" or "*.domain""#
     );
     insta::assert_snapshot!(
@@ -396,14 +406,16 @@ fn credential_errors_name_the_entry_and_the_fix() {
         ),
         (
             with(
-                "host = \"api.example.com\"\nenv = \"T\"\nfile = \"/t\"\nheader = \"Authorization\"",
+                "host = \"api.example.com\"\nenv = \"T\"\nfile = \"/t\"\n\
+                 header = \"Authorization\"",
             ),
             "set exactly one of `env`",
         ),
         (with("host = \"api.example.com\"\nenv = \"T\""), "set exactly one of `header`"),
         (
             with("host = \"other.example.com\"\nenv = \"T\"\nheader = \"X-Key\""),
-            "reach.toml:5:8: skills.api.credentials[0].host: the skill's `net` list does not allow other.example.com",
+            "reach.toml:5:8: skills.api.credentials[0].host: the skill's `net` list does not allow \
+             other.example.com",
         ),
         (
             with("host = \"api.example.com\"\nenv = \"T\"\nheader = \"X-Key\"\nallow_http = true"),
@@ -422,10 +434,15 @@ fn credential_errors_name_the_entry_and_the_fix() {
 
 #[test]
 fn a_credential_variable_cannot_also_be_passed_to_the_skill() {
-    let text = "[skills.api]\nnet = [\"api.example.com\"]\nenv = [\"LANG\", \"TOKEN\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nenv = \"TOKEN\"\nheader = \"Authorization\"\n";
+    let text = "[skills.api]\nnet = [\"api.example.com\"]\nenv = [\"LANG\", \"TOKEN\"]\n\n\
+                [[skills.api.credentials]]\nhost = \"api.example.com\"\nenv = \"TOKEN\"\n\
+                header = \"Authorization\"\n";
     let got = error(text);
     assert!(
-        got.starts_with("reach.toml:3:16: skills.api.env[1]: TOKEN is the secret of the credential for api.example.com (line 5)"),
+        got.starts_with(
+            "reach.toml:3:16: skills.api.env[1]: TOKEN is the secret of the credential for \
+             api.example.com (line 5)"
+        ),
         "{got}"
     );
     let got = error("[skills.api]\nenv = [\"AGENT_REACH_CREDENTIALS\"]\n");
@@ -436,7 +453,9 @@ fn a_credential_variable_cannot_also_be_passed_to_the_skill() {
 fn the_model_table_is_checked_and_optional() {
     let policy = parse_in(
         Path::new("/"),
-        "[model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:8691/v1\"\nname = \"qwen\"\ntemperature = 0.2\nmax_steps = 12\ntoken_budget = 9000\ntool_format = \"constrained\"\ncontext_tokens = 12288\ncompact_at = 70\n",
+        "[model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:8691/v1\"\nname = \"qwen\"\n\
+         temperature = 0.2\nmax_steps = 12\ntoken_budget = 9000\ntool_format = \"constrained\"\n\
+         context_tokens = 12288\ncompact_at = 70\n",
     )
     .expect("valid");
     let m = policy.model();
@@ -457,7 +476,8 @@ fn the_model_table_is_checked_and_optional() {
         ("[model]\nmax_steps = 0\n", "model.max_steps: 0 is out of range; use 1 to 1000"),
         (
             "[model]\ntool_format = \"grammar\"\n",
-            "model.tool_format: \"grammar\" is not a tool format; use \"native\" or \"constrained\"",
+            "model.tool_format: \"grammar\" is not a tool format; use \"native\" or \
+             \"constrained\"",
         ),
         ("[model]\napi_key = \"sk-…\"\n", "unknown field `api_key`"),
         (
@@ -514,13 +534,18 @@ fn a_malformed_sha256_pin_names_line_column_and_the_fix() {
 fn a_credential_secret_granted_to_any_skill_is_refused() {
     // Regression: only the credential's own skill was checked, so another
     // skill could be given the variable in `env`, or the file in a folder.
-    let api = "[skills.api]\nnet = [\"api.example.com\"]\n\n[[skills.api.credentials]]\nhost = \"api.example.com\"\nheader = \"Authorization\"\n";
+    let api = "[skills.api]\nnet = [\"api.example.com\"]\n\n[[skills.api.credentials]]\n\
+               host = \"api.example.com\"\nheader = \"Authorization\"\n";
     insta::assert_snapshot!(
-        error(&format!("{api}env = \"EXAMPLE_TOKEN\"\n\n[skills.web]\nenv = [\"EXAMPLE_TOKEN\"]\n")),
-        @"reach.toml:10:8: skills.web.env[0]: EXAMPLE_TOKEN is the secret of skill api's credential for api.example.com (line 4); no other skill may see it — remove it from skills.web.env"
+        error(&format!("{api}env = \"EXAMPLE_TOKEN\"\n\n[skills.web]\n\
+                        env = [\"EXAMPLE_TOKEN\"]\n")),
+        @"reach.toml:10:8: skills.web.env[0]: EXAMPLE_TOKEN is the secret of skill api's \
+          credential for api.example.com (line 4); no other skill may see it — remove it from \
+          skills.web.env"
     );
     insta::assert_snapshot!(
-        error(&format!("{api}file = \"/definitely/absent/secrets/example\"\n\n[skills.files]\nread = [\"/definitely/absent\"]\n")),
+        error(&format!("{api}file = \"/definitely/absent/secrets/example\"\n\n[skills.files]\n\
+                        read = [\"/definitely/absent\"]\n")),
         @r#"reach.toml:10:9: skills.files.read[0]: "/definitely/absent" contains /definitely/absent/secrets/example, the secret of skill api's credential for api.example.com (line 4); a skill that can read the file holds the secret — keep secrets outside every granted folder, or grant a narrower folder"#
     );
 }
@@ -562,7 +587,9 @@ fn no_skill_may_write_the_hosts_own_files() {
     assert_eq!(
         err.to_string(),
         format!(
-            "reach.toml:2:10: skills.files.write[0]: \".\" would let files write the skills folder ({}); no skill may write the host's own files — grant a folder that neither contains it nor lies inside it",
+            "reach.toml:2:10: skills.files.write[0]: \".\" would let files write the skills folder \
+             ({}); no skill may write the host's own files — grant a folder that neither \
+             contains it nor lies inside it",
             base.join("skills").display()
         )
     );
@@ -600,7 +627,10 @@ fn no_skill_may_read_the_hosts_records() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}:2:9: skills.files.read[0]: \".\" would let files read the audit logs and memory in .reach/ ({}), which hold every run's arguments, results and remembered notes; no skill may read the host's own records — grant the folders the skill needs (e.g. \"./docs\" rather than \".\"), none that contains it or lies inside it",
+            "{}:2:9: skills.files.read[0]: \".\" would let files read the audit logs and memory in \
+             .reach/ ({}), which hold every run's arguments, results and remembered notes; no \
+             skill may read the host's own records — grant the folders the skill needs (e.g. \
+             \"./docs\" rather than \".\"), none that contains it or lies inside it",
             file.display(),
             base.join(".reach").display()
         )
@@ -635,7 +665,13 @@ fn the_sample_table_lets_no_auto_tool_write_where_writes_need_a_person() {
     let policy = Policy::load(&sample).expect("the sample table loads");
     assert_eq!(policy.auto_writes_where_confirm_asks(), Vec::<String>::new());
     // What the sample used to say is found.
-    let old = parse_in(Path::new("/"), "[skills.files]\nlevel = \"auto\"\nwrite = [\"/n\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n\n[skills.web]\nlevel = \"auto\"\nwrite = [\"/n\"]\n").expect("valid");
+    let old = parse_in(
+        Path::new("/"),
+        "[skills.files]\nlevel = \"auto\"\nwrite = [\"/n\"]\n[skills.files.tools.write]\n\
+         level = \"confirm\"\n\n[skills.web]\nlevel = \"auto\"\n\
+         write = [\"/n\"]\n",
+    )
+    .expect("valid");
     let found = old.auto_writes_where_confirm_asks();
     assert_eq!(found.len(), 1, "{found:?}");
     assert!(found[0].starts_with("web may write \"/n\" without a person"), "{found:?}");
@@ -661,10 +697,15 @@ mod properties {
         /// Whatever the text, parsing never panics, and a refusal points
         /// inside the text (a line that exists, a column on it).
         #[test]
-        fn any_text_is_refused_with_a_position_or_accepted(text in "(\\[|\\]|[a-z_.]{1,8}|=|\"[a-zA-Z0-9*.:/_-]{0,10}\"|[0-9]{1,12}|\n| ){0,40}") {
+        fn any_text_is_refused_with_a_position_or_accepted(
+            text in "(\\[|\\]|[a-z_.]{1,8}|=|\"[a-zA-Z0-9*.:/_-]{0,10}\"|[0-9]{1,12}|\n| ){0,40}",
+        ) {
             match parse_in(Path::new("/"), &text) {
                 Ok(_) => {}
-                Err(PolicyError::Syntax { line, column, .. } | PolicyError::Invalid { line, column, .. }) => {
+                Err(
+                    PolicyError::Syntax { line, column, .. }
+                    | PolicyError::Invalid { line, column, .. },
+                ) => {
                     let lines = text.split('\n').count();
                     prop_assert!(line >= 1 && line <= lines, "line {line} of {lines}");
                     let width = text.split('\n').nth(line - 1).map_or(0, |l| l.chars().count());
@@ -678,20 +719,33 @@ mod properties {
         /// skill and tool, and nothing to a skill it does not list.
         #[test]
         fn a_valid_table_grants_exactly_what_it_lists(
-            skills in proptest::collection::btree_map("[a-z][a-z0-9_-]{0,10}", (level(), proptest::option::of(("[a-z][a-z_]{0,8}", level()))), 1..6),
+            skills in proptest::collection::btree_map(
+                "[a-z][a-z0-9_-]{0,10}",
+                (level(), proptest::option::of(("[a-z][a-z_]{0,8}", level()))),
+                1..6,
+            ),
             default in level(),
         ) {
             let mut text = format!("[defaults]\nlevel = \"{}\"\n", default.0);
             for (name, ((level_text, _), tool)) in &skills {
                 text.push_str(&format!("\n[skills.{name}]\nlevel = \"{level_text}\"\n"));
                 if let Some((tool, (tool_level, _))) = tool {
-                    text.push_str(&format!("[skills.{name}.tools.{tool}]\nlevel = \"{tool_level}\"\n"));
+                    text.push_str(&format!(
+                        "[skills.{name}.tools.{tool}]\nlevel = \"{tool_level}\"\n"
+                    ));
                 }
             }
-            let policy = parse_in(Path::new("/"), &text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let policy = parse_in(Path::new("/"), &text)
+                .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
             for (name, ((_, level), tool)) in &skills {
                 let grants = policy.grants(name);
-                prop_assert!(grants.listed && grants.read.is_empty() && grants.write.is_empty() && grants.net.is_empty() && grants.env.is_empty());
+                prop_assert!(
+                    grants.listed
+                        && grants.read.is_empty()
+                        && grants.write.is_empty()
+                        && grants.net.is_empty()
+                        && grants.env.is_empty()
+                );
                 prop_assert_eq!(grants.level, *level);
                 match tool {
                     Some((tool, (_, tool_level))) => {
@@ -745,14 +799,24 @@ fn a_folder_inside_another_skills_writable_folder_is_a_table_error() {
     assert!(err.to_string().contains("skills.b.read[0]"), "{err}");
 
     // The same folder for several skills, or in both lists, nests nothing.
-    parse_in(&base, "[skills.a]\nwrite = [\"./work\"]\nread = [\"./work\"]\n\n[skills.b]\nread = [\"./work\"]\n").expect("valid");
+    parse_in(
+        &base,
+        "[skills.a]\nwrite = [\"./work\"]\nread = [\"./work\"]\n\n[skills.b]\n\
+         read = [\"./work\"]\n",
+    )
+    .expect("valid");
 }
 
 #[test]
 fn the_memory_table_is_checked_and_optional() {
     let (_dir, base) = tempdir();
     std::fs::create_dir(base.join("afolder")).expect("mkdir");
-    let policy = parse_in(&base, "[memory]\npath = \"state/mem.db\"\nremember = \"auto\"\nrecall = \"DENY\"\nbudget_tokens = 0\n").expect("valid");
+    let policy = parse_in(
+        &base,
+        "[memory]\npath = \"state/mem.db\"\nremember = \"auto\"\nrecall = \"DENY\"\n\
+         budget_tokens = 0\n",
+    )
+    .expect("valid");
     assert_eq!(
         policy.memory(),
         &MemorySettings {
@@ -783,7 +847,8 @@ fn the_memory_table_is_checked_and_optional() {
     );
     insta::assert_snapshot!(
         error("[memory]\nbudget_tokens = 9000\n"),
-        @"reach.toml:2:17: memory.budget_tokens: 9000 is out of range; use 0 (no notes in the prompt) to 8000"
+        @"reach.toml:2:17: memory.budget_tokens: 9000 is out of range; use 0 (no notes in the \
+          prompt) to 8000"
     );
     for (text, want) in [
         (
@@ -792,7 +857,8 @@ fn the_memory_table_is_checked_and_optional() {
         ),
         (
             "[memory]\nbudget_tokens = -1\n",
-            "reach.toml:2:17: memory.budget_tokens: -1 is out of range; use 0 (no notes in the prompt) to 8000",
+            "reach.toml:2:17: memory.budget_tokens: -1 is out of range; use 0 (no notes in the \
+             prompt) to 8000",
         ),
         (
             "[memory]\nbudget_tokens = \"300\"\n",
@@ -800,7 +866,8 @@ fn the_memory_table_is_checked_and_optional() {
         ),
         (
             "[memory]\npath = \"\"\n",
-            "reach.toml:2:8: memory.path: \"\" is not a file; write a path such as \".reach/memory.db\"",
+            "reach.toml:2:8: memory.path: \"\" is not a file; write a path such as \
+             \".reach/memory.db\"",
         ),
         (
             "[memory]\npath = \"~/mem.db\"\n",
@@ -808,20 +875,24 @@ fn the_memory_table_is_checked_and_optional() {
         ),
         (
             "[memory]\npath = \"afolder\"\n",
-            "memory.path: \"afolder\" is a folder; name the database file in it, e.g. \"afolder/memory.db\"",
+            "memory.path: \"afolder\" is a folder; name the database file in it, e.g. \
+             \"afolder/memory.db\"",
         ),
         (
             "[memory]\npath = \"state/\"\n",
-            "memory.path: \"state/\" names a folder; name the database file in it, e.g. \"state/memory.db\"",
+            "memory.path: \"state/\" names a folder; name the database file in it, e.g. \
+             \"state/memory.db\"",
         ),
         (
             "[memory]\nsize = 3\n",
-            "reach.toml:2:1: unknown field `size`, expected one of `path`, `remember`, `recall`, `budget_tokens`",
+            "reach.toml:2:1: unknown field `size`, expected one of `path`, `remember`, `recall`, \
+             `budget_tokens`",
         ),
         ("[memory]\nlevel = \"auto\"\n", "unknown field `level`"),
         (
             "memory = \"on\"\n",
-            "reach.toml:1:10: invalid type: string \"on\", expected a table with path, remember, recall, budget_tokens",
+            "reach.toml:1:10: invalid type: string \"on\", expected a table with path, remember, \
+             recall, budget_tokens",
         ),
     ] {
         let err = error(text);

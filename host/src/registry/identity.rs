@@ -46,8 +46,9 @@ pub(super) fn name_mismatch(path: &Path, manifest: &Manifest) -> Option<String> 
     let file = path.file_name().map(|s| s.to_string_lossy()).unwrap_or_default();
     let (name, version) = (&manifest.name, &manifest.version);
     Some(format!(
-        "{file} claims to be skill `{name}` {version}, but a skill's file must be named after it, so it gets nothing; \
-         if you trust it to be `{name}`, rename it to {name}.wasm or {name}-{version}.wasm, otherwise remove it"
+        "{file} claims to be skill `{name}` {version}, but a skill's file must be named after it, \
+         so it gets nothing; if you trust it to be `{name}`, rename it to {name}.wasm or \
+         {name}-{version}.wasm, otherwise remove it"
     ))
 }
 
@@ -63,8 +64,9 @@ pub(super) fn pin_mismatch(
         return None;
     }
     Some(format!(
-        "`{name}` is pinned to sha256 {expected} ({policy} line {line}), but this file's sha256 is {found}; \
-         if you trust this file, set sha256 = \"{found}\" on that line, otherwise remove the file",
+        "`{name}` is pinned to sha256 {expected} ({policy} line {line}), but this file's sha256 is \
+         {found}; if you trust this file, set sha256 = \"{found}\" on that line, otherwise remove \
+         the file",
         expected = pin.sha256,
         policy = policy.display(),
         line = pin.line,
@@ -133,7 +135,12 @@ mod tests {
         };
         let reason =
             name_mismatch(Path::new("/srv/skills/weather.wasm"), &manifest).expect("refused");
-        insta::assert_snapshot!(reason, @"weather.wasm claims to be skill `files` 9.9.9, but a skill's file must be named after it, so it gets nothing; if you trust it to be `files`, rename it to files.wasm or files-9.9.9.wasm, otherwise remove it");
+        insta::assert_snapshot!(
+            reason,
+            @"weather.wasm claims to be skill `files` 9.9.9, but a skill's file must be named \
+              after it, so it gets nothing; if you trust it to be `files`, rename it to files.wasm \
+              or files-9.9.9.wasm, otherwise remove it"
+        );
         assert_eq!(name_mismatch(Path::new("/srv/skills/files-9.9.9.wasm"), &manifest), None);
     }
 

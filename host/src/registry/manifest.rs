@@ -69,7 +69,9 @@ impl Manifest {
         if RESERVED_SKILL_NAMES.contains(&raw.name.as_str()) {
             // Its tools would be offered, confirmed and logged under a built-in's name.
             return Err(format!(
-                "skill name {:?} is reserved for the harness's built-in tools ({BUILTIN_TOOL_NAMES}); rename the skill (its name in the manifest, and its file to match) to anything but {}",
+                "skill name {:?} is reserved for the harness's built-in tools \
+                 ({BUILTIN_TOOL_NAMES}); rename the skill (its name in the manifest, and its file \
+                 to match) to anything but {}",
                 raw.name,
                 RESERVED_SKILL_NAMES.join(", ")
             ));

@@ -18,9 +18,14 @@
 //!
 //! let dir = tempfile::tempdir()?;
 //! let mut state = SeenState::load(&dir.path().join("skills-seen.json"))?;
-//! let v1 = SeenSkill { version: "1.0.0".parse()?, sha256: "a".repeat(64), tools: vec!["read".into()] };
+//! let v1 =
+//!     SeenSkill { version: "1.0.0".parse()?, sha256: "a".repeat(64), tools: vec!["read".into()] };
 //! assert!(state.record("files", v1.clone()).is_none(), "first sight is not a change");
-//! let v2 = SeenSkill { version: "2.0.0".parse()?, sha256: "b".repeat(64), tools: vec!["read".into(), "delete".into()] };
+//! let v2 = SeenSkill {
+//!     version: "2.0.0".parse()?,
+//!     sha256: "b".repeat(64),
+//!     tools: vec!["read".into(), "delete".into()],
+//! };
 //! let change = state.record("files", v2.clone()).expect("a new file");
 //! assert_eq!(change.to_string(), "upgraded from 1.0.0 (new tools: delete)");
 //! assert!(state.record("files", v2).is_none(), "told once");
@@ -52,7 +57,11 @@ pub enum SeenError {
         source: std::io::Error,
     },
     /// The file is not what this host writes.
-    #[error("{} is not a seen-skills file; delete it to start over (upgrade notices restart from what is active now)", path.display())]
+    #[error(
+        "{} is not a seen-skills file; delete it to start over (upgrade notices restart from what \
+         is active now)",
+        path.display()
+    )]
     Parse {
         /// The file.
         path: PathBuf,

@@ -74,16 +74,20 @@ pub fn watch(live: Arc<LiveHost>, source: ReloadSource) -> Result<WatchHandle, W
     let changed = Arc::new(Notify::new());
     let (signal, filter) = (changed.clone(), targets.clone());
     let first = targets.load().folders.first().cloned().unwrap_or_default();
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
-        // One stored permit however many events: a storm costs one reload.
-        Ok(event) if filter.load().concerns(&event) => signal.notify_one(),
-        Ok(_) => {}
-        Err(err) => {
-            tracing::warn!(error = %err, "watching for skill and table changes: reloading to be sure");
-            signal.notify_one();
-        }
-    })
-    .map_err(|err| WatchError::Watch { path: first, reason: err.to_string() })?;
+    let mut watcher =
+        notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+            // One stored permit however many events: a storm costs one reload.
+            Ok(event) if filter.load().concerns(&event) => signal.notify_one(),
+            Ok(_) => {}
+            Err(err) => {
+                tracing::warn!(
+                    error = %err,
+                    "watching for skill and table changes: reloading to be sure"
+                );
+                signal.notify_one();
+            }
+        })
+        .map_err(|err| WatchError::Watch { path: first, reason: err.to_string() })?;
     let mut armed = Armed::default();
     armed.arm(&mut watcher, &targets.load().folders)?;
     tracing::info!(folders = ?targets.load().folders, "watching for skill and table changes");
@@ -97,7 +101,10 @@ pub fn watch(live: Arc<LiveHost>, source: ReloadSource) -> Result<WatchHandle, W
             // is seen, and what changed before is read by this reload.
             let now = Targets::new(&source);
             if let Err(err) = armed.arm(&mut watcher, &now.folders) {
-                tracing::error!(error = %err, "a change there will not be noticed until the next reload");
+                tracing::error!(
+                    error = %err,
+                    "a change there will not be noticed until the next reload"
+                );
             }
             targets.store(Arc::new(now));
             // Logged inside; on error the live host closes.
@@ -223,7 +230,8 @@ impl Targets {
         // The folder itself (removed, moved, created again), or a skill
         // file directly in it.
         path == self.skills
-            || (path.parent() == Some(&self.skills) && path.extension().is_some_and(|x| x == "wasm"))
+            || (path.parent() == Some(&self.skills)
+                && path.extension().is_some_and(|x| x == "wasm"))
             // The table under any of its names, or a folder or link on
             // the way to it (a configuration folder swapped by renaming a
             // link over the old one).

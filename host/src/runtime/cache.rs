@@ -17,10 +17,10 @@
 //!   the host runs as and be writable by no one else; otherwise the cache
 //!   is not used (or the entry is ignored), with a warning saying what to
 //!   fix.
-//! - The checked file is then mapped, not copied (a copy made start-up with
-//!   20 skills several times slower). Between the check and the mapping only
-//!   a writer that the ownership check allows — the host's own user, who
-//!   can read the key and so forge a tag anyway — could change it.
+//! - The checked file is then mapped, not copied, so a warm start does not
+//!   pay for copying every compiled skill. Between the check and the
+//!   mapping only a writer that the ownership check allows — the host's own
+//!   user, who can read the key and so forge a tag anyway — could change it.
 //!
 //! Anything that fails a check is compiled again from the `.wasm` file, which
 //! is always the source of truth.
@@ -62,7 +62,10 @@ impl CompileCache {
         let key = dir.as_deref().and_then(|dir| match prepare(dir) {
             Ok(key) => Some(key),
             Err(why) => {
-                tracing::warn!(cache = %dir.display(), "compile cache not used: {why}; components are compiled at every start");
+                tracing::warn!(
+                    cache = %dir.display(),
+                    "compile cache not used: {why}; components are compiled at every start"
+                );
                 None
             }
         });
@@ -99,7 +102,10 @@ impl CompileCache {
             if !tag_path(path).exists() {
                 // Written by an older version (or half-written): not a threat,
                 // just not vouched for. Compile again and replace it.
-                tracing::info!(path = %path.display(), "compile-cache entry has no tag; compiling again");
+                tracing::info!(
+                    path = %path.display(),
+                    "compile-cache entry has no tag; compiling again"
+                );
             } else {
                 match check(path, key)
                     .and_then(|()| deserialize(engine, path).map_err(|e| format!("{e:#}")))
@@ -107,7 +113,10 @@ impl CompileCache {
                     Ok(component) => return Ok((component, LoadSource::Cache)),
                     // Not an error: compile again from the .wasm and replace it.
                     Err(why) => {
-                        tracing::warn!(path = %path.display(), "compile-cache entry refused, compiling again: {why}")
+                        tracing::warn!(
+                            path = %path.display(),
+                            "compile-cache entry refused, compiling again: {why}"
+                        )
                     }
                 }
             }
@@ -117,7 +126,11 @@ impl CompileCache {
         if let (Some(path), Some(key)) = (entry, &self.key)
             && let Err(err) = store(&component, &path, key)
         {
-            tracing::warn!(path = %path.display(), error = %err, "could not write the compile cache; next start compiles again");
+            tracing::warn!(
+                path = %path.display(),
+                error = %err,
+                "could not write the compile cache; next start compiles again"
+            );
         }
         Ok((component, LoadSource::Compiled))
     }

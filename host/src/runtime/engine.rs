@@ -17,8 +17,8 @@ const POOL_INSTANCES: u32 = 128;
 fn base_config() -> Config {
     let mut config = Config::new();
     config.wasm_component_model(true);
-    // Epoch interruption costs ~1 µs a call and is what stops a guest that
-    // never yields (an infinite loop) at its deadline.
+    // Epoch interruption adds a small cost to every call, and it is what
+    // stops a guest that never yields (an infinite loop) at its deadline.
     config.epoch_interruption(true);
     config.cranelift_opt_level(OptLevel::Speed);
     config.max_wasm_stack(1 << 20);
@@ -55,7 +55,10 @@ pub(crate) fn build(pooled: bool) -> Result<(Engine, bool), wasmtime::Error> {
         match Engine::new(&config) {
             Ok(engine) => return Ok((engine, true)),
             Err(err) => {
-                tracing::warn!(error = %err, "pooling allocator unavailable; using on-demand allocation")
+                tracing::warn!(
+                    error = %err,
+                    "pooling allocator unavailable; using on-demand allocation"
+                )
             }
         }
     }
@@ -82,7 +85,11 @@ impl EpochTicker {
             }
         });
         if let Err(err) = spawned {
-            tracing::error!(error = %err, "could not start the epoch thread; CPU-bound skills will only stop at the wall-time limit");
+            tracing::error!(
+                error = %err,
+                "could not start the epoch thread; CPU-bound skills will only stop at the \
+                 wall-time limit"
+            );
         }
         EpochTicker { stop }
     }

@@ -102,7 +102,8 @@ fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
                 dir = openat(&dir, name, flags, Mode::empty()).map_err(|err| {
                     if err == rustix::io::Errno::LOOP || err == rustix::io::Errno::NOTDIR {
                         refuse(format!(
-                            "{} is not opened: {:?} in its path is not a folder (a symbolic link is never followed to a granted folder)",
+                            "{} is not opened: {:?} in its path is not a folder (a symbolic link \
+                             is never followed to a granted folder)",
                             path.display(),
                             name
                         ))

@@ -166,8 +166,9 @@ impl WasiHttpHooks for NetGuard {
                     &skill,
                     &denials,
                     format!(
-                        "{target}: this call already has {MAX_REQUESTS_IN_FLIGHT} requests in flight, the most one call may have; \
-                         read or drop a response before sending another"
+                        "{target}: this call already has {MAX_REQUESTS_IN_FLIGHT} requests in \
+                         flight, the most one call may have; read or drop a response before \
+                         sending another"
                     ),
                 );
                 return Err(Error::ConnectionLimitReached);
@@ -179,8 +180,9 @@ impl WasiHttpHooks for NetGuard {
                     &skill,
                     &denials,
                     format!(
-                        "{target}: the URL carries a user name or password (user:pass@host), which is refused; \
-                         credentials are added by the host from the permission table, never written in URLs"
+                        "{target}: the URL carries a user name or password (user:pass@host), which \
+                         is refused; credentials are added by the host from the permission table, \
+                         never written in URLs"
                     ),
                 );
                 return Err(Error::HttpRequestDenied);
@@ -214,8 +216,9 @@ impl WasiHttpHooks for NetGuard {
                     &skill,
                     &denials,
                     format!(
-                        "{target}: earlier in this call {from} redirected from https to plain http; \
-                         such a redirect is never followed, so this call makes no more plain-http requests"
+                        "{target}: earlier in this call {from} redirected from https to plain \
+                         http; such a redirect is never followed, so this call makes no more \
+                         plain-http requests"
                     ),
                 );
                 return Err(Error::HttpRequestDenied);
@@ -230,7 +233,8 @@ impl WasiHttpHooks for NetGuard {
                     &skill,
                     &denials,
                     format!(
-                        "{target} resolves to the internal address {}, which the permission table does not name (add \"{}\" to `net` to allow it)",
+                        "{target} resolves to the internal address {}, which the permission table \
+                         does not name (add \"{}\" to `net` to allow it)",
                         addr.ip(),
                         SocketAddr::new(addr.ip(), port)
                     ),
@@ -243,7 +247,8 @@ impl WasiHttpHooks for NetGuard {
                 Some(cred) if !cred.allows_scheme(scheme.as_str()) => {
                     tracing::warn!(
                         skill = &*skill, capability = "credential", host = %cred.target(),
-                        "not sent over {scheme}: credentials travel over https only (allow_http = true is for loopback test hosts)"
+                        "not sent over {scheme}: credentials travel over https only (allow_http = \
+                         true is for loopback test hosts)"
                     );
                     None
                 }
@@ -255,7 +260,12 @@ impl WasiHttpHooks for NetGuard {
                     let sent = inject(&mut request, cred, &secret)?;
                     ask_for_a_maskable_answer(request.headers_mut());
                     // The value itself is never logged; only that it was added.
-                    tracing::info!(skill = &*skill, capability = "credential", host = %cred.target(), "added at egress: {target}");
+                    tracing::info!(
+                        skill = &*skill,
+                        capability = "credential",
+                        host = %cred.target(),
+                        "added at egress: {target}"
+                    );
                     Some(Arc::new(Redactor::new([secret.expose(), sent.as_str()])))
                 }
             };
@@ -269,7 +279,8 @@ impl WasiHttpHooks for NetGuard {
                 tracing::warn!(
                     skill = &*skill,
                     capability = "net",
-                    "{target} redirects to plain http ({to}); plain http is refused for the rest of this call"
+                    "{target} redirects to plain http ({to}); plain http is refused for the rest \
+                     of this call"
                 );
                 remember_downgrade(&downgrade, &target, &to);
             }
@@ -282,9 +293,10 @@ impl WasiHttpHooks for NetGuard {
                             &skill,
                             &denials,
                             format!(
-                                "{target}: the answer is encoded ({coding}) although the host asked for none; \
-                                 a response to a credentialed request is masked before the skill reads it, \
-                                 and an encoded body cannot be — refused"
+                                "{target}: the answer is encoded ({coding}) although the host \
+                                 asked for none; a response to a credentialed request is masked \
+                                 before the skill reads it, and an encoded body cannot be — \
+                                 refused"
                             ),
                         );
                         return Err(Error::HttpResponseContentCoding(Some(coding)));

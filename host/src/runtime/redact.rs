@@ -785,7 +785,8 @@ mod tests {
     proptest! {
         #[test]
         fn no_spelling_of_a_secret_survives_any_chunking(
-            secret in proptest::collection::vec(proptest::sample::select(SECRET_CHARS), 4..24).prop_map(|c| c.into_iter().collect::<String>()),
+            secret in proptest::collection::vec(proptest::sample::select(SECRET_CHARS), 4..24)
+                .prop_map(|c| c.into_iter().collect::<String>()),
             with_prefix in any::<bool>(),
             spelling in 0usize..15,
             filler_before in "[ -~]{0,24}",
@@ -802,7 +803,11 @@ mod tests {
                 (spell(shown, spelling), spell(&secret, spelling))
             } else {
                 // 11, 12: the (prefixed) secret alone in base64; 13, 14: inside a larger blob.
-                let (mut before, after) = if spelling >= 13 { (blob_before, blob_after) } else { (Vec::new(), Vec::new()) };
+                let (mut before, after) = if spelling >= 13 {
+                    (blob_before, blob_after)
+                } else {
+                    (Vec::new(), Vec::new())
+                };
                 if with_prefix {
                     before.extend_from_slice(b"Bearer ");
                 }

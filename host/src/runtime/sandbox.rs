@@ -66,7 +66,13 @@ pub(crate) fn build(grants: &SkillGrants, cache: &FolderCache) -> Sandbox {
         let guest = grant.path.to_string_lossy();
         match cache.get(&grant.path, perms) {
             Ok(dir) => {
-                tracing::debug!(skill, capability = "files", access = kind, path = %guest, "granted");
+                tracing::debug!(
+                    skill,
+                    capability = "files",
+                    access = kind,
+                    path = %guest,
+                    "granted"
+                );
                 preopens.push((dir, guest.into_owned()));
             }
             Err(err) => tracing::warn!(

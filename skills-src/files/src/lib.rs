@@ -22,7 +22,8 @@ mod write;
 /// facts that explain most failures (path resolution, grants).
 const DESCRIPTION: &str = "Work with files on the host: list folders, read text files by lines, \
 write or append to files, and search file contents. Paths are absolute or relative to the host's \
-working directory; only the folders the operator granted are reachable, and only some of them are writable.";
+working directory; only the folders the operator granted are reachable, and only some of them are \
+writable.";
 
 /// Shown when a model asks for this skill: how to use the tools well.
 const INSTRUCTIONS: &str = r#"# Working with files
@@ -61,25 +62,28 @@ impl Skill for Files {
             .instructions(INSTRUCTIONS)
             .tool(
                 "list",
-                "List the entries of one folder: name, kind (file, dir, symlink, other), size in bytes \
-                 for files and target for symlinks, sorted by name, at most 1000 (then `truncated` is true). Use it to see what a \
-                 folder holds; to find files by content in a tree, use `search`; to see a file, use `read`.",
+                "List the entries of one folder: name, kind (file, dir, symlink, other), size in \
+                 bytes for files and target for symlinks, sorted by name, at most 1000 (then \
+                 `truncated` is true). Use it to see what a folder holds; to find files by content \
+                 in a tree, use `search`; to see a file, use `read`.",
                 read::list,
             )
             .example(
                 "See what the project folder holds.",
                 json!({"path": "."}),
-                Some(
-                    r#"{"path":"/home/ana/project","entries":[{"name":"Cargo.toml","kind":"file","size":412},{"name":"src","kind":"dir"}],"truncated":false}"#,
-                ),
+                Some(concat!(
+                    r#"{"path":"/home/ana/project","entries":[{"name":"Cargo.toml","#,
+                    r#""kind":"file","size":412},{"name":"src","kind":"dir"}],"#,
+                    r#""truncated":false}"#
+                )),
             )
             .tool(
                 "read",
-                "Read a text file by lines: `offset` is the 0-based first line (default 0), `limit` the \
-                 most lines (default 400, at most 5000); at most 64 KiB of text per call. Returns the lines \
-                 with `total_lines`; when `truncated` is true, call again with `offset` = `next_offset`. \
-                 Works on files of any size. For folders use `list`; to find where something is in a \
-                 large file or tree, `search` first.",
+                "Read a text file by lines: `offset` is the 0-based first line (default 0), \
+                 `limit` the most lines (default 400, at most 5000); at most 64 KiB of text per \
+                 call. Returns the lines with `total_lines`; when `truncated` is true, call again \
+                 with `offset` = `next_offset`. Works on files of any size. For folders use \
+                 `list`; to find where something is in a large file or tree, `search` first.",
                 read::read,
             )
             .example(
@@ -89,9 +93,10 @@ impl Skill for Files {
             )
             .tool(
                 "write",
-                "Write text to a file: create it, replace its whole content, or add to its end with \
-                 `append: true`. Missing parent folders are created. Only works in folders granted as \
-                 writable. To edit part of a file, `read` it first and write the full new content.",
+                "Write text to a file: create it, replace its whole content, or add to its end \
+                 with `append: true`. Missing parent folders are created. Only works in folders \
+                 granted as writable. To edit part of a file, `read` it first and write the full \
+                 new content.",
                 write::write,
             )
             .example(
@@ -101,19 +106,21 @@ impl Skill for Files {
             )
             .tool(
                 "search",
-                "Find lines containing a text (or matching a regular expression with `regex: true`) in one \
-                 file or, recursively, in every text file under a folder. Case-sensitive unless \
-                 `case_sensitive: false`. Returns the path, 1-based line number and text of each matching \
-                 line, at most `max_results` (default 100, at most 1000). Use it before `read` to find \
-                 where something is.",
+                "Find lines containing a text (or matching a regular expression with `regex: \
+                 true`) in one file or, recursively, in every text file under a folder. \
+                 Case-sensitive unless `case_sensitive: false`. Returns the path, 1-based line \
+                 number and text of each matching line, at most `max_results` (default 100, at \
+                 most 1000). Use it before `read` to find where something is.",
                 search::search,
             )
             .example(
                 "Find where a function is defined, ignoring case.",
                 json!({"path": "src", "pattern": "fn parse_config", "case_sensitive": false}),
-                Some(
-                    r#"{"matches":[{"path":"/home/ana/project/src/config.rs","line":42,"text":"pub fn parse_config(text: &str) -> Result<Config, Error> {"}],"truncated":false,"files_searched":17,"skipped":0}"#,
-                ),
+                Some(concat!(
+                    r#"{"matches":[{"path":"/home/ana/project/src/config.rs","line":42,"#,
+                    r#""text":"pub fn parse_config(text: &str) -> Result<Config, Error> "#,
+                    r#"{"}],"truncated":false,"files_searched":17,"skipped":0}"#
+                )),
             )
     }
 }

@@ -162,7 +162,8 @@ pub(crate) fn read(args: ReadArgs) -> Result<String, ToolError> {
     let meta = std::fs::metadata(&path).map_err(|err| fs::io_error(Access::Read, &path, &err))?;
     if meta.is_dir() {
         return Err(ToolError::invalid_arguments(format!(
-            "{} is a folder, not a file; use `list` to see its entries or `search` to find text in it",
+            "{} is a folder, not a file; use `list` to see its entries or `search` to find text in \
+             it",
             path.display()
         )));
     }
@@ -200,7 +201,8 @@ pub(crate) fn read(args: ReadArgs) -> Result<String, ToolError> {
             content.push_str(cut_at(&text, room));
             returned = 1;
             note = Some(format!(
-                "the line at offset {} is longer than {} KiB; only its start is shown; use `search` to find text inside it",
+                "the line at offset {} is longer than {} KiB; only its start is shown; use \
+                 `search` to find text inside it",
                 piece.line,
                 MAX_CONTENT / 1024
             ));

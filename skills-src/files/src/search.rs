@@ -132,7 +132,8 @@ fn compile(args: &SearchArgs) -> Result<Regex, ToolError> {
         .build()
         .map_err(|err| {
             ToolError::invalid_arguments(format!(
-                "search: `pattern` is not a valid regular expression: {err}\n(set `regex` to false to search for the text as it is)"
+                "search: `pattern` is not a valid regular expression: {err}\n\
+                 (set `regex` to false to search for the text as it is)"
             ))
         })
 }

@@ -16,9 +16,10 @@ use std::collections::BTreeMap;
 mod reply;
 
 /// For the model choosing among skills.
-const DESCRIPTION: &str = "Call JSON HTTP APIs (REST endpoints) on hosts the operator granted: GET, POST, PUT, \
-PATCH, DELETE with a JSON body and extra headers. API keys are added by the host for hosts the operator \
-configured; never pass them yourself. For web pages meant for people use the `web` skill instead.";
+const DESCRIPTION: &str = "Call JSON HTTP APIs (REST endpoints) on hosts the operator granted: \
+GET, POST, PUT, PATCH, DELETE with a JSON body and extra headers. API keys are added by the host \
+for hosts the operator configured; never pass them yourself. For web pages meant for people use \
+the `web` skill instead.";
 
 /// Shown when a model asks for this skill.
 const INSTRUCTIONS: &str = r#"# Calling HTTP APIs
@@ -117,13 +118,15 @@ fn request(args: RequestArgs) -> Result<String, ToolError> {
         url.query_pairs().find(|(k, _)| REFUSED_QUERY.contains(&k.to_ascii_lowercase().as_str()))
     {
         return Err(ToolError::invalid_arguments(format!(
-            "url: the query parameter `{name}` looks like a credential; remove it — the host adds API keys for the hosts the operator configured"
+            "url: the query parameter `{name}` looks like a credential; remove it — the host \
+             adds API keys for the hosts the operator configured"
         )));
     }
     for name in args.headers.keys() {
         if REFUSED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
             return Err(ToolError::invalid_arguments(format!(
-                "headers.{name}: credentials are added by the host, not passed in a request; remove this header"
+                "headers.{name}: credentials are added by the host, not passed in a request; \
+                 remove this header"
             )));
         }
     }
@@ -184,21 +187,37 @@ impl Skill for HttpApi {
             .instructions(INSTRUCTIONS)
             .tool(
                 "request",
-                "Send one HTTP request to a JSON API and return `status`, `content_type`, the final `url`, \
-                 `credential` (whether the host adds an API key for this host), what was `sent` (without any \
-                 credential) and the response `body` (parsed JSON, or text), cut at `max_bytes` with \
-                 `truncated`. 4xx/5xx answers are results, not errors. Do not pass API keys: the host adds them.",
+                "Send one HTTP request to a JSON API and return `status`, `content_type`, the \
+                 final `url`, `credential` (whether the host adds an API key for this host), what \
+                 was `sent` (without any credential) and the response `body` (parsed JSON, or \
+                 text), cut at `max_bytes` with `truncated`. 4xx/5xx answers are results, not \
+                 errors. Do not pass API keys: the host adds them.",
                 request,
             )
             .example(
                 "List the open issues of a repository.",
-                json!({"method": "GET", "url": "https://api.github.com/repos/rust-lang/rust/issues?state=open&per_page=5"}),
-                Some(r#"{"status":200,"content_type":"application/json; charset=utf-8","credential":true,"body":[{"number":1,"title":"…"}],"truncated":false,…}"#),
+                json!({
+                    "method": "GET",
+                    "url": "https://api.github.com/repos/rust-lang/rust/issues\
+                            ?state=open&per_page=5",
+                }),
+                Some(concat!(
+                    r#"{"status":200,"content_type":"application/json; charset=utf-8","#,
+                    r#""credential":true,"body":[{"number":1,"title":"…"}],"#,
+                    r#""truncated":false,…}"#
+                )),
             )
             .example(
                 "Create an item with a JSON body.",
-                json!({"method": "POST", "url": "https://api.example.com/v1/items", "body": {"name": "report", "tags": ["q3"]}}),
-                Some(r#"{"status":201,"content_type":"application/json","credential":true,"body":{"id":42,"name":"report"},…}"#),
+                json!({
+                    "method": "POST",
+                    "url": "https://api.example.com/v1/items",
+                    "body": {"name": "report", "tags": ["q3"]},
+                }),
+                Some(concat!(
+                    r#"{"status":201,"content_type":"application/json","credential":true,"#,
+                    r#""body":{"id":42,"name":"report"},…}"#
+                )),
             )
     }
 }

@@ -91,8 +91,11 @@ mod tests {
 
     #[test]
     fn combined_format() {
-        let line = br#"203.0.113.7 - alice [10/Oct/2023:13:55:36 +0000] "GET /api/users/42?x=1 HTTP/1.1" 503 12 "https://ref.example/" "Mozilla/5.0 (X11)""#;
-        let r = parse(line).expect("parses");
+        let line = concat!(
+            r#"203.0.113.7 - alice [10/Oct/2023:13:55:36 +0000] "GET /api/users/42?x=1 HTTP/1.1" "#,
+            r#"503 12 "https://ref.example/" "Mozilla/5.0 (X11)""#
+        );
+        let r = parse(line.as_bytes()).expect("parses");
         assert_eq!(r.status, Some(503));
         assert_eq!(r.level, Some(Level::Error));
         assert_eq!(text(&r.ip).as_deref(), Some("203.0.113.7"));

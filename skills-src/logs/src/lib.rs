@@ -32,9 +32,10 @@ mod timestamp;
 mod top;
 
 /// For the model choosing among skills.
-const DESCRIPTION: &str = "Analyse log files on the host without reading them whole: counts by level and \
-status, most frequent errors, endpoints or clients, and matching lines with context. Works on nginx/Apache \
-access logs, JSON-lines logs and plain text logs of any size. Read-only; only granted folders are reachable.";
+const DESCRIPTION: &str = "Analyse log files on the host without reading them whole: counts by \
+level and status, most frequent errors, endpoints or clients, and matching lines with context. \
+Works on nginx/Apache access logs, JSON-lines logs and plain text logs of any size. Read-only; \
+only granted folders are reachable.";
 
 /// Shown when a model asks for this skill.
 const INSTRUCTIONS: &str = r#"# Analysing logs
@@ -95,55 +96,88 @@ impl Skill for Logs {
             .instructions(INSTRUCTIONS)
             .tool(
                 "scan",
-                "Overview of one log file in a single pass: detected format, bytes, lines, lines per level \
-                 (fatal/error/warn/info/debug/trace/unknown; for access logs by status: 5xx error, 4xx warn), \
-                 lines per HTTP status class, first and last timestamps, first and last error line, and with \
-                 `pattern` the number of lines matching it. Use it for an overview of a log; it never returns log \
-                 lines. To rank values (which IP, endpoint, status or error is most frequent) use `top`; to see \
-                 lines use `grep`; to read a small file whole use files.read.",
+                "Overview of one log file in a single pass: detected format, bytes, lines, lines \
+                 per level (fatal/error/warn/info/debug/trace/unknown; for access logs by status: \
+                 5xx error, 4xx warn), lines per HTTP status class, first and last timestamps, \
+                 first and last error line, and with `pattern` the number of lines matching it. \
+                 Use it for an overview of a log; it never returns log lines. To rank values \
+                 (which IP, endpoint, status or error is most frequent) use `top`; to see lines \
+                 use `grep`; to read a small file whole use files.read.",
                 scan::scan,
             )
             .example(
                 "How many errors are in the app log, and how many mention timeouts?",
-                json!({"path": "/var/log/app/app.log", "pattern": "timeout", "case_sensitive": false}),
-                Some(
-                    r#"{"path":"/var/log/app/app.log","format":"plain","bytes":52428800,"lines":401230,"levels":{"fatal":0,"error":1204,"warn":3310,"info":396700,"debug":0,"trace":0,"unknown":16},"first_error_line":88,"last_error_line":401100,"first_timestamp":"2024-05-01T00:00:02Z","last_timestamp":"2024-05-01T23:59:58Z","pattern_matches":977}"#,
-                ),
+                json!({
+                    "path": "/var/log/app/app.log",
+                    "pattern": "timeout",
+                    "case_sensitive": false,
+                }),
+                Some(concat!(
+                    r#"{"path":"/var/log/app/app.log","format":"plain","bytes":52428800,"#,
+                    r#""lines":401230,"levels":{"fatal":0,"error":1204,"warn":3310,"#,
+                    r#""info":396700,"debug":0,"trace":0,"unknown":16},"#,
+                    r#""first_error_line":88,"last_error_line":401100,"#,
+                    r#""first_timestamp":"2024-05-01T00:00:02Z","#,
+                    r#""last_timestamp":"2024-05-01T23:59:58Z","pattern_matches":977}"#
+                )),
             )
             .tool(
                 "top",
-                "Rank the most frequent values of one field in a log file, with counts (which IP made the most \
-                 requests, which endpoint failed most, which errors are most common): by default the error \
-                 messages (level error or worse), grouped so that messages differing only in numbers, ids, \
-                 UUIDs or IP addresses count as one, each with an original example. `field` also counts \
-                 `status`, `endpoint` (request paths), `ip`, `method`, `user_agent` or `level`; `level` and \
-                 `pattern` narrow the lines counted. Use it to find what goes wrong most, or who or what is \
-                 hit most; then `grep` for the lines themselves.",
+                "Rank the most frequent values of one field in a log file, with counts (which IP \
+                 made the most requests, which endpoint failed most, which errors are most \
+                 common): by default the error messages (level error or worse), grouped so that \
+                 messages differing only in numbers, ids, UUIDs or IP addresses count as one, each \
+                 with an original example. `field` also counts `status`, `endpoint` (request \
+                 paths), `ip`, `method`, `user_agent` or `level`; `level` and `pattern` narrow the \
+                 lines counted. Use it to find what goes wrong most, or who or what is hit most; \
+                 then `grep` for the lines themselves.",
                 top::top,
             )
             .example(
                 "Which endpoints return server errors most often?",
-                json!({"path": "/var/log/nginx/access.log", "field": "endpoint", "level": "error", "limit": 5}),
-                Some(
-                    r#"{"path":"/var/log/nginx/access.log","format":"access","field":"endpoint","min_level":"error","lines":1200000,"matched":4210,"distinct":12,"top":[{"count":3900,"value":"/api/orders/<n>","example":"/api/orders/1881"},{"count":210,"value":"/login"}]}"#,
-                ),
+                json!({
+                    "path": "/var/log/nginx/access.log",
+                    "field": "endpoint",
+                    "level": "error",
+                    "limit": 5,
+                }),
+                Some(concat!(
+                    r#"{"path":"/var/log/nginx/access.log","format":"access","#,
+                    r#""field":"endpoint","min_level":"error","lines":1200000,"#,
+                    r#""matched":4210,"distinct":12,"top":[{"count":3900,"#,
+                    r#""value":"/api/orders/<n>","example":"/api/orders/1881"},"#,
+                    r#"{"count":210,"value":"/login"}]}"#
+                )),
             )
             .tool(
                 "grep",
-                "Lines of one log file that contain a text (or match a regular expression with `regex: true`), \
-                 with 1-based line numbers and `context` lines before and after each (default 2, at most 20). \
-                 Shows at most `max_matches` (default 50, at most 500) and counts every match in \
-                 `total_matches`, with a `note` when more matched than are shown. Use it after `scan` or \
-                 `top` to see particular lines; for a whole small file use files.read, to search a folder \
-                 tree use files.search.",
+                "Lines of one log file that contain a text (or match a regular expression with \
+                 `regex: true`), with 1-based line numbers and `context` lines before and after \
+                 each (default 2, at most 20). Shows at most `max_matches` (default 50, at most \
+                 500) and counts every match in `total_matches`, with a `note` when more matched \
+                 than are shown. Use it after `scan` or `top` to see particular lines; for a whole \
+                 small file use files.read, to search a folder tree use files.search.",
                 grep::grep,
             )
             .example(
                 "Show the lines around each out-of-memory error.",
-                json!({"path": "logs/worker.log", "pattern": "OutOfMemory", "context": 3, "max_matches": 10}),
-                Some(
-                    r#"{"path":"/srv/app/logs/worker.log","lines":90211,"total_matches":1,"matches":[{"line":4410,"text":"2024-05-01T10:00:03Z ERROR java.lang.OutOfMemoryError: Java heap space","before":["2024-05-01T10:00:01Z WARN heap at 97%","2024-05-01T10:00:02Z INFO gc pause 2.1s","2024-05-01T10:00:02Z WARN heap at 99%"],"after":["\tat com.example.Cache.put(Cache.java:88)","\tat com.example.Api.handle(Api.java:41)","2024-05-01T10:00:04Z INFO worker restarted"]}],"truncated":false}"#,
-                ),
+                json!({
+                    "path": "logs/worker.log",
+                    "pattern": "OutOfMemory",
+                    "context": 3,
+                    "max_matches": 10,
+                }),
+                Some(concat!(
+                    r#"{"path":"/srv/app/logs/worker.log","lines":90211,"#,
+                    r#""total_matches":1,"matches":[{"line":4410,"#,
+                    r#""text":"2024-05-01T10:00:03Z ERROR java.lang.OutOfMemoryError: "#,
+                    r#"Java heap space","before":["2024-05-01T10:00:01Z WARN heap at "#,
+                    r#"97%","2024-05-01T10:00:02Z INFO gc pause 2.1s","#,
+                    r#""2024-05-01T10:00:02Z WARN heap at 99%"],"after":["\tat "#,
+                    r#"com.example.Cache.put(Cache.java:88)","\tat "#,
+                    r#"com.example.Api.handle(Api.java:41)","2024-05-01T10:00:04Z INFO "#,
+                    r#"worker restarted"]}],"truncated":false}"#
+                )),
             )
     }
 }

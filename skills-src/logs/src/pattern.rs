@@ -20,14 +20,12 @@ pub(crate) fn compile(
         )));
     }
     let source = if regex { pattern.to_owned() } else { regex::escape(pattern) };
-    RegexBuilder::new(&source)
-        .case_insensitive(!case_sensitive)
-        .build()
-        .map_err(|err| {
-            ToolError::invalid_arguments(format!(
-                "{tool}: `pattern` is not a valid regular expression: {err}\n(set `regex` to false to look for the text as it is)"
-            ))
-        })
+    RegexBuilder::new(&source).case_insensitive(!case_sensitive).build().map_err(|err| {
+        ToolError::invalid_arguments(format!(
+            "{tool}: `pattern` is not a valid regular expression: {err}\n\
+             (set `regex` to false to look for the text as it is)"
+        ))
+    })
 }
 
 /// [`compile`] for an optional `pattern` argument; `case_sensitive`

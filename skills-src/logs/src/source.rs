@@ -32,7 +32,8 @@ impl Source {
         // error that says less than this one.
         if std::fs::metadata(&path).map_err(fail)?.is_dir() {
             return Err(ToolError::invalid_arguments(format!(
-                "{tool}: {} is a folder; give one log file (files.list shows what the folder holds)",
+                "{tool}: {} is a folder; give one log file (files.list shows what the folder \
+                 holds)",
                 path.display()
             )));
         }
@@ -44,8 +45,8 @@ impl Source {
             || head.starts_with(b"BZh")
         {
             return Err(ToolError::invalid_arguments(format!(
-                "{tool}: {} is compressed (gzip, zstd or bzip2); these tools read uncompressed logs only — \
-                 ask the user for the uncompressed file",
+                "{tool}: {} is compressed (gzip, zstd or bzip2); these tools read uncompressed \
+                 logs only — ask the user for the uncompressed file",
                 path.display()
             )));
         }

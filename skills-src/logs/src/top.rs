@@ -334,14 +334,16 @@ fn status_digits(status: u16) -> [u8; 3] {
 fn note(r: &Ranking, capped: bool, limit: usize, pattern: bool) -> Option<String> {
     if r.top.len() < limit.min(r.distinct) {
         return Some(format!(
-            "only {} entries fit in one answer (their values are long); use a `pattern` to narrow them",
+            "only {} entries fit in one answer (their values are long); use a `pattern` to narrow \
+             them",
             r.top.len()
         ));
     }
     if capped {
         return Some(format!(
-            "more than {MAX_GROUPS} distinct values: counts are lower bounds, each at most {0} short, and values \
-             with at most {0} lines may be missing; narrow with `pattern` or `level` for exact counts",
+            "more than {MAX_GROUPS} distinct values: counts are lower bounds, each at most {0} \
+             short, and values with at most {0} lines may be missing; narrow with `pattern` or \
+             `level` for exact counts",
             r.max_undercount
         ));
     }
@@ -350,14 +352,15 @@ fn note(r: &Ranking, capped: bool, limit: usize, pattern: bool) -> Option<String
         // a description there ("5xx") instead.
         let level = r.min_level.map_or(String::new(), |l| format!(" at level {l} or worse"));
         return Some(format!(
-            "no line{level} contains the `pattern` text; drop `pattern` to count every such line (in access logs \
-             `level: \"error\"` alone selects 5xx responses and `\"warn\"` 4xx)"
+            "no line{level} contains the `pattern` text; drop `pattern` to count every such line \
+             (in access logs `level: \"error\"` alone selects 5xx responses and `\"warn\"` 4xx)"
         ));
     }
     if r.matched == 0 {
         return Some(match r.min_level {
             Some(level) => format!(
-                "no line is at level {level} or worse; try `level: \"warn\"` or `\"any\"`, or `scan` for the level counts"
+                "no line is at level {level} or worse; try `level: \"warn\"` or `\"any\"`, or \
+                 `scan` for the level counts"
             ),
             None => "no line matched the `pattern`".to_owned(),
         });
@@ -409,10 +412,14 @@ mod tests {
         assert!(r.top.iter().all(|e| e.count == 1 && e.example.is_none()));
     }
 
-    const ACCESS: &str = "1.1.1.1 - - [01/Jan/2024:00:00:00 +0000] \"GET /api/users/1 HTTP/1.1\" 500 1 \"-\" \"x\"\n\
-        2.2.2.2 - - [01/Jan/2024:00:00:01 +0000] \"GET /api/users/2?v=1 HTTP/1.1\" 500 1 \"-\" \"x\"\n\
-        1.1.1.1 - - [01/Jan/2024:00:00:02 +0000] \"POST /login HTTP/1.1\" 200 1 \"-\" \"y\"\n\
-        1.1.1.1 - - [01/Jan/2024:00:00:03 +0000] \"GET /health HTTP/1.1\" 404 1 \"-\" \"y\"\n";
+    const ACCESS: &str = "1.1.1.1 - - [01/Jan/2024:00:00:00 +0000] \"GET /api/users/1 HTTP/1.1\" \
+                          500 1 \"-\" \"x\"\n\
+                          2.2.2.2 - - [01/Jan/2024:00:00:01 +0000] \"GET /api/users/2?v=1 \
+                          HTTP/1.1\" 500 1 \"-\" \"x\"\n\
+                          1.1.1.1 - - [01/Jan/2024:00:00:02 +0000] \"POST /login HTTP/1.1\" 200 1 \
+                          \"-\" \"y\"\n\
+                          1.1.1.1 - - [01/Jan/2024:00:00:03 +0000] \"GET /health HTTP/1.1\" 404 1 \
+                          \"-\" \"y\"\n";
 
     #[test]
     fn access_log_fields() {

@@ -53,7 +53,8 @@ pub(crate) fn fetch(args: FetchArgs) -> Result<serde_json::Value, ToolError> {
     let mime = page.content_type.as_deref().map(web_convert::mime_type);
     if let Some(mime) = mime.as_deref().filter(|m| !m.is_empty() && !web_convert::is_text(m)) {
         return Err(ToolError::failed(format!(
-            "{} is {mime} ({} bytes{}), not text; web.fetch returns only text (HTML, JSON, XML, plain text)",
+            "{} is {mime} ({} bytes{}), not text; web.fetch returns only text (HTML, JSON, XML, \
+             plain text)",
             page.url,
             page.body.len(),
             if page.truncated { " or more" } else { "" }
@@ -67,8 +68,9 @@ pub(crate) fn fetch(args: FetchArgs) -> Result<serde_json::Value, ToolError> {
         (
             cut,
             Some(format!(
-                "Showing the first {max_chars} of {of} characters. For a web page, web.to_markdown saves the main \
-             content as Markdown to a file, usually much shorter than the HTML; read that file in parts."
+                "Showing the first {max_chars} of {of} characters. For a web page, web.to_markdown \
+                 saves the main content as Markdown to a file, usually much shorter than the HTML; \
+                 read that file in parts."
             )),
         )
     } else if page.truncated {

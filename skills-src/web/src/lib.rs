@@ -18,9 +18,9 @@ mod fetch;
 mod to_markdown;
 
 /// For the model choosing among skills.
-const DESCRIPTION: &str = "Read the web: fetch a URL's text, or save a web page's main content as a clean \
-Markdown file (navigation, ads and scripts removed, links absolute). Only the hosts the operator granted are \
-reachable; pages are not rendered with JavaScript.";
+const DESCRIPTION: &str = "Read the web: fetch a URL's text, or save a web page's main content as \
+a clean Markdown file (navigation, ads and scripts removed, links absolute). Only the hosts the \
+operator granted are reachable; pages are not rendered with JavaScript.";
 
 /// Shown when a model asks for this skill.
 const INSTRUCTIONS: &str = r#"# Reading the web
@@ -62,19 +62,24 @@ impl Skill for Web {
             .instructions(INSTRUCTIONS)
             .tool(
                 "to_markdown",
-                "Save a web page's main content as a Markdown file: fetches the URL, drops navigation, \
-                 headers, footers, sidebars, ads and scripts, keeps headings, lists, tables, code blocks and \
-                 links (made absolute), and writes `<host>_<time>.md` into a writable folder (or `path`), with \
-                 the source URL and fetch time at the top. Returns only {status, path, chars, title}; read the \
-                 file with a files tool. Use it to read articles and documentation. Not for APIs, feeds or \
-                 files (use `fetch`); fails, saving nothing, on 4xx/5xx pages and on pages that show almost no \
-                 text without JavaScript.",
+                "Save a web page's main content as a Markdown file: fetches the URL, drops \
+                 navigation, headers, footers, sidebars, ads and scripts, keeps headings, lists, \
+                 tables, code blocks and links (made absolute), and writes `<host>_<time>.md` into \
+                 a writable folder (or `path`), with the source URL and fetch time at the top. \
+                 Returns only {status, path, chars, title}; read the file with a files tool. Use \
+                 it to read articles and documentation. Not for APIs, feeds or files (use \
+                 `fetch`); fails, saving nothing, on 4xx/5xx pages and on pages that show almost \
+                 no text without JavaScript.",
                 to_markdown::to_markdown,
             )
             .example(
                 "Save a documentation page to read it.",
                 json!({"url": "https://docs.example.com/guide/install"}),
-                Some(r#"{"status":200,"path":"/home/ana/notes/docs.example.com_20240501-093000.md","chars":8412,"title":"Installation guide"}"#),
+                Some(concat!(
+                    r#"{"status":200,"#,
+                    r#""path":"/home/ana/notes/docs.example.com_20240501-093000.md","#,
+                    r#""chars":8412,"title":"Installation guide"}"#
+                )),
             )
             .example(
                 "Save an article under a chosen name.",
@@ -83,17 +88,22 @@ impl Skill for Web {
             )
             .tool(
                 "fetch",
-                "GET a URL and return {status, url, content_type, encoding, chars, truncated, note?, text}: the \
-                 response text as sent (HTML, JSON, XML, plain text), decoded from its character set, at most \
-                 `max_chars` characters (default 40000). Use it for APIs, feeds, robots.txt, raw HTML or \
-                 checking a status. To read a web page, prefer `to_markdown`, which keeps only the content and \
-                 saves it to a file. Refuses binary content (images, PDF, archives).",
+                "GET a URL and return {status, url, content_type, encoding, chars, truncated, \
+                 note?, text}: the response text as sent (HTML, JSON, XML, plain text), decoded \
+                 from its character set, at most `max_chars` characters (default 40000). Use it \
+                 for APIs, feeds, robots.txt, raw HTML or checking a status. To read a web page, \
+                 prefer `to_markdown`, which keeps only the content and saves it to a file. \
+                 Refuses binary content (images, PDF, archives).",
                 fetch::fetch,
             )
             .example(
                 "Read a JSON API response.",
                 json!({"url": "https://api.example.com/v1/status"}),
-                Some(r#"{"status":200,"url":"https://api.example.com/v1/status","content_type":"application/json","encoding":"UTF-8","chars":27,"truncated":false,"text":"{\"ok\":true,\"version\":\"2.4\"}"}"#),
+                Some(concat!(
+                    r#"{"status":200,"url":"https://api.example.com/v1/status","#,
+                    r#""content_type":"application/json","encoding":"UTF-8","chars":27,"#,
+                    r#""truncated":false,"text":"{\"ok\":true,\"version\":\"2.4\"}"}"#
+                )),
             )
     }
 }

@@ -51,7 +51,8 @@ struct Saved {
     chars: usize,
     /// The page's title.
     title: String,
-    /// Present (true) only when the page was larger than the cap and only its beginning was converted.
+    /// Present (true) only when the page was larger than the cap and only its beginning was
+    /// converted.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     truncated: bool,
 }
@@ -97,8 +98,9 @@ impl Target {
                 let (file, folder) = (fs::resolve(path), fs::resolve(dir));
                 if file == folder || !file.starts_with(&folder) {
                     return Err(ToolError::invalid_arguments(format!(
-                        "to_markdown: give `path` (a file) or `output_dir` (a folder), not both; `path` {} is not inside \
-                         `output_dir` {}: to write that file, call again without `output_dir`",
+                        "to_markdown: give `path` (a file) or `output_dir` (a folder), not both; \
+                         `path` {} is not inside `output_dir` {}: to write that file, call again \
+                         without `output_dir`",
                         file.display(),
                         folder.display()
                     )));
@@ -124,8 +126,9 @@ impl Target {
             (None, None) => match fs::grants().into_iter().find(|g| g.writable) {
                 Some(grant) => Ok(Target::Folder(grant.path)),
                 None => Err(ToolError::denied(format!(
-                    "web: to_markdown needs a writable folder to save the page in, and the permission table grants none ({}); \
-                     ask the operator to add one to `write` for the web skill",
+                    "web: to_markdown needs a writable folder to save the page in, and the \
+                     permission table grants none ({}); ask the operator to add one to `write` for \
+                     the web skill",
                     fs::describe_grants()
                 ))),
             },
@@ -199,8 +202,8 @@ fn write_file(path: &Path, content: &str, overwrite: bool) -> Result<PathBuf, To
 
 fn exists(path: &Path) -> ToolError {
     ToolError::invalid_arguments(format!(
-        "{} already exists and was left as it is; pass \"overwrite\": true to replace it, or give another `path` \
-         (or `output_dir`, which always makes a new file)",
+        "{} already exists and was left as it is; pass \"overwrite\": true to replace it, or give \
+         another `path` (or `output_dir`, which always makes a new file)",
         path.display()
     ))
 }

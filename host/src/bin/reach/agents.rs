@@ -23,7 +23,8 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     let origin = policy.origin().display().to_string();
     if policy.agents().is_empty() {
         println!(
-            "no agent profiles in {}; add an [agents.NAME] table with description = \"…\" and skills = [\"…\"] (skills listed under [skills.*]) to let a run delegate to workers",
+            "no agent profiles in {}; add an [agents.NAME] table with description = \"…\" and \
+             skills = [\"…\"] (skills listed under [skills.*]) to let a run delegate to workers",
             escape_for_terminal(&origin)
         );
         return Ok(ExitCode::SUCCESS);

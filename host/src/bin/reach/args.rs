@@ -29,7 +29,8 @@ pub struct Cli {
     pub log_format: LogFormat,
 
     /// More log output from Agent Reach (-v info, -vv debug: every grant, -vvv trace;
-    /// dependencies stay at warn, info with -vvv). REACH_LOG overrides, e.g. `REACH_LOG=wasmtime=debug`.
+    /// dependencies stay at warn, info with -vvv). REACH_LOG overrides, e.g.
+    /// `REACH_LOG=wasmtime=debug`.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
 
@@ -248,13 +249,16 @@ pub struct RunArgs {
     /// The kind of task, e.g. save-page: remembered notes of that kind rank first.
     #[arg(long)]
     pub task_type: Option<String>,
-    /// How tools are offered: all up front, a menu of skills opened on demand, or the skills the task's words point to.
+    /// How tools are offered: all up front, a menu of skills opened on demand, or the skills the
+    /// task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
-    /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens; off until the eval set says it helps.
+    /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens;
+    /// off until the eval set says it helps.
     #[arg(long)]
     pub compact_schemas: bool,
-    /// After the answer, a reviewer with read-only skills checks the work against these criteria; on "revise" the run gets one more round with the issues found.
+    /// After the answer, a reviewer with read-only skills checks the work against these criteria;
+    /// on "revise" the run gets one more round with the issues found.
     #[arg(long, value_name = "CRITERIA")]
     pub review: Option<String>,
 }
@@ -305,7 +309,8 @@ impl From<Disclose> for agent_reach::harness::Disclosure {
 pub enum ToolFormatArg {
     /// The API's own tools and tool calls, as the chat template renders them.
     Native,
-    /// Tools in the system message; every reply constrained by a JSON Schema to one call or the answer.
+    /// Tools in the system message; every reply constrained by a JSON Schema to one call or the
+    /// answer.
     Constrained,
 }
 
@@ -324,7 +329,7 @@ pub struct EvalArgs {
     /// Only cases with this id or domain (repeatable, or comma-separated).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
-    /// Print the report as one JSON object on stdout (layout in the README).
+    /// Print the report as one JSON object on stdout (layout in the book's JSON outputs chapter).
     #[arg(long)]
     pub json: bool,
     /// Also write the report as one self-contained HTML file.
@@ -345,10 +350,12 @@ pub struct EvalArgs {
     /// Most model requests per run, unless a case allows more.
     #[arg(long, default_value_t = 8)]
     pub max_steps: usize,
-    /// How tools are offered: all up front, a menu of skills opened on demand, or the skills the task's words point to.
+    /// How tools are offered: all up front, a menu of skills opened on demand, or the skills the
+    /// task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
-    /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens; off until the eval set says it helps.
+    /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens;
+    /// off until the eval set says it helps.
     #[arg(long)]
     pub compact_schemas: bool,
     /// Folder for this evaluation's audit logs and report.json; one that
@@ -358,7 +365,9 @@ pub struct EvalArgs {
     /// List the cases (checking every file) without running them.
     #[arg(long)]
     pub list: bool,
-    /// Grant case tables as written: folders outside a case's working folder, hosts other than its fixture server, environment variables and credentials. Only for case files you wrote or checked — a case's table is granted without a person, like --yes.
+    /// Grant case tables as written: folders outside a case's working folder, hosts other than its
+    /// fixture server, environment variables and credentials. Only for case files you wrote or
+    /// checked — a case's table is granted without a person, like --yes.
     #[arg(long)]
     pub trust_cases: bool,
 }

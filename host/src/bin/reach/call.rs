@@ -14,7 +14,8 @@ use std::process::ExitCode;
 pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     let Some((skill, tool)) = call.target.split_once('.') else {
         anyhow::bail!(
-            "`{}` is not SKILL.TOOL (for example: reach call files.read '{{\"path\": \"README.md\"}}')",
+            "`{}` is not SKILL.TOOL (for example: reach call files.read '{{\"path\": \
+             \"README.md\"}}')",
             call.target
         );
     };

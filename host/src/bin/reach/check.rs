@@ -46,7 +46,12 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         let grants = ctx.policy().grants(name);
         for folder in grants.read.iter().chain(&grants.write) {
             if !folder.exists {
-                warnings.push(format!("{origin}{line}: skills.{name}: folder {:?} ({}) does not exist; the skill will run without it", folder.declared, folder.path.display()));
+                warnings.push(format!(
+                    "{origin}{line}: skills.{name}: folder {:?} ({}) does not exist; the skill \
+                     will run without it",
+                    folder.declared,
+                    folder.path.display()
+                ));
             }
         }
     }
@@ -66,9 +71,12 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
     if as_json {
         println!(
             "{}",
-            serde_json::to_string_pretty(
-                &json!({"policy": origin, "ok": errors.is_empty(), "errors": errors, "warnings": warnings})
-            )?
+            serde_json::to_string_pretty(&json!({
+                "policy": origin,
+                "ok": errors.is_empty(),
+                "errors": errors,
+                "warnings": warnings,
+            }))?
         );
     } else {
         // Warnings quote skills' own error text and file names: escaped.

@@ -37,7 +37,8 @@ pub fn load_policy(cli: &Cli) -> anyhow::Result<Policy> {
         || cli.policy != std::path::Path::new("./reach.toml");
     if !cli.policy.exists() && !explicit {
         tracing::warn!(
-            "no ./reach.toml; using the built-in policy: no folders, no network, no environment, every tool needs confirmation"
+            "no ./reach.toml; using the built-in policy: no folders, no network, no environment, \
+             every tool needs confirmation"
         );
         return Ok(Policy::builtin());
     }

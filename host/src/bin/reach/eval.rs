@@ -118,7 +118,8 @@ fn select(cases: Vec<LoadedCase>, only: &[String]) -> anyhow::Result<Vec<LoadedC
 fn confine(cases: &[LoadedCase], trusted: bool) -> anyhow::Result<()> {
     if trusted {
         eprintln!(
-            "warning: --trust-cases: every case's permission table is granted as written, without a person"
+            "warning: --trust-cases: every case's permission table is granted as written, without \
+             a person"
         );
         return Ok(());
     }
@@ -304,9 +305,15 @@ fn table(report: &EvalReport) -> String {
     out.push_str(&row("overall", &report.overall));
     let o = &report.overall;
     out.push_str(&format!(
-        "\nper run: {:.0} input + {:.0} output tokens, {:.1} s with the model, {:.1} s in tools (means); \
-         {} answer(s) cite something no tool returned, {} run(s) used an input nothing showed\n",
-        o.mean_input_tokens, o.mean_output_tokens, o.mean_model_seconds, o.mean_tool_seconds, o.ungrounded_runs, o.invented_input_runs
+        "\nper run: {:.0} input + {:.0} output tokens, {:.1} s with the model, {:.1} s in tools \
+         (means); {} answer(s) cite something no tool returned, {} run(s) used an input nothing \
+         showed\n",
+        o.mean_input_tokens,
+        o.mean_output_tokens,
+        o.mean_model_seconds,
+        o.mean_tool_seconds,
+        o.ungrounded_runs,
+        o.invented_input_runs
     ));
     let failed: Vec<(&str, &RunResult)> = report
         .cases

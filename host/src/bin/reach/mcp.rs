@@ -98,7 +98,8 @@ fn http_options(addr: std::net::SocketAddr, args: &McpArgs) -> anyhow::Result<Ht
         options.token = Some(token::load_or_create(path)?);
         let shown = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
         eprintln!(
-            "reach mcp: clients must send the header `Authorization: Bearer TOKEN`, TOKEN being the contents of {}",
+            "reach mcp: clients must send the header `Authorization: Bearer TOKEN`, TOKEN being \
+             the contents of {}",
             shown.display()
         );
     }

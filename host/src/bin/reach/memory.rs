@@ -92,7 +92,8 @@ pub fn run(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<ExitCode> {
                     .count();
                 if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
                     anyhow::bail!(
-                        "not forgetting entry {id} without confirmation: there is no terminal to ask on; pass --yes"
+                        "not forgetting entry {id} without confirmation: there is no terminal to \
+                         ask on; pass --yes"
                     );
                 }
                 if !ask_forget(&history.entry, older)? {
@@ -155,7 +156,12 @@ pub fn run(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<ExitCode> {
             if json {
                 println!(
                     "{}",
-                    json!({"db": db, "file": file, "added": report.added, "existing": report.existing})
+                    json!({
+                        "db": db,
+                        "file": file,
+                        "added": report.added,
+                        "existing": report.existing,
+                    })
                 );
             } else {
                 println!(

@@ -64,8 +64,10 @@ pub fn build(
             }) else {
                 anyhow::bail!(
                     "no model endpoint is configured.\n  \
-                     Start the built-in local model:  just local-model   (then: export OPENAI_BASE_URL=http://127.0.0.1:8691/v1)\n  \
-                     or use any OpenAI-compatible server:  --base-url URL (or OPENAI_BASE_URL, or base_url in [model] of reach.toml), with OPENAI_API_KEY if it needs one\n  \
+                     Start the built-in local model:  just local-model   (then: export \
+                     OPENAI_BASE_URL=http://127.0.0.1:8691/v1)\n  \
+                     or use any OpenAI-compatible server:  --base-url URL (or OPENAI_BASE_URL, or \
+                     base_url in [model] of reach.toml), with OPENAI_API_KEY if it needs one\n  \
                      or Anthropic:  --provider anthropic with ANTHROPIC_API_KEY"
                 );
             };

@@ -85,7 +85,8 @@ export_skill!(Skill_);
     // The file must be named after the skill (the registry refuses others),
     // and cargo writes `-` in a crate name as `_`.
     println!(
-        "install it: cp target/wasm32-wasip2/release/{crate_name}.wasm <your skills folder>/{name}.wasm"
+        "install it: cp target/wasm32-wasip2/release/{crate_name}.wasm \
+         <your skills folder>/{name}.wasm"
     );
     Ok(ExitCode::SUCCESS)
 }

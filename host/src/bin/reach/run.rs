@@ -54,7 +54,8 @@ impl Progress for TerminalProgress {
     fn compacted(&self, step: usize, before: u64, after: u64) {
         if self.on {
             eprintln!(
-                "step {step}: context compacted: ~{before} → ~{after} tokens (checkpoint in the audit log)"
+                "step {step}: context compacted: ~{before} → ~{after} tokens (checkpoint in the \
+                 audit log)"
             );
         }
     }
@@ -169,7 +170,11 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     if !args.no_memory {
         let settings = host.policy().memory().clone();
         let store = SqliteStore::open(&settings.path).map_err(|e| {
-            anyhow::anyhow!("could not open the memory at {}: {e} (fix [memory] path in the table, or pass --no-memory)", settings.path.display())
+            anyhow::anyhow!(
+                "could not open the memory at {}: {e} (fix [memory] path in the table, or pass \
+                 --no-memory)",
+                settings.path.display()
+            )
         })?;
         agent = agent.memory(std::sync::Arc::new(store), settings);
     }

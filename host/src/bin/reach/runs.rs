@@ -227,7 +227,8 @@ pub fn show(dir: &Path, run: &str, json: bool) -> anyhow::Result<ExitCode> {
             let time = records.first().map_or("", |e| clock(e));
             let indent = indent(depth(id) - 1);
             println!(
-                "{time}  {indent}  ↳ worker {}: no delegation_started in the log (cut short or damaged?); its records:",
+                "{time}  {indent}  ↳ worker {}: no delegation_started in the log (cut short or \
+                 damaged?); its records:",
                 escape_for_terminal(id)
             );
             print_scope(records, depth(id), &scopes, &mut shown);
@@ -431,7 +432,8 @@ fn line(e: &Record) -> Option<String> {
                 .map_or(String::new(), |a| format!("\n  answer: {}", escape_for_terminal(&a)))
         ),
         Body::Compaction(c) => format!(
-            "step {}: context compacted: ~{} → ~{} tokens (threshold {} of {}), {} message(s) replaced, checkpoint by the {}{}\n  checkpoint: {}",
+            "step {}: context compacted: ~{} → ~{} tokens (threshold {} of {}), {} message(s) \
+             replaced, checkpoint by the {}{}\n  checkpoint: {}",
             c.step,
             c.tokens_before,
             c.tokens_after,

@@ -31,7 +31,9 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 "path": e.path,
                 "sha256": e.sha256,
                 "pinned": m.is_some_and(|m| ctx.policy().pin(&m.name).is_some()),
-                "tools": m.map(|m| m.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()).unwrap_or_default(),
+                "tools": m
+                    .map(|m| m.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>())
+                    .unwrap_or_default(),
                 "description": m.map(|m| m.description.clone()),
                 "reason": e.reason,
                 "previous": change,
@@ -118,7 +120,12 @@ fn record_seen(cli: &Cli, registry: &Registry) -> BTreeMap<String, Change> {
     for skill in registry.active_skills() {
         let name = skill.manifest.name.clone();
         if let Some(change) = state.record(&name, SeenSkill::of(&skill)) {
-            tracing::warn!(skill = %name, change = %change, sha256 = skill.loaded().sha256(), "active skill file changed since the last listing");
+            tracing::warn!(
+                skill = %name,
+                change = %change,
+                sha256 = skill.loaded().sha256(),
+                "active skill file changed since the last listing"
+            );
             changes.insert(name, change);
         }
     }
@@ -250,7 +257,8 @@ pub async fn pin(cli: &Cli, name: &str) -> anyhow::Result<ExitCode> {
     let unpinned = Registry::scan(ctx.runtime(), &cli.skills, &Policy::builtin()).await?;
     let Some(skill) = unpinned.active(name) else {
         anyhow::bail!(
-            "no skill named `{name}` in {} to pin (active: {}); `reach skills list` shows broken files and why",
+            "no skill named `{name}` in {} to pin (active: {}); `reach skills list` shows broken \
+             files and why",
             unpinned.dir().display(),
             active_names(&unpinned)
         );

@@ -42,8 +42,18 @@ fn paths_match_however_the_model_spells_them() {
 
 #[test]
 fn matchers_and_loose_scalars() {
-    let want = json!({"url": {"$regex": "/a\\.html$"}, "body": {"title": {"$contains": "milk"}}, "limit": 5, "append": true});
-    let got = json!({"url": "http://h/a.html", "body": {"title": "Buy MILK", "extra": 1}, "limit": "5", "append": "true"});
+    let want = json!({
+        "url": {"$regex": "/a\\.html$"},
+        "body": {"title": {"$contains": "milk"}},
+        "limit": 5,
+        "append": true,
+    });
+    let got = json!({
+        "url": "http://h/a.html",
+        "body": {"title": "Buy MILK", "extra": 1},
+        "limit": "5",
+        "append": "true",
+    });
     assert!(subset_matches(want.as_object().unwrap(), &got, Path::new("/w")));
     assert!(!subset_matches(
         want.as_object().unwrap(),
@@ -54,9 +64,10 @@ fn matchers_and_loose_scalars() {
 
 #[test]
 fn order_and_forbidden_tools() {
-    let e = expect(
-        r#"{"tools": ["files.list", "files.read"], "in_order": true, "must_not_tools": ["files.write"]}"#,
-    );
+    let e = expect(concat!(
+        r#"{"tools": ["files.list", "files.read"], "in_order": true, "must_not_tools": "#,
+        r#"["files.write"]}"#
+    ));
     let calls = [call("files.read", json!({}), "ok", ""), call("files.list", json!({}), "ok", "")];
     let s = score(&e, &trace(&calls, Some("a")));
     assert!(!s.tool_ok && !s.passed());

@@ -15,8 +15,8 @@ use rmcp::transport::streamable_http_server::session::{
 /// Sessions (clients before protocol 2026-07-28) open at once, at most. A
 /// person's editors and assistants open a handful, and a session of a
 /// client that went away without saying so lingers five minutes; 256 is
-/// far above both (the whole conformance suite opens 30) and keeps
-/// what they hold to a few megabytes.
+/// far above both, with room for a test suite that opens many at once, and
+/// keeps what they hold to a few megabytes.
 pub const MAX_SESSIONS: usize = 256;
 
 /// Why a session was not opened or served.
@@ -25,7 +25,8 @@ pub const MAX_SESSIONS: usize = 256;
 pub(crate) enum SessionsError {
     /// [`MAX_SESSIONS`] are open.
     #[error(
-        "{max} MCP sessions are open, the most this server allows; close clients you no longer use, or wait for idle sessions to end (after 5 minutes)"
+        "{max} MCP sessions are open, the most this server allows; close clients you no longer \
+         use, or wait for idle sessions to end (after 5 minutes)"
     )]
     Full {
         /// The cap.

@@ -28,7 +28,8 @@ pub enum TokenError {
     },
     /// The file is not one this server made for its user alone.
     #[error(
-        "refusing the MCP token file {path}: it {why}; delete it and a new one is made at the next start"
+        "refusing the MCP token file {path}: it {why}; delete it and a new one is made at the next \
+         start"
     )]
     NotPrivate {
         /// The file.

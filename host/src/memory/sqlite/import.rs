@@ -30,13 +30,15 @@ pub(super) fn import(
             let key = subject_key(&fresh.subject);
             let same: Option<i64> = tx
                 .query_row(
-                    "SELECT id FROM entries WHERE kind = ?1 AND subject_key = ?2 AND text = ?3 AND created = ?4",
+                    "SELECT id FROM entries WHERE kind = ?1 AND subject_key = ?2 AND text = ?3 AND \
+                     created = ?4",
                     params![fresh.kind.name(), key, fresh.text, entry.created],
                     |r| r.get(0),
                 )
                 .optional()?;
             let current = active(tx, fresh.kind, &key)?;
-            let same_as_active = entry.is_active() && current.as_ref().is_some_and(|c| c.text == fresh.text);
+            let same_as_active =
+                entry.is_active() && current.as_ref().is_some_and(|c| c.text == fresh.text);
             if same.is_some() || same_as_active {
                 report.existing += 1;
                 continue;
@@ -46,7 +48,12 @@ pub(super) fn import(
             }
             // The file's id when this store never gave it out, so an
             // export imported into a new store keeps its numbers.
-            let seq: i64 = tx.query_row("SELECT seq FROM sqlite_sequence WHERE name = 'entries'", [], |r| r.get(0)).optional()?.unwrap_or(0);
+            let seq: i64 = tx
+                .query_row("SELECT seq FROM sqlite_sequence WHERE name = 'entries'", [], |r| {
+                    r.get(0)
+                })
+                .optional()?
+                .unwrap_or(0);
             let stored = Stored {
                 created: Some(entry.created.clone()),
                 last_used: entry.last_used.clone(),
@@ -96,7 +103,11 @@ fn relink(tx: &Transaction<'_>, kind: &str, key: &str) -> rusqlite::Result<()> {
             tx.execute("DELETE FROM memory_fts WHERE rowid = ?1", [old])?;
         }
         if let Some(new) = now_active {
-            tx.execute("INSERT INTO memory_fts (rowid, subject, text) SELECT id, subject, text FROM entries WHERE id = ?1", [new])?;
+            tx.execute(
+                "INSERT INTO memory_fts (rowid, subject, text) SELECT id, subject, text FROM \
+                 entries WHERE id = ?1",
+                [new],
+            )?;
         }
     }
     Ok(())

@@ -193,7 +193,8 @@ fn limits_refuse_with_the_limit_named() {
     let err = store.add(fact("b", "3")).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "memory: the store holds 2 entries, the most it keeps; forget some (`reach memory forget ID`)"
+        "memory: the store holds 2 entries, the most it keeps; forget some (`reach memory forget \
+         ID`)"
     );
     assert!(
         matches!(store.add(fact("a", "2")).unwrap(), Added::Existing(_)),
@@ -372,7 +373,8 @@ fn a_bad_import_changes_nothing() {
     let err = store.import(&entries, "f.jsonl").unwrap_err();
     assert_eq!(
         err.to_string(),
-        "line 3: the text is 2001 characters; the limit is 2000 — shorten it or split it into several entries"
+        "line 3: the text is 2001 characters; the limit is 2000 — shorten it or split it into \
+         several entries"
     );
     assert_eq!(store.export().unwrap(), before);
 
@@ -480,9 +482,11 @@ CREATE TABLE entries (
 );
 CREATE UNIQUE INDEX entries_active ON entries (kind, subject_key) WHERE superseded_by IS NULL;
 CREATE INDEX entries_subject ON entries (kind, subject_key, created);
-CREATE VIRTUAL TABLE memory_fts USING fts5 (subject, text, content = '', contentless_delete = 1, tokenize = 'porter unicode61');
+CREATE VIRTUAL TABLE memory_fts USING fts5 (subject, text, content = '', contentless_delete = 1, \
+    tokenize = 'porter unicode61');
 INSERT INTO entries (id, kind, subject, subject_key, text, source, run_id, step, created)
-    VALUES (7, 'preference', 'Units', 'units', 'I prefer metric units.', 'user', 'r1', 1, '2026-12-02T11:36:25.123Z');
+    VALUES (7, 'preference', 'Units', 'units', 'I prefer metric units.', 'user', 'r1', 1, \
+    '2026-12-02T11:36:25.123Z');
 INSERT INTO memory_fts (rowid, subject, text) VALUES (7, 'Units', 'I prefer metric units.');
 PRAGMA user_version = 1;
 ";

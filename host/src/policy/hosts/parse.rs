@@ -91,7 +91,8 @@ fn parse_host(text: &str) -> Result<HostMatch, String> {
         check_dns_name(suffix)?;
         if !suffix.contains('.') {
             return Err(format!(
-                r#""*.{suffix}" would cover a whole top-level domain; use at least two labels after "*.", like "*.example.{suffix}""#
+                "\"*.{suffix}\" would cover a whole top-level domain; use at least two labels \
+                 after \"*.\", like \"*.example.{suffix}\""
             ));
         }
         return Ok(HostMatch::Subdomains(suffix.to_owned()));

@@ -1,5 +1,6 @@
 //! Convert a saved HTML file as the `web` skill would, natively:
-//! `cargo run -p web-convert --example convert -- page.html https://example.com/page [content-type]`.
+//! `cargo run -p web-convert --example convert -- page.html https://example.com/page
+//! [content-type]`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

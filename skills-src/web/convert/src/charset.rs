@@ -201,8 +201,10 @@ mod tests {
 
     #[test]
     fn shift_jis_from_meta_decodes() {
-        let (bytes, _, _) =
-            encoding_rs::SHIFT_JIS.encode("<meta charset=\"shift_jis\"><p>日本語のテキスト</p>");
+        let (bytes, _, _) = encoding_rs::SHIFT_JIS.encode(
+            "<meta charset=\"shift_jis\">\
+             <p>日本語のテキスト</p>",
+        );
         let d = decode(&bytes, None);
         assert_eq!(d.encoding, "Shift_JIS");
         assert!(d.text.contains("日本語のテキスト"));

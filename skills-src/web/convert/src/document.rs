@@ -21,10 +21,18 @@ impl Article {
     /// a heading unless the content already opens with one, then the content.
     ///
     /// ```
-    /// # let html = "<article><h1>On bees</h1><p>Bees visit flowers to gather nectar, which they turn into honey inside the hive.</p></article>";
+    /// # let html = "<article><h1>On bees</h1><p>Bees visit flowers to gather nectar, which they \
+    /// #     turn into honey inside the hive.</p></article>";
     /// let article = web_convert::html_to_markdown(html, "https://bees.example/a").unwrap();
-    /// let file = article.to_document(web_convert::Provenance { url: "https://bees.example/a", fetched_at: 0, truncated: false });
-    /// assert!(file.starts_with("---\ntitle: \"On bees\"\nsource: \"https://bees.example/a\"\nfetched: \"1970-01-01T00:00:00Z\"\n---\n"));
+    /// let file = article.to_document(web_convert::Provenance {
+    ///     url: "https://bees.example/a",
+    ///     fetched_at: 0,
+    ///     truncated: false,
+    /// });
+    /// assert!(file.starts_with(
+    ///     "---\ntitle: \"On bees\"\nsource: \"https://bees.example/a\"\n\
+    ///      fetched: \"1970-01-01T00:00:00Z\"\n---\n"
+    /// ));
     /// ```
     pub fn to_document(&self, from: Provenance<'_>) -> String {
         let mut out = String::with_capacity(self.markdown.len() + 256);
@@ -39,7 +47,10 @@ impl Article {
             out.push_str(&format!("published: {}\n", yaml_string(published)));
         }
         if from.truncated {
-            out.push_str("truncated: true  # the page was larger than the size cap; only its beginning was converted\n");
+            out.push_str(
+                "truncated: true  # the page was larger than the size cap; only its beginning was \
+                 converted\n",
+            );
         }
         out.push_str("---\n\n");
         let title = self.title.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -78,7 +89,10 @@ pub fn rfc3339(secs: u64) -> String {
 /// reduced to characters that are safe in a file name on every system.
 ///
 /// ```
-/// assert_eq!(web_convert::file_name("https://www.example.com:8443/a/b?c", 1_714_555_800), "www.example.com_20240501-093000.md");
+/// assert_eq!(
+///     web_convert::file_name("https://www.example.com:8443/a/b?c", 1_714_555_800),
+///     "www.example.com_20240501-093000.md"
+/// );
 /// ```
 pub fn file_name(url: &str, secs: u64) -> String {
     let host = Url::parse(url)
@@ -173,8 +187,10 @@ mod tests {
         });
         assert_eq!(
             doc,
-            "---\ntitle: \"Say \\\"hi\\\" now\"\nsource: \"https://x.example/p\"\nfetched: \"1970-01-01T00:01:00Z\"\nauthor: \"Ana\"\n\
-             truncated: true  # the page was larger than the size cap; only its beginning was converted\n---\n\n# Say \"hi\" now\n\nBody text.\n"
+            "---\ntitle: \"Say \\\"hi\\\" now\"\nsource: \"https://x.example/p\"\n\
+             fetched: \"1970-01-01T00:01:00Z\"\nauthor: \"Ana\"\n\
+             truncated: true  # the page was larger than the size cap; only its beginning was \
+             converted\n---\n\n# Say \"hi\" now\n\nBody text.\n"
         );
     }
 }

@@ -15,10 +15,11 @@ use url::Url;
 pub const MIN_TEXT_CHARS: usize = 50;
 
 /// Elements that never hold the main content of a page, wherever they are.
-const NEVER_CONTENT: &str = "script, style, link, noscript, template, iframe, frame, frameset, object, embed, \
-    canvas, svg, button, input, select, textarea, dialog, nav, aside, menu, \
-    [role=navigation], [role=banner], [role=contentinfo], [role=complementary], [role=search], \
-    [role=dialog], [role=alertdialog], [aria-hidden=true], [hidden]";
+const NEVER_CONTENT: &str = "script, style, link, noscript, template, iframe, frame, frameset, \
+                             object, embed, canvas, svg, button, input, select, textarea, dialog, \
+                             nav, aside, menu, [role=navigation], [role=banner], \
+                             [role=contentinfo], [role=complementary], [role=search], \
+                             [role=dialog], [role=alertdialog], [aria-hidden=true], [hidden]";
 
 /// Words in a class or id (split at `-`, `_` and spaces) that mark
 /// boilerplate: ads, sharing widgets, cookie and newsletter prompts.
@@ -103,29 +104,36 @@ pub enum ConvertError {
 
 fn nearly_empty_message(text_chars: usize, uses_javascript: bool) -> String {
     let why = if uses_javascript {
-        "it probably builds its content with JavaScript, which is not run here; look for an API, an RSS feed or a \
-         server-rendered version of the page"
+        "it probably builds its content with JavaScript, which is not run here; look for an API, \
+         an RSS feed or a server-rendered version of the page"
     } else {
         "it may be an empty template, a login or consent wall, or not an article"
     };
     format!(
-        "the page has almost no text once navigation and boilerplate are removed ({text_chars} letters and digits); {why}"
+        "the page has almost no text once navigation and boilerplate are removed ({text_chars} \
+         letters and digits); {why}"
     )
 }
 
 /// Extract the main content of `html`, fetched from `page_url`, as Markdown.
 ///
 /// ```
-/// let html = r#"<html><head><title>Tides | Sea News</title></head><body>
-///   <nav><a href="/">Home</a> <a href="/world">World</a></nav>
+/// let html = "<html><head><title>Tides | Sea News</title></head><body>
+///   <nav><a href=\"/\">Home</a> <a href=\"/world\">World</a></nav>
 ///   <article><h1>Tides</h1>
-///     <p>The tide rises twice a day because the Moon pulls the oceans toward it, and the Earth turns beneath that bulge of water.
-///        See <a href="../tables/tides.html">the tide tables</a> for the times at each harbour along the coast.</p>
-///     <p>Spring tides come with the new and the full Moon, when the Sun and the Moon pull in the same direction.</p>
-///   </article></body></html>"#;
-/// let article = web_convert::html_to_markdown(html, "https://sea.example/news/today/tides").unwrap();
+///     <p>The tide rises twice a day because the Moon pulls the oceans toward it, and the Earth \
+///       turns beneath that bulge of water.
+///        See <a href=\"../tables/tides.html\">the tide tables</a> for the times at each harbour \
+///       along the coast.</p>
+///     <p>Spring tides come with the new and the full Moon, when the Sun and the Moon pull in the \
+///       same direction.</p>
+///   </article></body></html>";
+/// let article =
+///     web_convert::html_to_markdown(html, "https://sea.example/news/today/tides").unwrap();
 /// assert_eq!(article.title, "Tides");
-/// assert!(article.markdown.contains("[the tide tables](https://sea.example/news/tables/tides.html)"));
+/// assert!(
+///     article.markdown.contains("[the tide tables](https://sea.example/news/tables/tides.html)")
+/// );
 /// assert!(!article.markdown.contains("World"));
 /// ```
 ///
@@ -421,7 +429,8 @@ mod tests {
     fn base_href_changes_the_base() {
         let body = para("Glaciers move slowly downhill under their own weight, carving valleys.");
         let html = format!(
-            r#"<html><head><base href="/static/v2/"></head><body><article><h1>Ice</h1>{body}<p><a href="guide.html">guide</a></p>{body}</article></body></html>"#
+            "<html><head><base href=\"/static/v2/\"></head><body><article><h1>Ice</h1>{body}\
+             <p><a href=\"guide.html\">guide</a></p>{body}</article></body></html>"
         );
         let md = html_to_markdown(&html, URL).unwrap().markdown;
         assert!(md.contains("[guide](https://news.example/static/v2/guide.html)"), "{md}");
@@ -429,9 +438,11 @@ mod tests {
 
     #[test]
     fn boilerplate_words_match_whole_class_words_only() {
-        let doc = Document::from(
-            r#"<body class="has-ads"><div class="ad-slot">A</div><div class="header-lead">B</div><div id="share_bar">C</div><div class="shadow">D</div><section class="related"><h1>T</h1></section></body>"#,
-        );
+        let doc = Document::from(concat!(
+            r#"<body class="has-ads"><div class="ad-slot">A</div><div class="header-lead">B</div>"#,
+            r#"<div id="share_bar">C</div><div class="shadow">D</div>"#,
+            r#"<section class="related"><h1>T</h1></section></body>"#
+        ));
         strip_boilerplate(&doc);
         let text = doc.select("body").text();
         assert!(!text.contains('A') && !text.contains('C'), "{text}");
@@ -455,7 +466,8 @@ mod tests {
         let rows: String =
             (1..=8).map(|i| format!("<tr><td>Station {i}</td><td>{}</td></tr>", i * 7)).collect();
         let html = format!(
-            "<html><head><title>Readings</title></head><body><table><tr><th>Station</th><th>mm</th></tr>{rows}</table></body></html>"
+            "<html><head><title>Readings</title></head><body><table><tr><th>Station</th><th>mm</th>\
+             </tr>{rows}</table></body></html>"
         );
         let article = html_to_markdown(&html, URL).unwrap();
         assert!(article.markdown.contains("| Station 3 | 21 |"), "{}", article.markdown);

@@ -7,15 +7,25 @@
 //! ```
 //! use web_convert::{decode, html_to_markdown, Provenance};
 //!
-//! let body = b"<html><head><title>Caf\xe9 notes</title><meta charset=\"windows-1252\"></head><body>
+//! let body = b"<html><head><title>Caf\xe9 notes</title>\
+//!     <meta charset=\"windows-1252\"></head><body>
 //!   <nav><a href=\"/\">Home</a></nav>
-//!   <article><h2>Grinding</h2><p>Grind the beans just before brewing: ground coffee loses its aroma within minutes.
+//!   <article><h2>Grinding</h2><p>Grind the beans just before brewing: ground coffee \
+//!     loses its aroma within minutes.
 //!   Read <a href=\"brewing.html\">the brewing guide</a> next.</p></article></body></html>";
 //! let page = decode(body, Some("text/html"));
 //! let article = html_to_markdown(&page.text, "https://coffee.example/notes/").unwrap();
 //! // Or both steps, and plain text too, exactly as the skill does:
-//! assert_eq!(web_convert::convert_response(body, Some("text/html"), "https://coffee.example/notes/").unwrap(), article);
-//! let file = article.to_document(Provenance { url: "https://coffee.example/notes/", fetched_at: 1_714_555_800, truncated: false });
+//! assert_eq!(
+//!     web_convert::convert_response(body, Some("text/html"), "https://coffee.example/notes/")
+//!         .unwrap(),
+//!     article
+//! );
+//! let file = article.to_document(Provenance {
+//!     url: "https://coffee.example/notes/",
+//!     fetched_at: 1_714_555_800,
+//!     truncated: false,
+//! });
 //! assert!(file.contains("# Café notes"));
 //! assert!(file.contains("## Grinding"));
 //! assert!(file.contains("(https://coffee.example/notes/brewing.html)"));

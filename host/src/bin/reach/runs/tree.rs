@@ -141,7 +141,10 @@ fn worker(id: &str, tasks: &BTreeMap<&str, Task<'_>>, scopes: &Scopes<'_>) -> Va
         "started": started.map(|s| &s.0.time),
         "finished": finished.map(|f| &f.0.time),
         "records": records,
-        "workers": children(tasks, Some(id)).iter().map(|child| worker(child, tasks, scopes)).collect::<Vec<_>>(),
+        "workers": children(tasks, Some(id))
+            .iter()
+            .map(|child| worker(child, tasks, scopes))
+            .collect::<Vec<_>>(),
     })
 }
 
