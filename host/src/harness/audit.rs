@@ -56,63 +56,25 @@
 //! (module `user_info`), so neither the log nor the events built from it
 //! keep one.
 
+mod clock;
 pub mod record;
+mod rotation;
+mod sink;
 mod user_info;
 
 use super::events::EventSender;
 use crate::error::{ErrorCode, ToolFailure};
 use crate::runtime::redact::Redactor;
+pub use clock::{new_run_id, now_rfc3339};
+use record::Worker;
 pub use record::{Body, CallEnded, CallHead, Record};
-use record::{LogContinued, LogRotated, Worker};
+use rotation::Rotation;
 use serde_json::Value;
+use sink::Output;
+pub use sink::{AuditSink, SharedWriter};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-
-/// A writer several runs may share; each record is one `write_all` of one
-/// line under the lock, followed by a flush.
-pub type SharedWriter = Arc<Mutex<dyn Write + Send>>;
-
-/// Where a run's audit log goes.
-///
-/// ```
-/// use agent_reach::AuditSink;
-/// use std::sync::{Arc, Mutex};
-///
-/// // In memory, e.g. to keep it with the embedder's own records:
-/// let lines = Arc::new(Mutex::new(Vec::<u8>::new()));
-/// let sink = AuditSink::Writer(lines.clone());
-/// # let _ = sink;
-/// ```
-#[derive(Clone)]
-#[non_exhaustive]
-pub enum AuditSink {
-    /// `DIR/<run id>.jsonl`, a new file per run, synced to disk when the
-    /// run ends: what `reach run` writes (`reach runs show ID` reads it).
-    Dir(PathBuf),
-    /// JSON lines to the embedder's writer; lines of concurrent runs
-    /// interleave whole, told apart by their `run_id`.
-    Writer(SharedWriter),
-    /// No log. Secrets are still masked in what the model and the events see.
-    Disabled,
-}
-
-impl std::fmt::Debug for AuditSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AuditSink::Dir(dir) => f.debug_tuple("Dir").field(dir).finish(),
-            AuditSink::Writer(_) => f.write_str("Writer(..)"),
-            AuditSink::Disabled => f.write_str("Disabled"),
-        }
-    }
-}
-
-/// Where the lines of an open log go.
-enum Output {
-    Nowhere,
-    File(std::fs::File),
-    Writer(SharedWriter),
-}
+use std::sync::Arc;
 
 /// An open audit log.
 pub struct AuditLog {
@@ -126,29 +88,6 @@ pub struct AuditLog {
     scope: Option<(String, String)>,
     /// Set for a log that continues in a new file past a size.
     rotation: Option<Rotation>,
-}
-
-/// Where a rotating log is.
-struct Rotation {
-    /// A part is closed once the next record would take it past this.
-    max_bytes: u64,
-    /// Parts kept, the current one included.
-    keep: u32,
-    /// The current part's number (the first is 1) and its size so far.
-    part: u32,
-    written: u64,
-    /// The log's first record, repeated at the top of every later part so
-    /// each says what it is a log of.
-    first: Option<Record>,
-}
-
-/// The file of part `part` of run `run_id`'s log in `dir`.
-fn part_path(dir: &Path, run_id: &str, part: u32) -> PathBuf {
-    if part <= 1 {
-        dir.join(format!("{run_id}.jsonl"))
-    } else {
-        dir.join(format!("{run_id}.part{part}.jsonl"))
-    }
 }
 
 impl AuditLog {
@@ -366,54 +305,6 @@ impl AuditLog {
         written
     }
 
-    /// When a record of `next` bytes would take the current part past its
-    /// size, close it and go on in the next part, dropping the oldest past
-    /// those to keep. An error means the record cannot be written where it
-    /// belongs (a call it announces does not run).
-    fn rotate_if_full(&mut self, next: u64) -> std::io::Result<()> {
-        let (Some(rotation), Output::File(file)) = (&mut self.rotation, &mut self.output) else {
-            return Ok(());
-        };
-        if rotation.written == 0 || rotation.written + next <= rotation.max_bytes {
-            return Ok(());
-        }
-        let dir = self.path.parent().unwrap_or(Path::new(".")).to_owned();
-        let part = rotation.part + 1;
-        let next_path = part_path(&dir, &self.run_id, part);
-        let name = |path: &Path| path.file_name().map(|n| n.to_string_lossy().into_owned());
-        let new_file =
-            std::fs::OpenOptions::new().create_new(true).append(true).open(&next_path)?;
-        // Not masked: file names, and a first record masked when written.
-        let line = |body: Body| {
-            format!("{}\n", Record::new(now_rfc3339(), self.run_id.clone(), None, body).to_value())
-        };
-        let closing = line(Body::LogRotated(LogRotated { next: name(&next_path) }));
-        // Best effort: the part is full, and the next one names it anyway.
-        let _ = file.write_all(closing.as_bytes()).and_then(|()| file.sync_data());
-        let opening = line(Body::LogContinued(LogContinued {
-            part,
-            previous: name(&self.path),
-            run_started: rotation.first.clone().map(Box::new),
-        }));
-        *file = new_file;
-        file.write_all(opening.as_bytes())?;
-        tracing::info!(from = %self.path.display(), to = %next_path.display(), "the audit log goes on in a new file");
-        self.path = next_path;
-        rotation.part = part;
-        rotation.written = opening.len() as u64;
-        if part > rotation.keep {
-            let dropped = part_path(&dir, &self.run_id, part - rotation.keep);
-            match std::fs::remove_file(&dropped) {
-                Ok(()) => {}
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => {
-                    tracing::warn!(path = %dropped.display(), error = %err, "could not remove an old part of the audit log")
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// Push what was written to the disk (end of a run).
     pub fn sync(&mut self) {
         let synced = match &mut self.output {
@@ -425,46 +316,6 @@ impl AuditLog {
             tracing::warn!(path = %self.path.display(), error = %err, "could not sync the audit log");
         }
     }
-}
-
-/// A fresh run id that sorts by time: `20261201T031500Z-1a2b3c`, as
-/// [`Agent`](crate::Agent) names its runs (and `reach` its runs, `reach
-/// call` and `reach mcp` sessions). Two ids drawn in the same second share
-/// their stamp and differ, almost always, in the random suffix; a writer
-/// that creates `<id>.jsonl` with `create_new` draws again when it is taken.
-pub fn new_run_id() -> String {
-    let stamp: String =
-        now_rfc3339().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
-    format!("{stamp}Z-{:06x}", fastrand::u32(..0x100_0000))
-}
-
-/// Now as `2026-12-01T03:04:05.678Z`.
-pub fn now_rfc3339() -> String {
-    let now =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let secs = now.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        now.subsec_millis()
-    )
-}
-
-/// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian, UTC).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! records that must exist before their action.
 
 mod basics {
+    use super::super::clock::civil_from_days;
     use super::super::*;
     use serde_json::json;
 
