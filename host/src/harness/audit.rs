@@ -280,7 +280,11 @@ impl AuditLog {
     /// action, use [`AuditLog::record_before`].
     pub fn record(&mut self, body: impl Into<Body>) {
         if let Err(err) = self.try_record(body.into(), false) {
-            tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log");
+            tracing::error!(
+                path = %self.path.display(),
+                error = %err,
+                "could not write the audit log"
+            );
         }
     }
 
@@ -289,8 +293,15 @@ impl AuditLog {
     /// filled the disk does not get to run unrecorded).
     pub fn record_before(&mut self, body: impl Into<Body>) -> Result<(), String> {
         self.try_record(body.into(), true).map_err(|err| {
-            tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log; the call does not run");
-            format!("the audit log {} could not be written ({err}), so the call was not run", self.path.display())
+            tracing::error!(
+                path = %self.path.display(),
+                error = %err,
+                "could not write the audit log; the call does not run"
+            );
+            format!(
+                "the audit log {} could not be written ({err}), so the call was not run",
+                self.path.display()
+            )
         })
     }
 
@@ -397,7 +408,11 @@ impl AuditLog {
         }));
         *file = new_file;
         file.write_all(opening.as_bytes())?;
-        tracing::info!(from = %self.path.display(), to = %next_path.display(), "the audit log goes on in a new file");
+        tracing::info!(
+            from = %self.path.display(),
+            to = %next_path.display(),
+            "the audit log goes on in a new file"
+        );
         self.path = next_path;
         rotation.part = part;
         rotation.written = opening.len() as u64;
@@ -407,7 +422,11 @@ impl AuditLog {
                 Ok(()) => {}
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
                 Err(err) => {
-                    tracing::warn!(path = %dropped.display(), error = %err, "could not remove an old part of the audit log")
+                    tracing::warn!(
+                        path = %dropped.display(),
+                        error = %err,
+                        "could not remove an old part of the audit log"
+                    )
                 }
             }
         }
@@ -422,7 +441,11 @@ impl AuditLog {
             Output::Writer(writer) => writer.lock().unwrap_or_else(|e| e.into_inner()).flush(),
         };
         if let Err(err) = synced {
-            tracing::warn!(path = %self.path.display(), error = %err, "could not sync the audit log");
+            tracing::warn!(
+                path = %self.path.display(),
+                error = %err,
+                "could not sync the audit log"
+            );
         }
     }
 }
