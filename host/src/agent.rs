@@ -338,8 +338,9 @@ impl AgentBuilder {
 
     /// Give runs a long-term memory: notes relevant to the task go into the
     /// prompt, and the model may remember and recall notes at the levels
-    /// `settings` give (e.g. the table's `[memory]`, [`Policy::memory`](crate::policy::Policy::memory),
-    /// with a [`SqliteStore`](crate::memory::SqliteStore) opened at its path).
+    /// `settings` give (e.g. the table's `[memory]`,
+    /// [`Policy::memory`](crate::policy::Policy::memory), with a
+    /// [`SqliteStore`](crate::memory::SqliteStore) opened at its path).
     pub fn memory(mut self, store: Arc<dyn MemoryStore>, settings: MemorySettings) -> Self {
         self.parts.memory = Some((store, settings));
         self

@@ -175,8 +175,9 @@ pub fn promises_delegation(answer: &str, agents: &[&str]) -> bool {
 
 /// What the supervisor is told when it announced a delegation but made none.
 pub fn promise_back() -> String {
-    "[harness] You said you would hand work to a worker, but you made no agents__delegate call, so nothing was done. \
-     Call agents__delegate now (or do the task with your own tools); answer only once the work is done."
+    "[harness] You said you would hand work to a worker, but you made no agents__delegate call, \
+     so nothing was done. Call agents__delegate now (or do the task with your own tools); \
+     answer only once the work is done."
         .to_owned()
 }
 

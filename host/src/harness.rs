@@ -85,7 +85,10 @@ pub(crate) struct Harness<'a> {
     /// Delegations made, by envelope key, with how each ended.
     delegated: std::collections::HashMap<String, String>,
     /// The skills this loop may hand to workers: its own, even when it
-    /// delegates rather than using them ([`DelegationSettings::supervisor_skills`](crate::policy::DelegationSettings::supervisor_skills)).
+    /// delegates rather than using them
+    /// ([`DelegationSettings::supervisor_skills`][supervisor_skills]).
+    ///
+    /// [supervisor_skills]: crate::policy::DelegationSettings::supervisor_skills
     passable: Vec<String>,
 }
 

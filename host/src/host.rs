@@ -28,8 +28,9 @@ pub enum HostError {
     /// `[skills.S.tools.T]` names a tool skill `S` does not have: the
     /// override (often a `deny`) would silently apply to nothing.
     #[error(
-        "{file}:{line}: [skills.{skill}.tools.{tool}]: skill {skill} has no tool `{tool}` (its tools: {tools}); \
-         fix the name — tool names are case-sensitive — or remove the override"
+        "{file}:{line}: [skills.{skill}.tools.{tool}]: skill {skill} has no tool `{tool}` \
+         (its tools: {tools}); fix the name — tool names are case-sensitive — or remove the \
+         override"
     )]
     UnknownTool {
         /// The policy file.
@@ -59,7 +60,12 @@ pub enum HostError {
 /// struct ReadsOnly;
 ///
 /// impl Confirmer for ReadsOnly {
-///     fn confirm(&self, _skill: &str, tool: &str, _arguments: &serde_json::Value) -> Result<(), String> {
+///     fn confirm(
+///         &self,
+///         _skill: &str,
+///         tool: &str,
+///         _arguments: &serde_json::Value,
+///     ) -> Result<(), String> {
 ///         if tool.starts_with("read") { Ok(()) } else { Err(format!("{tool} is not a read")) }
 ///     }
 /// }
@@ -340,7 +346,10 @@ impl Host {
         match self.policy.level(&call.skill, &call.tool) {
             Level::Deny => return Err(self.denied(&call.skill, &call.tool)),
             Level::Confirm if !call.confirmed => {
-                return Err(call.refused("it was not confirmed: ask a person, then mark the call confirmed before running it"));
+                return Err(call.refused(
+                    "it was not confirmed: ask a person, then mark the call confirmed before \
+                     running it",
+                ));
             }
             Level::Auto | Level::Confirm => {}
         }

@@ -1,9 +1,10 @@
 //! What the integration tests of every crate share: the real skill
 //! components built from source ([`guests`]), a throw-away workspace with a
 //! skills folder and a permission table, the one way a test builds an
-//! agent ([`agent`], through the library's front door), and the one HTTP test server ([`server`]) with the
-//! servers made of it: a scripted model ([`openai`]), fixture pages
-//! ([`pages`]), recorders ([`recorder`], [`TestServer`]).
+//! agent ([`agent`], through the library's front door), and the one HTTP
+//! test server ([`server`]) with the servers made of it: a scripted model
+//! ([`openai`]), fixture pages ([`pages`]), recorders ([`recorder`],
+//! [`TestServer`]).
 
 pub mod guests;
 pub mod openai;

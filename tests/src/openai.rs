@@ -35,7 +35,12 @@ impl Reply {
         let calls: Vec<Value> = calls
             .iter()
             .enumerate()
-            .map(|(i, (name, args))| json!({"id": format!("call_{i}"), "type": "function", "function": {"name": name, "arguments": args}}))
+            .map(|(i, (name, args))| {
+                json!({
+                    "id": format!("call_{i}"), "type": "function",
+                    "function": {"name": name, "arguments": args}
+                })
+            })
             .collect();
         Reply::Ok(completion(json!({"role": "assistant", "content": null, "tool_calls": calls})))
     }
@@ -46,8 +51,10 @@ impl Reply {
     pub fn with_usage(self, prompt_tokens: u64, completion_tokens: u64) -> Reply {
         match self {
             Reply::Ok(mut v) => {
-                v["usage"] = json!({"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                    "total_tokens": prompt_tokens + completion_tokens});
+                v["usage"] = json!({
+                    "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens
+                });
                 Reply::Ok(v)
             }
             other => other,

@@ -77,7 +77,8 @@ fn respond(request: &Request, head: &str) -> Response {
         "/encoded" => {
             let basic = format!("user:{auth}");
             let body = format!(
-                "{{\"json\":\"{}\",\"percent\":\"{}\",\"lower\":\"{}\",\"form\":\"{}\",\"html\":\"{}\",\"basic\":\"{}\",\"basic_url\":\"{}\"}}",
+                "{{\"json\":\"{}\",\"percent\":\"{}\",\"lower\":\"{}\",\"form\":\"{}\",\
+                 \"html\":\"{}\",\"basic\":\"{}\",\"basic_url\":\"{}\"}}",
                 auth.replace('\\', "\\\\").replace('"', "\\\"").replace('/', "\\/"),
                 percent(&auth, true, false),
                 percent(&auth, false, false),

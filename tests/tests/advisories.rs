@@ -128,9 +128,14 @@ fn findings(lock: &str, list: &List) -> Vec<String> {
                 format!("fixed in {}", advisory.patched.join(" or "))
             };
             found.push(format!(
-                "{} {} (Cargo.lock) is affected by {}{aliases}{filed}: {}{note}; {fixed}. Raise it: the pin in Cargo.toml's \
-                 [workspace.dependencies], or `cargo update -p {}@{}`",
-                package.name, package.version, advisory.id, advisory.title, package.name, package.version
+                "{} {} (Cargo.lock) is affected by {}{aliases}{filed}: {}{note}; {fixed}. Raise \
+                 it: the pin in Cargo.toml's [workspace.dependencies], or `cargo update -p {}@{}`",
+                package.name,
+                package.version,
+                advisory.id,
+                advisory.title,
+                package.name,
+                package.version
             ));
         }
     }
@@ -239,7 +244,8 @@ fn every_crate_the_list_covers_is_in_the_lock() {
         let patterns = list.patterns(&advisory.krate);
         assert!(
             lock.package.iter().any(|p| patterns.iter().any(|pattern| matches(pattern, &p.name))),
-            "{} is filed under {}, which Cargo.lock does not hold (renamed? then list it under its new name)",
+            "{} is filed under {}, which Cargo.lock does not hold (renamed? then list \
+             it under its new name)",
             advisory.id,
             advisory.krate
         );

@@ -35,14 +35,43 @@ pub struct Envelope {
 /// The parameters of `agents__delegate`, offering the profiles `agents`
 /// (name and one line each, in the description).
 pub fn parameters(agents: &[&str], max_steps: usize) -> Value {
-    json!({"type": "object", "properties": {
-        "agent": {"type": "string", "enum": agents, "description": "The worker to hand the task to."},
-        "task": {"type": "string", "description": "What the worker must do, complete in itself: the worker sees nothing of this conversation."},
-        "input": {"description": "Data the worker needs (text, or any JSON), quoted here because it sees nothing else."},
-        "expected_output": {"type": "string", "description": "What the result should contain, in words."},
-        "return_format": {"type": "object", "description": "JSON Schema of the result, e.g. {\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}}, \"required\": [\"path\"]}."},
-        "max_steps": {"type": "integer", "minimum": 1, "maximum": max_steps, "description": "Most model requests the worker may make."}
-    }, "required": ["agent", "task", "expected_output", "return_format"], "additionalProperties": false})
+    json!({
+        "type": "object",
+        "properties": {
+            "agent": {
+                "type": "string",
+                "enum": agents,
+                "description": "The worker to hand the task to."
+            },
+            "task": {
+                "type": "string",
+                "description": "What the worker must do, complete in itself: the worker sees \
+                                nothing of this conversation."
+            },
+            "input": {
+                "description": "Data the worker needs (text, or any JSON), quoted here because \
+                                it sees nothing else."
+            },
+            "expected_output": {
+                "type": "string",
+                "description": "What the result should contain, in words."
+            },
+            "return_format": {
+                "type": "object",
+                "description": "JSON Schema of the result, e.g. {\"type\": \"object\", \
+                                \"properties\": {\"path\": {\"type\": \"string\"}}, \
+                                \"required\": [\"path\"]}."
+            },
+            "max_steps": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": max_steps,
+                "description": "Most model requests the worker may make."
+            }
+        },
+        "required": ["agent", "task", "expected_output", "return_format"],
+        "additionalProperties": false
+    })
 }
 
 impl Envelope {
@@ -71,7 +100,8 @@ impl Envelope {
                 .contains(&k.as_str())
         }) {
             return Err(format!(
-                "unknown field `{extra}`; the envelope has agent, task, input, expected_output, return_format, max_steps"
+                "unknown field `{extra}`; the envelope has agent, task, input, expected_output, \
+                 return_format, max_steps"
             ));
         }
         let agent = text("agent")?;
@@ -80,7 +110,8 @@ impl Envelope {
         let input = map.get("input").cloned().unwrap_or(Value::Null);
         if input.to_string().len() > INPUT_CHARS {
             return Err(format!(
-                "`input` is larger than {INPUT_CHARS} characters of JSON; give the worker a path or a URL to read instead"
+                "`input` is larger than {INPUT_CHARS} characters of JSON; give the worker a path \
+                 or a URL to read instead"
             ));
         }
         let return_format = match map.get("return_format") {
@@ -139,7 +170,10 @@ impl Envelope {
         // One thing at a time: a small model told up front to reply in JSON
         // replies in JSON at once, tools unused (seen with the local model);
         // the format is asked for when it answers ([`fix_back`]).
-        out.push_str("\nDo the task now with your tools, then answer with what they returned. You will then be asked for the result as JSON.");
+        out.push_str(
+            "\nDo the task now with your tools, then answer with what they returned. You will \
+             then be asked for the result as JSON.",
+        );
         out
     }
 }
@@ -227,8 +261,8 @@ pub fn check_output(answer: &str, format: &Value) -> Result<Value, Vec<String>> 
 /// what is wrong and the schema again.
 pub fn fix_back(errors: &[String], format: &Value) -> String {
     format!(
-        "[harness] Your answer does not match the required return format: {}. Reply again with only a JSON value \
-         matching this JSON Schema, and nothing else: {format}",
+        "[harness] Your answer does not match the required return format: {}. Reply again with \
+         only a JSON value matching this JSON Schema, and nothing else: {format}",
         errors.join("; ")
     )
 }
@@ -238,7 +272,12 @@ mod tests {
     use super::*;
 
     fn good() -> Value {
-        json!({"agent": "web", "task": "Save the page", "expected_output": "the path", "return_format": {"type": "object", "required": ["path"]}})
+        json!({
+            "agent": "web",
+            "task": "Save the page",
+            "expected_output": "the path",
+            "return_format": {"type": "object", "required": ["path"]}
+        })
     }
 
     #[test]
@@ -263,15 +302,24 @@ mod tests {
                 "must be a JSON Schema object",
             ),
             (
-                json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {"type": "nope"}}),
+                json!({
+                    "agent": "web", "task": "x", "expected_output": "y",
+                    "return_format": {"type": "nope"}
+                }),
                 "not a valid JSON Schema",
             ),
             (
-                json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {}, "max_steps": 0}),
+                json!({
+                    "agent": "web", "task": "x", "expected_output": "y", "return_format": {},
+                    "max_steps": 0
+                }),
                 "`max_steps` must be",
             ),
             (
-                json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {}, "context": "all of it"}),
+                json!({
+                    "agent": "web", "task": "x", "expected_output": "y", "return_format": {},
+                    "context": "all of it"
+                }),
                 "unknown field `context`",
             ),
         ];
@@ -279,7 +327,10 @@ mod tests {
             let err = Envelope::parse(&args).expect_err(wanted);
             assert!(err.contains(wanted), "{err} / {wanted}");
         }
-        let as_text = json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": "{\"type\": \"object\"}"});
+        let as_text = json!({
+            "agent": "web", "task": "x", "expected_output": "y",
+            "return_format": "{\"type\": \"object\"}"
+        });
         assert_eq!(
             Envelope::parse(&as_text).expect("a schema written as a string").return_format,
             json!({"type": "object"})
@@ -290,24 +341,33 @@ mod tests {
     fn envelope_fields_written_inside_input_are_taken_from_there_and_nothing_else_is() {
         // As the local model wrote them: the input an object as JSON text.
         let args = json!({"agent": "web", "expected_output": "the path",
-            "input": "{\"task\": \"Save the page\", \"return_format\": {\"type\": \"object\"}, \"url\": \"https://example.com/a\"}"});
+            "input": "{\"task\": \"Save the page\", \"return_format\": {\"type\": \"object\"}, \
+                      \"url\": \"https://example.com/a\"}"});
         let e = Envelope::parse(&args).expect("lifted");
         assert_eq!(
             (e.task.as_str(), &e.return_format, &e.input),
             ("Save the page", &json!({"type": "object"}), &json!({"url": "https://example.com/a"}))
         );
-        let only = json!({"agent": "web", "expected_output": "y", "return_format": {}, "input": {"task": "Save the page"}});
+        let only = json!({
+            "agent": "web", "expected_output": "y", "return_format": {},
+            "input": {"task": "Save the page"}
+        });
         assert_eq!(
             Envelope::parse(&only).expect("lifted").input,
             Value::Null,
             "an input that was only the task is gone"
         );
         // A field given beside `input` wins; `input` keeps its own copy.
-        let both = json!({"agent": "web", "task": "x", "expected_output": "y", "return_format": {}, "input": {"task": "the data's task"}});
+        let both = json!({
+            "agent": "web", "task": "x", "expected_output": "y", "return_format": {},
+            "input": {"task": "the data's task"}
+        });
         let e = Envelope::parse(&both).unwrap();
         assert_eq!((e.task.as_str(), e.input), ("x", json!({"task": "the data's task"})));
         // Text that is not an object stays the input, and a missing field is still missing.
-        let plain = json!({"agent": "web", "expected_output": "y", "return_format": {}, "input": "task: save it"});
+        let plain = json!({
+            "agent": "web", "expected_output": "y", "return_format": {}, "input": "task: save it"
+        });
         assert!(Envelope::parse(&plain).expect_err("no task").contains("`task` is missing"));
     }
 
@@ -327,7 +387,11 @@ mod tests {
 
     #[test]
     fn an_answer_is_read_as_json_where_it_is() {
-        let format = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        let format = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"]
+        });
         for answer in [
             r#"{"path": "notes/a.md"}"#,
             "Done:\n```json\n{\"path\": \"notes/a.md\"}\n```",

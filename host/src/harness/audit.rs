@@ -219,7 +219,11 @@ impl AuditLog {
     /// action, use [`AuditLog::record_before`].
     pub fn record(&mut self, body: impl Into<Body>) {
         if let Err(err) = self.try_record(body.into(), false) {
-            tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log");
+            tracing::error!(
+                path = %self.path.display(),
+                error = %err,
+                "could not write the audit log"
+            );
         }
     }
 
@@ -228,8 +232,15 @@ impl AuditLog {
     /// filled the disk does not get to run unrecorded).
     pub fn record_before(&mut self, body: impl Into<Body>) -> Result<(), String> {
         self.try_record(body.into(), true).map_err(|err| {
-            tracing::error!(path = %self.path.display(), error = %err, "could not write the audit log; the call does not run");
-            format!("the audit log {} could not be written ({err}), so the call was not run", self.path.display())
+            tracing::error!(
+                path = %self.path.display(),
+                error = %err,
+                "could not write the audit log; the call does not run"
+            );
+            format!(
+                "the audit log {} could not be written ({err}), so the call was not run",
+                self.path.display()
+            )
         })
     }
 
@@ -313,7 +324,11 @@ impl AuditLog {
             Output::Writer(writer) => writer.lock().unwrap_or_else(|e| e.into_inner()).flush(),
         };
         if let Err(err) = synced {
-            tracing::warn!(path = %self.path.display(), error = %err, "could not sync the audit log");
+            tracing::warn!(
+                path = %self.path.display(),
+                error = %err,
+                "could not sync the audit log"
+            );
         }
     }
 }

@@ -254,9 +254,16 @@ impl Harness<'_> {
             let declined = done.report.as_ref().is_some_and(|r| r.stop == Stop::Declined);
             let steps = summary.steps;
             run.workers.push(summary);
-            let outcome = done
-                .output
-                .map(|output| json!({"status": "ok", "agent": started.agent, "task_id": started.task_id, "output": output, "steps": steps}).to_string());
+            let outcome = done.output.map(|output| {
+                json!({
+                    "status": "ok",
+                    "agent": started.agent,
+                    "task_id": started.task_id,
+                    "output": output,
+                    "steps": steps
+                })
+                .to_string()
+            });
             out.insert(
                 id,
                 Delegated {

@@ -142,10 +142,26 @@ mod tests {
 
     fn catalogue() -> Vec<(String, String)> {
         [
-            ("files", "Work with files on the host: list folders, read text files by lines, write or append to files, and search file contents. list read write search path folder"),
-            ("logs", "Analyse log files on the host: counts by level and status, most frequent errors, endpoints or clients, matching lines. scan top grep"),
-            ("web", "Read the web: fetch a URL's text, or save a web page's main content as a clean Markdown file. fetch to_markdown url"),
-            ("http_api", "Call JSON HTTP APIs (REST endpoints) on hosts the operator granted: GET, POST, PUT, PATCH, DELETE with a JSON body. request method url"),
+            (
+                "files",
+                "Work with files on the host: list folders, read text files by lines, write or \
+                 append to files, and search file contents. list read write search path folder",
+            ),
+            (
+                "logs",
+                "Analyse log files on the host: counts by level and status, most frequent errors, \
+                 endpoints or clients, matching lines. scan top grep",
+            ),
+            (
+                "web",
+                "Read the web: fetch a URL's text, or save a web page's main content as a clean \
+                 Markdown file. fetch to_markdown url",
+            ),
+            (
+                "http_api",
+                "Call JSON HTTP APIs (REST endpoints) on hosts the operator granted: GET, POST, \
+                 PUT, PATCH, DELETE with a JSON body. request method url",
+            ),
         ]
         .into_iter()
         .map(|(a, b)| (a.to_owned(), b.to_owned()))

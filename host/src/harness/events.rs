@@ -49,7 +49,9 @@ pub use super::audit::record::Decision;
 ///
 /// fn show(event: &Event) {
 ///     match event {
-///         Event::ToolCallFinished { tool, error_code: Some(code), .. } => eprintln!("{tool} failed: {code}"),
+///         Event::ToolCallFinished { tool, error_code: Some(code), .. } => {
+///             eprintln!("{tool} failed: {code}")
+///         }
 ///         Event::RunFinished { stop, .. } => eprintln!("stopped: {stop:?}"),
 ///         other => eprintln!("{other}"),
 ///     }

@@ -3,7 +3,8 @@
 //! names it cites can be checked against the task and the tool results.
 
 /// File extensions that mark a word as a file name.
-const FILE_EXTENSIONS: &str = "md|txt|log|json|jsonl|csv|tsv|html|htm|toml|yaml|yml|xml|rs|py|js|ts|conf|cfg|ini|pdf|png|jpg|gz|zip|sh";
+const FILE_EXTENSIONS: &str = "md|txt|log|json|jsonl|csv|tsv|html|htm|toml|yaml|yml|xml|rs|py|\
+                               js|ts|conf|cfg|ini|pdf|png|jpg|gz|zip|sh";
 
 /// File names and URLs in `answer` that neither `task` nor any of
 /// `results` contains (case-insensitive; a file counts as seen when its
@@ -44,7 +45,8 @@ mod tests {
     #[test]
     fn names_no_result_showed_are_unsupported() {
         let results = vec![r#"{"entries": [{"name": "todo.md"}, {"name": "plan.md"}]}"#.to_owned()];
-        let answer = "The newest report is report-2024-05.md; see notes/todo.md, https://example.com/x. and http://h/given.";
+        let answer = "The newest report is report-2024-05.md; see notes/todo.md, \
+                      https://example.com/x. and http://h/given.";
         assert_eq!(
             unsupported(answer, "Look at http://h/given", &results),
             ["https://example.com/x", "report-2024-05.md"]

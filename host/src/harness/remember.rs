@@ -54,20 +54,19 @@ impl Harness<'_> {
     pub(super) fn remembered(&mut self, task: &str) -> String {
         let Some(memory) = &self.memory else { return String::new() };
         let budget = memory.settings.budget_tokens;
-        let found = match relevant(
-            memory.store.as_ref(),
-            task,
-            self.config.task_type.as_deref(),
-            budget,
-        ) {
-            Ok(found) => found,
-            Err(err) => {
-                // A broken memory must not stop the task: the run goes on without notes.
-                tracing::warn!(error = %err, "could not read the memory; the run goes on without notes");
-                self.audit.record(MemoryError { step: 0, error: err.to_string() });
-                return String::new();
-            }
-        };
+        let found =
+            match relevant(memory.store.as_ref(), task, self.config.task_type.as_deref(), budget) {
+                Ok(found) => found,
+                Err(err) => {
+                    // A broken memory must not stop the task: the run goes on without notes.
+                    tracing::warn!(
+                        error = %err,
+                        "could not read the memory; the run goes on without notes"
+                    );
+                    self.audit.record(MemoryError { step: 0, error: err.to_string() });
+                    return String::new();
+                }
+            };
         if found.is_empty() {
             return String::new();
         }
@@ -170,7 +169,15 @@ impl Harness<'_> {
         }
         let notes: Vec<Value> = found
             .iter()
-            .map(|e| json!({"id": e.id, "kind": e.kind.name(), "subject": e.subject, "text": e.text, "source": e.provenance.describe()}))
+            .map(|e| {
+                json!({
+                    "id": e.id,
+                    "kind": e.kind.name(),
+                    "subject": e.subject,
+                    "text": e.text,
+                    "source": e.provenance.describe()
+                })
+            })
             .collect();
         (Ok(json!({"count": notes.len(), "notes": notes}).to_string()), decision)
     }

@@ -110,7 +110,8 @@ impl RunReport {
         let left = match &self.stop {
             Stop::Answered => "Done: the model answered.".to_owned(),
             Stop::MaxSteps => format!(
-                "Stopped after {} steps (max_steps) before the model finished; the task may be incomplete.",
+                "Stopped after {} steps (max_steps) before the model finished; the task may be \
+                 incomplete.",
                 self.steps
             ),
             Stop::TokenBudget => {

@@ -190,15 +190,35 @@ mod tests {
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "The log file."},
-                "field": {"anyOf": [{"$ref": "#/$defs/Field"}, {"type": "null"}], "default": null, "description": "What to count."},
+                "field": {
+                    "anyOf": [{"$ref": "#/$defs/Field"}, {"type": "null"}], "default": null,
+                    "description": "What to count."
+                },
                 "level": {"$ref": "#/$defs/MinLevel"},
-                "limit": {"type": ["integer", "null"], "format": "uint32", "minimum": 1, "default": null}
+                "limit": {
+                    "type": ["integer", "null"], "format": "uint32", "minimum": 1, "default": null
+                }
             },
             "required": ["path"],
             "$defs": {
-                "Field": {"oneOf": [{"const": "ip", "type": "string", "description": "The client."}, {"const": "status", "type": "string"}]},
-                "MinLevel": {"anyOf": [{"enum": ["any"], "type": "string", "description": "Every line."}, {"$ref": "#/$defs/Level"}]},
-                "Level": {"oneOf": [{"const": "warn", "type": "string", "description": "4xx."}, {"const": "error", "type": "string", "description": "5xx."}]}
+                "Field": {
+                    "oneOf": [
+                        {"const": "ip", "type": "string", "description": "The client."},
+                        {"const": "status", "type": "string"}
+                    ]
+                },
+                "MinLevel": {
+                    "anyOf": [
+                        {"enum": ["any"], "type": "string", "description": "Every line."},
+                        {"$ref": "#/$defs/Level"}
+                    ]
+                },
+                "Level": {
+                    "oneOf": [
+                        {"const": "warn", "type": "string", "description": "4xx."},
+                        {"const": "error", "type": "string", "description": "5xx."}
+                    ]
+                }
             }
         });
         assert_eq!(
@@ -207,8 +227,13 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "path": {"type": "string", "description": "The log file."},
-                    "field": {"type": "string", "enum": ["ip", "status"], "description": "What to count."},
-                    "level": {"type": "string", "enum": ["any", "warn", "error"], "description": "any: Every line."},
+                    "field": {
+                        "type": "string", "enum": ["ip", "status"], "description": "What to count."
+                    },
+                    "level": {
+                        "type": "string", "enum": ["any", "warn", "error"],
+                        "description": "any: Every line."
+                    },
                     "limit": {"type": "integer", "minimum": 1}
                 },
                 "required": ["path"]
@@ -218,7 +243,10 @@ mod tests {
 
     #[test]
     fn a_schema_that_cannot_be_inlined_is_offered_as_it_is() {
-        let recursive = json!({"$ref": "#/$defs/Node", "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}}});
+        let recursive = json!({
+            "$ref": "#/$defs/Node",
+            "$defs": {"Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}}}}
+        });
         assert_eq!(compact(&recursive), recursive);
         let external =
             json!({"type": "object", "properties": {"a": {"$ref": "https://example.test/a.json"}}});
@@ -227,7 +255,10 @@ mod tests {
 
     #[test]
     fn a_plain_schema_is_unchanged() {
-        let plain = json!({"type": "object", "properties": {"handle": {"type": "string"}}, "required": ["handle"], "additionalProperties": false});
+        let plain = json!({
+            "type": "object", "properties": {"handle": {"type": "string"}}, "required": ["handle"],
+            "additionalProperties": false
+        });
         assert_eq!(compact(&plain), plain);
     }
 }

@@ -102,10 +102,15 @@ impl Toolbox {
                 let description = format!("[{}] {}", m.name, tool.description);
                 let target = Target::Skill { skill: m.name.clone(), tool: tool.name.clone() };
                 if toolbox.targets.contains_key(&name) {
-                    tracing::warn!(skill = %m.name, tool = %tool.name, "not offered: its name {name} is taken");
+                    tracing::warn!(
+                        skill = %m.name,
+                        tool = %tool.name,
+                        "not offered: its name {name} is taken"
+                    );
                     continue;
                 }
-                // What the model reads; the runtime checks the arguments against the skill's own schema.
+                // What the model reads; the runtime checks the arguments against the skill's own
+                // schema.
                 let parameters = if compact {
                     super::schema::compact(&tool.parameters)
                 } else {
@@ -208,7 +213,15 @@ impl Toolbox {
 
     /// The tools of `skill`, as offered names with their descriptions.
     pub fn tools_of(&self, skill: &str) -> Vec<&ToolSpec> {
-        self.specs.iter().filter(|s| matches!(self.targets.get(&s.name), Some(Target::Skill { skill: k, .. }) if k == skill)).collect()
+        self.specs
+            .iter()
+            .filter(|s| {
+                matches!(
+                    self.targets.get(&s.name),
+                    Some(Target::Skill { skill: k, .. }) if k == skill
+                )
+            })
+            .collect()
     }
 
     /// The parameters schema of the tool `name` runs, if it was offered.

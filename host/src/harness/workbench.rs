@@ -30,15 +30,19 @@ impl Workbench {
         let head: String = result.chars().take(view_chars).collect();
         if chars <= keep_chars {
             return format!(
-                "{head}\n[… truncated: showing the first {view_chars} of {chars} characters. Ask the tool for less (a smaller range, a narrower pattern) to see the rest.]"
+                "{head}\n\
+                 [… truncated: showing the first {view_chars} of {chars} characters. Ask the \
+                 tool for less (a smaller range, a narrower pattern) to see the rest.]"
             );
         }
         self.next += 1;
         let handle = format!("wb{}", self.next);
         self.items.insert(handle.clone(), result);
         format!(
-            "[result kept in the workbench as {handle}: {chars} characters; the first {view_chars} follow. \
-             Read more with workbench__read {{\"handle\": \"{handle}\", \"offset\": {view_chars}}}.]\n{head}"
+            "[result kept in the workbench as {handle}: {chars} characters; the first {view_chars} \
+             follow. Read more with workbench__read {{\"handle\": \"{handle}\", \"offset\": \
+             {view_chars}}}.]\n\
+             {head}"
         )
     }
 

@@ -101,7 +101,10 @@ fn agents_list_json_is_one_stable_object() {
     let at = |sub: &str| root.join(sub).display().to_string();
     assert_eq!(
         json["delegation"],
-        json!({"max_workers": 2, "max_depth": 2, "max_delegations": 16, "worker_max_steps": 6, "supervisor_skills": false})
+        json!({
+            "max_workers": 2, "max_depth": 2, "max_delegations": 16, "worker_max_steps": 6,
+            "supervisor_skills": false
+        })
     );
     let agents = json["agents"].as_array().unwrap();
     assert_eq!(
@@ -120,9 +123,15 @@ fn agents_list_json_is_one_stable_object() {
             "may_delegate": true,
             "instructions": null,
             "skills": [
-                {"skill": "web", "installed": false, "level": "auto", "offered": true, "read": [], "write": [], "net": ["api.example.com"]},
-                {"skill": "files", "installed": true, "level": "auto", "offered": true, "read": [at("docs")], "write": [at("notes")], "net": []},
-            ],
+                {
+                    "skill": "web", "installed": false, "level": "auto", "offered": true,
+                    "read": [], "write": [], "net": ["api.example.com"]
+                },
+                {
+                    "skill": "files", "installed": true, "level": "auto", "offered": true,
+                    "read": [at("docs")], "write": [at("notes")], "net": []
+                }
+            ]
         })
     );
     assert_eq!(agents[0]["max_steps"], 6, "the [delegation] default");
@@ -150,14 +159,21 @@ fn agents_list_without_profiles_says_how_to_add_one() {
 #[test]
 fn a_bad_profile_exits_2_naming_the_file_line_and_key() {
     let dir = folder(
-        "[skills.files]\nread = [\"./docs\"]\n\n[agents.reader]\ndescription = \"Reads.\"\nskills = [\"fils\"]\n",
+        "[skills.files]\n\
+         read = [\"./docs\"]\n\n\
+         [agents.reader]\n\
+         description = \"Reads.\"\n\
+         skills = [\"fils\"]\n",
     );
     let out = reach(dir.path(), &["agents", "list"]);
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(out.stdout.is_empty(), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(r#"./reach.toml:6:11: agents.reader.skills[0]: "fils" is not a skill of this table ([skills.*] lists: files); list it under [skills.fils] first or fix the name"#),
+        err.contains(concat!(
+            r#"./reach.toml:6:11: agents.reader.skills[0]: "fils" is not a skill of this table "#,
+            r#"([skills.*] lists: files); list it under [skills.fils] first or fix the name"#,
+        )),
         "{err}"
     );
 }

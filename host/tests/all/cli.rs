@@ -44,7 +44,12 @@ impl Env {
     }
 }
 
-const POLICY: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
+const POLICY: &str = "[skills.files]\n\
+    level = \"auto\"\n\
+    read = [\"./docs\"]\n\
+    write = [\"./notes\"]\n\
+    [skills.files.tools.write]\n\
+    level = \"confirm\"\n";
 
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
@@ -166,7 +171,15 @@ fn an_env_credential_reaches_the_server_but_never_the_output_or_the_logs() {
     let server = Recorder::start();
     let addr = server.addr;
     let policy = format!(
-        "[skills.http_api]\nlevel = \"auto\"\nnet = [\"{addr}\"]\n\n[[skills.http_api.credentials]]\nhost = \"{addr}\"\nenv = \"REACH_TEST_API_TOKEN\"\nheader = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true\n"
+        "[skills.http_api]\n\
+         level = \"auto\"\n\
+         net = [\"{addr}\"]\n\n\
+         [[skills.http_api.credentials]]\n\
+         host = \"{addr}\"\n\
+         env = \"REACH_TEST_API_TOKEN\"\n\
+         header = \"Authorization\"\n\
+         prefix = \"Bearer \"\n\
+         allow_http = true\n"
     );
     let env = Env::new(&policy);
     std::fs::copy(guests::SKILL_HTTP_API.path(), env.dir.path().join("skills/http_api.wasm"))
@@ -411,7 +424,8 @@ fn skills_list_reports_an_upgrade_once_and_inspect_keeps_it() {
     .unwrap();
     let out = env.reach(&["skills", "list"]);
     let notice = format!(
-        "upgraded from {old_version} (new tools: echo, wait; removed: list, read, write, search) — review: reach skills inspect files"
+        "upgraded from {old_version} (new tools: echo, wait; removed: list, read, write, search) \
+         — review: reach skills inspect files"
     );
     assert!(stdout(&out).contains(&notice), "{out:?}");
     assert!(!stdout(&env.reach(&["skills", "list"])).contains("upgraded"), "told once");
@@ -477,13 +491,29 @@ fn runs_show_tells_compactions_memory_and_the_persons_messages() {
     let dir = env.dir.path().join(".reach/runs");
     std::fs::create_dir_all(&dir).unwrap();
     let log = [
-        json!({"event": "run_started", "run_id": "r1", "model": "m", "task": "Read the notes", "time": "2026-12-02T10:00:00.000Z"}),
-        json!({"event": "memory_recalled", "step": 0, "entries": [3], "tokens": 21, "time": "2026-12-02T10:00:00.100Z"}),
-        json!({"event": "user_message", "step": 5, "text": "Correction: lower case.\u{1b}[31m", "time": "2026-12-02T10:00:01.000Z"}),
-        json!({"event": "compaction", "step": 12, "tokens_before": 4810, "tokens_after": 2391, "threshold": 4800, "context_tokens": 6000,
-               "replaced_messages": 20, "checkpoint_by": "model", "error": null, "checkpoint": "Goal: x\nDone and found:\n- code ZEBRA-42 (files__read, step 3)",
-               "time": "2026-12-02T10:00:02.000Z"}),
-        json!({"event": "memory_remembered", "entry": 4, "decision": "auto", "time": "2026-12-02T10:00:03.000Z"}),
+        json!({
+            "event": "run_started", "run_id": "r1", "model": "m", "task": "Read the notes",
+            "time": "2026-12-02T10:00:00.000Z"
+        }),
+        json!({
+            "event": "memory_recalled", "step": 0, "entries": [3], "tokens": 21,
+            "time": "2026-12-02T10:00:00.100Z"
+        }),
+        json!({
+            "event": "user_message", "step": 5, "text": "Correction: lower case.\u{1b}[31m",
+            "time": "2026-12-02T10:00:01.000Z"
+        }),
+        json!({
+            "event": "compaction", "step": 12, "tokens_before": 4810, "tokens_after": 2391,
+            "threshold": 4800, "context_tokens": 6000, "replaced_messages": 20,
+            "checkpoint_by": "model", "error": null,
+            "checkpoint": "Goal: x\nDone and found:\n- code ZEBRA-42 (files__read, step 3)",
+            "time": "2026-12-02T10:00:02.000Z"
+        }),
+        json!({
+            "event": "memory_remembered", "entry": 4, "decision": "auto",
+            "time": "2026-12-02T10:00:03.000Z"
+        }),
     ];
     let text: String = log.iter().map(|e| format!("{e}\n")).collect();
     std::fs::write(dir.join("r1.jsonl"), text).unwrap();
@@ -491,7 +521,8 @@ fn runs_show_tells_compactions_memory_and_the_persons_messages() {
     for want in [
         "remembered notes given: [3] (~21 tokens)",
         "step 5: the person said: Correction: lower case.",
-        "step 12: context compacted: ~4810 → ~2391 tokens (threshold 4800 of 6000), 20 message(s) replaced, checkpoint by the model",
+        "step 12: context compacted: ~4810 → ~2391 tokens (threshold 4800 of 6000), 20 \
+         message(s) replaced, checkpoint by the model",
         "  checkpoint: Goal: x\n  Done and found:\n  - code ZEBRA-42 (files__read, step 3)",
         "note #4 kept [auto]",
     ] {

@@ -19,14 +19,19 @@ fn case_line(id: &str) -> String {
         "task": "What is the first item on my list in notes/todo.md?",
         "setup": {"files": {"notes/todo.md": {"content": "- renew passport\n- call the bank\n"}}},
         "policy": "[skills.files]\nlevel = \"auto\"\nread = [\"./notes\"]\n",
-        "expect": {"tools": ["files.read"], "args": {"files.read": {"path": "notes/todo.md"}},
-                   "answer": {"contains": "passport"}, "must_not_tools": ["files.write"], "max_steps": 4}
+        "expect": {
+            "tools": ["files.read"], "args": {"files.read": {"path": "notes/todo.md"}},
+            "answer": {"contains": "passport"}, "must_not_tools": ["files.write"], "max_steps": 4
+        }
     })
     .to_string()
 }
 
 fn read_todo() -> Reply {
-    let call = json!({"id": "call_1", "type": "function", "function": {"name": "files__read", "arguments": "{\"path\": \"notes/todo.md\"}"}});
+    let call = json!({
+        "id": "call_1", "type": "function",
+        "function": {"name": "files__read", "arguments": "{\"path\": \"notes/todo.md\"}"}
+    });
     ok(completion(
         json!({"role": "assistant", "content": null, "tool_calls": [call]}),
         Some(json!({"prompt_tokens": 900, "completion_tokens": 20})),
@@ -111,7 +116,8 @@ fn a_passing_run_prints_the_table_and_exits_0() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
-    let header = "DOMAIN           CASES  RUNS    DONE  PASS@1  PASS^1   TOOLS    ARGS BOUNDARY  STEPS    TOKENS SECONDS";
+    let header = "DOMAIN           CASES  RUNS    DONE  PASS@1  PASS^1   TOOLS    ARGS BOUNDARY  \
+                  STEPS    TOKENS SECONDS";
     assert!(lines.contains(&header), "{text}");
     // Every figure but the seconds: 1 case, 1 run, all passed, 2 steps, 1880 tokens.
     let row = "     1     1  100.0%  100.0%  100.0%  100.0%  100.0%   100.0%    2.0      1880 ";
@@ -358,7 +364,11 @@ fn list_shows_the_cases_without_asking_a_model() {
 
 /// A case with `policy` whose model lists `/etc`.
 fn granting(id: &str, policy: &str) -> String {
-    json!({"id": id, "domain": "trust", "task": "What is in /etc?", "policy": policy, "expect": {"tools": ["files.list"]}}).to_string()
+    json!({
+        "id": id, "domain": "trust", "task": "What is in /etc?", "policy": policy,
+        "expect": {"tools": ["files.list"]}
+    })
+    .to_string()
 }
 
 #[test]
@@ -367,7 +377,10 @@ fn a_case_granting_more_than_its_working_folder_and_fixture_server_is_refused_un
         granting("reads-etc", "[skills.files]\nlevel = \"auto\"\nread = [\"/etc\"]\n"),
         granting(
             "reaches-out",
-            "[skills.files]\nlevel = \"auto\"\nread = [\"./notes\"]\nnet = [\"127.0.0.1:{port}\", \"example.com\"]\n",
+            "[skills.files]\n\
+             level = \"auto\"\n\
+             read = [\"./notes\"]\n\
+             net = [\"127.0.0.1:{port}\", \"example.com\"]\n",
         ),
         granting("takes-home", "[skills.files]\nlevel = \"auto\"\nenv = [\"HOME\"]\n"),
         case_line(CASE_ID),
@@ -379,10 +392,22 @@ fn a_case_granting_more_than_its_working_folder_and_fixture_server_is_refused_un
         assert_eq!(out.status.code(), Some(2), "{out:?}");
         let err = stderr(&out);
         let refused = [
-            r#"error: 3 case(s) refused:
-cases.jsonl:1: reads-etc: the case's permission table grants more than a case may: skills.files.read "/etc" is /etc, outside the case's working folder; a case may grant only folders inside it"#,
-            r#"cases.jsonl:2: reaches-out: the case's permission table grants more than a case may: skills.files.net "example.com" reaches more than the case's fixture server; a case may grant only "127.0.0.1:{port}"; pass --trust-cases"#,
-            r#"cases.jsonl:3: takes-home: the case's permission table grants more than a case may: skills.files.env "HOME" hands the skill a variable of the runner's environment; a case may not grant environment variables; pass --trust-cases"#,
+            concat!(
+                "error: 3 case(s) refused:\n",
+                r#"cases.jsonl:1: reads-etc: the case's permission table grants more than a case "#,
+                r#"may: skills.files.read "/etc" is /etc, outside the case's working folder; a "#,
+                r#"case may grant only folders inside it"#,
+            ),
+            concat!(
+                r#"cases.jsonl:2: reaches-out: the case's permission table grants more than a "#,
+                r#"case may: skills.files.net "example.com" reaches more than the case's fixture "#,
+                r#"server; a case may grant only "127.0.0.1:{port}"; pass --trust-cases"#,
+            ),
+            concat!(
+                r#"cases.jsonl:3: takes-home: the case's permission table grants more than a "#,
+                r#"case may: skills.files.env "HOME" hands the skill a variable of the runner's "#,
+                r#"environment; a case may not grant environment variables; pass --trust-cases"#,
+            ),
         ];
         for line in refused {
             assert!(err.contains(line), "{line}\nnot in:\n{err}");
@@ -398,7 +423,14 @@ cases.jsonl:1: reads-etc: the case's permission table grants more than a case ma
     ]);
     let out = env.eval(&server, &["--only", "reads-etc", "--trust-cases"]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert!(stderr(&out).contains("warning: --trust-cases: every case's permission table is granted as written, without a person"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "warning: --trust-cases: every case's permission table is granted as written, \
+             without a person"
+        ),
+        "{}",
+        stderr(&out)
+    );
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(env.path("out/report.json")).unwrap())
             .unwrap();

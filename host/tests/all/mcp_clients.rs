@@ -90,7 +90,10 @@ fn client(
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "client.py {scenario} over {transport:?} failed ({}):\n{stderr}\nHTTP server's stderr:\n{server_log}",
+        "client.py {scenario} over {transport:?} failed ({}):\n\
+         {stderr}\n\
+         HTTP server's stderr:\n\
+         {server_log}",
         out.status
     );
     let seen: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
@@ -134,7 +137,8 @@ fn success(call: &Value) -> &Value {
     &result["structuredContent"]
 }
 
-/// A refused or failed call's `{status, error_code, error, suggestion}`, checked against its text content.
+/// A refused or failed call's `{status, error_code, error, suggestion}`, checked against its text
+/// content.
 fn failure<'a>(call: &'a Value, code: &str) -> &'a Value {
     let result = &call["result"];
     assert_eq!(result["isError"], true, "expected a failed call (isError): {call}");

@@ -21,7 +21,10 @@ fn the_conformance_suite_passes_but_for_the_listed_scenarios() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "the conformance suite failed ({}); target/mcp-conformance has each scenario's checks.json\n{stdout}\n{stderr}",
+        "the conformance suite failed ({}); target/mcp-conformance has each scenario's \
+         checks.json\n\
+         {stdout}\n\
+         {stderr}",
         out.status
     );
 }

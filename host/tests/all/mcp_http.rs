@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 const AUTO_WRITE: &str =
     "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n";
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}"#;
+const INITIALIZE: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,
+    r#""capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}"#,
+);
 
 fn workspace() -> Workspace {
     Workspace::new(AUTO_WRITE, &[guests::SKILL_FILES])
@@ -20,8 +23,11 @@ fn workspace() -> Workspace {
 
 /// `tools/call files__write` creating `path`.
 fn write_call(path: &str) -> String {
-    serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "files__write", "arguments": {"path": path, "content": "x"}}})
-        .to_string()
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "files__write", "arguments": {"path": path, "content": "x"}}
+    })
+    .to_string()
 }
 
 /// A 2025-11-25 session opened the ordinary way (with the server's token
@@ -241,7 +247,12 @@ fn stateless_write_as(
 
 #[test]
 fn a_confirmation_asked_by_one_instance_is_answered_at_another_without_sticky_sessions() {
-    let policy = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
+    let policy = "[skills.files]\n\
+                  level = \"auto\"\n\
+                  read = [\"./docs\"]\n\
+                  write = [\"./notes\"]\n\
+                  [skills.files.tools.write]\n\
+                  level = \"confirm\"\n";
     let ws = Workspace::new(policy, &[guests::SKILL_FILES]);
     let record = ws.path("approvals.db");
     let shared = [
@@ -291,7 +302,12 @@ fn a_confirmation_asked_by_one_instance_is_answered_at_another_without_sticky_se
 }
 
 /// `files.write` needs a person; everything else runs.
-const CONFIRM_WRITE: &str = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
+const CONFIRM_WRITE: &str = "[skills.files]\n\
+    level = \"auto\"\n\
+    read = [\"./docs\"]\n\
+    write = [\"./notes\"]\n\
+    [skills.files.tools.write]\n\
+    level = \"confirm\"\n";
 
 /// The audit records of every `reach mcp` in `ws` with `event`, as JSON.
 fn audit_records(ws: &Workspace, event: &str) -> Vec<serde_json::Value> {
@@ -345,10 +361,20 @@ fn a_request_without_the_token_on_loopback_is_refused_and_nothing_runs() {
     assert!(!stderr.contains(&token), "the token itself is not printed: {stderr}");
 
     assert_eq!(post(server.addr, &[], INITIALIZE).status, 401);
-    let stateless = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-        "name": "files__write", "arguments": {"path": "notes/no-token.md", "content": "x"},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {},
-                  "io.modelcontextprotocol/clientInfo": {"name": "a-local-process", "version": "1"}}}});
+    let stateless = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {
+            "name": "files__write",
+            "arguments": {"path": "notes/no-token.md", "content": "x"},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "a-local-process", "version": "1"}
+            }
+        }
+    });
     let headers = [
         ("MCP-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", "tools/call"),
@@ -493,10 +519,9 @@ fn a_confirmation_given_to_one_client_is_refused_for_another() {
     );
     assert!(!ws.path("notes/theirs.md").exists(), "the write ran for a client that was not asked");
     // The client that was asked can still use it.
-    assert_eq!(
-        stateless_write_as(&server, "the-editor", "notes/theirs.md", Some(("accept", &state)))["isError"],
-        false
-    );
+    let asked =
+        stateless_write_as(&server, "the-editor", "notes/theirs.md", Some(("accept", &state)));
+    assert_eq!(asked["isError"], false);
     assert!(ws.path("notes/theirs.md").exists());
 }
 
@@ -552,7 +577,14 @@ fn a_slow_body_is_cut_off() {
     let server = ws.serve_http(&[], &[("REACH_MCP_TOKEN", LIMITS_TOKEN)]);
     let mut stream = TcpStream::connect(server.addr).unwrap();
     let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{\"jsonrpc\"",
+        "POST /mcp HTTP/1.1\r\n\
+         Host: {}\r\n\
+         Authorization: {}\r\n\
+         Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n\
+         Content-Length: 1000\r\n\
+         \r\n\
+         {{\"jsonrpc\"",
         server.addr,
         server.authorization()
     );
@@ -572,7 +604,14 @@ fn an_oversize_body_gets_413_without_being_read() {
     // Declared too large: refused on the header alone.
     let mut stream = TcpStream::connect(server.addr).unwrap();
     let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "POST /mcp HTTP/1.1\r\n\
+         Host: {}\r\n\
+         Authorization: {}\r\n\
+         Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\
+         Connection: close\r\n\
+         \r\n",
         server.addr,
         server.authorization(),
         64 * 1024 * 1024
@@ -598,7 +637,13 @@ fn the_session_past_the_cap_is_refused() {
     assert_eq!(listed.status, 200, "{listed:?}");
     let mut delete = TcpStream::connect(server.addr).unwrap();
     let request = format!(
-        "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nMcp-Session-Id: {}\r\nMCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n",
+        "DELETE /mcp HTTP/1.1\r\n\
+         Host: {}\r\n\
+         Authorization: {}\r\n\
+         Mcp-Session-Id: {}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\n\
+         Connection: close\r\n\
+         \r\n",
         server.addr,
         server.authorization(),
         sessions[1]
@@ -618,7 +663,10 @@ fn the_mcp_audit_log_goes_on_in_a_new_file_past_its_size() {
     // ~3.5 MB a record, 20 of them pass the 64 MiB of a part.
     let pad = "y".repeat(3_500_000);
     for i in 0..20 {
-        let call = serde_json::json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": {"name": "files__nope", "arguments": {"pad": pad}}});
+        let call = serde_json::json!({
+            "jsonrpc": "2.0", "id": 10 + i, "method": "tools/call",
+            "params": {"name": "files__nope", "arguments": {"pad": pad}}
+        });
         let response = on_session(&server, &session, &[], &call.to_string());
         assert_eq!(response.status, 200, "{}", &response.body[..response.body.len().min(300)]);
     }

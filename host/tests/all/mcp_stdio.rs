@@ -46,7 +46,10 @@ impl Server {
             }
         });
         let mut server = Server { child, stdin: Some(stdin), lines };
-        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "line-test", "version": "1"}});
+        let init = json!({
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "line-test", "version": "1"}
+        });
         server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}));
         server.response(1);
         server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -60,7 +63,10 @@ impl Server {
     }
 
     fn call(&mut self, id: u64, name: &str, arguments: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}));
+        self.send(json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}
+        }));
     }
 
     /// The response to a `tools/call` (the whole JSON-RPC message).
@@ -160,7 +166,10 @@ fn a_cancelled_call_stops_running_in_the_sandbox() {
     let mut server = Server::start(&ws);
     server.call(2, "echo__wait", json!({"ms": 30000}));
     std::thread::sleep(Duration::from_millis(700));
-    server.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "the user pressed stop"}}));
+    server.send(json!({
+        "jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "the user pressed stop"}
+    }));
     // The server goes on answering.
     server.call(3, "echo__echo", json!({"still": "here"}));
     assert_eq!(server.response(3)["result"]["structuredContent"], json!({"still": "here"}));
@@ -179,7 +188,11 @@ fn a_cancelled_call_stops_running_in_the_sandbox() {
 
 #[test]
 fn every_call_and_refusal_is_in_the_audit_log_with_the_client_named() {
-    let policy = "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\n[skills.files.tools.write]\nlevel = \"confirm\"\n";
+    let policy = "[skills.files]\n\
+                  level = \"auto\"\n\
+                  read = [\"./docs\"]\n\
+                  [skills.files.tools.write]\n\
+                  level = \"confirm\"\n";
     let ws = Workspace::new(policy, &[guests::SKILL_FILES]);
     let mut server = Server::start(&ws);
     server.call(2, "files__read", json!({"path": "docs/a.txt"}));

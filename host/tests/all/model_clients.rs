@@ -33,12 +33,17 @@ fn read_tool() -> ToolSpec {
     ToolSpec {
         name: "files__read".into(),
         description: "Read a file.".into(),
-        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+        parameters: json!({
+            "type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]
+        }),
     }
 }
 
 fn openai_tool_call_reply() -> Reply {
-    let call = json!({"id": "call_abc", "type": "function", "function": {"name": "files__read", "arguments": "{\"path\":\"a.md\"}"}});
+    let call = json!({
+        "id": "call_abc", "type": "function",
+        "function": {"name": "files__read", "arguments": "{\"path\":\"a.md\"}"}
+    });
     ok(completion(
         json!({"role": "assistant", "content": null, "tool_calls": [call]}),
         Some(json!({"prompt_tokens": 120, "completion_tokens": 15, "total_tokens": 135})),
@@ -114,10 +119,18 @@ async fn openai_request_carries_tools_tool_messages_and_bearer() {
         json!([
             {"role": "system", "content": "You are careful."},
             {"role": "user", "content": "What is in a.md?"},
-            {"role": "assistant", "content": null, "tool_calls": [
-                {"id": "call_abc", "type": "function", "function": {"name": "files__read", "arguments": "{\"path\":\"a.md\"}"}}
-            ]},
-            {"role": "tool", "tool_call_id": "call_abc", "content": "hello"},
+            {
+                "role": "assistant",
+                "content": null,
+                "tool_calls": [
+                    {
+                        "id": "call_abc",
+                        "type": "function",
+                        "function": {"name": "files__read", "arguments": "{\"path\":\"a.md\"}"}
+                    }
+                ]
+            },
+            {"role": "tool", "tool_call_id": "call_abc", "content": "hello"}
         ])
     );
 }
@@ -136,7 +149,9 @@ async fn openai_without_tools_or_key_sends_neither() {
 
 #[tokio::test]
 async fn openai_arguments_object_is_reserialised_and_missing_id_made_up() {
-    let call = json!({"type": "function", "function": {"name": "files__read", "arguments": {"path": "b.md"}}});
+    let call = json!({
+        "type": "function", "function": {"name": "files__read", "arguments": {"path": "b.md"}}
+    });
     let reply =
         completion(json!({"role": "assistant", "content": "Reading.", "tool_calls": [call]}), None);
     let server = Server::start(vec![ok(reply)]);
@@ -264,7 +279,10 @@ async fn silent_server_times_out_as_unreachable() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, ModelError::Unreachable { attempts: 2, reason, .. } if reason.contains("timed out")),
+        matches!(
+            &err,
+            ModelError::Unreachable { attempts: 2, reason, .. } if reason.contains("timed out")
+        ),
         "{err:?}"
     );
 }
@@ -344,21 +362,38 @@ async fn anthropic_request_has_system_field_blocks_and_headers() {
     assert_eq!(body["tool_choice"], json!({"type": "auto"}));
     assert_eq!(
         body["tools"],
-        json!([{"name": "files__read", "description": "Read a file.", "input_schema": read_tool().parameters}])
+        json!([
+            {
+                "name": "files__read", "description": "Read a file.",
+                "input_schema": read_tool().parameters
+            }
+        ])
     );
     assert_eq!(
         body["messages"],
         json!([
             {"role": "user", "content": [{"type": "text", "text": "What do a.md and b.md say?"}]},
-            {"role": "assistant", "content": [
-                {"type": "text", "text": "Reading both."},
-                {"type": "tool_use", "id": "toolu_1", "name": "files__read", "input": {"path": "a.md"}},
-                {"type": "tool_use", "id": "toolu_2", "name": "files__read", "input": {"path": "b.md"}},
-            ]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "hi from a"},
-                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "hi from b"},
-            ]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "text": "Reading both."},
+                    {
+                        "type": "tool_use", "id": "toolu_1", "name": "files__read",
+                        "input": {"path": "a.md"}
+                    },
+                    {
+                        "type": "tool_use", "id": "toolu_2", "name": "files__read",
+                        "input": {"path": "b.md"}
+                    }
+                ]
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "hi from a"},
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "hi from b"}
+                ]
+            }
         ])
     );
 }

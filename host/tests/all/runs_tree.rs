@@ -52,15 +52,24 @@ fn usage(input: u64, output: u64) -> Value {
 }
 
 fn request(step: u64, latency_ms: u64, tool_calls: u64) -> Value {
-    json!({"event": "model_request", "step": step, "model": "m", "latency_ms": latency_ms, "usage": usage(100, 10), "tool_calls": tool_calls})
+    json!({
+        "event": "model_request", "step": step, "model": "m", "latency_ms": latency_ms,
+        "usage": usage(100, 10), "tool_calls": tool_calls
+    })
 }
 
 fn run_finished(stop: &str, steps: u64, answer: Option<&str>) -> Value {
-    json!({"event": "run_finished", "stop": {"reason": stop}, "answer": answer, "steps": steps, "usage": usage(300, 30), "tool_calls": 1})
+    json!({
+        "event": "run_finished", "stop": {"reason": stop}, "answer": answer, "steps": steps,
+        "usage": usage(300, 30), "tool_calls": 1
+    })
 }
 
 fn call_started(step: u64, call: u64, tool: &str, arguments: Value) -> Value {
-    json!({"event": "tool_call_started", "step": step, "call": call, "tool": tool, "skill": null, "arguments": arguments})
+    json!({
+        "event": "tool_call_started", "step": step, "call": call, "tool": tool, "skill": null,
+        "arguments": arguments
+    })
 }
 
 fn call_done(
@@ -70,8 +79,12 @@ fn call_done(
     arguments: Value,
     error_code: Option<&str>,
 ) -> Value {
-    json!({"event": "tool_call", "step": step, "call": call, "tool": tool, "skill": null, "arguments": arguments, "decision": "auto",
-           "duration_ms": 5, "outcome": if error_code.is_some() { "error" } else { "ok" }, "error_code": error_code, "result_bytes": 40})
+    json!({
+        "event": "tool_call", "step": step, "call": call, "tool": tool, "skill": null,
+        "arguments": arguments, "decision": "auto", "duration_ms": 5,
+        "outcome": if error_code.is_some() { "error" } else { "ok" }, "error_code": error_code,
+        "result_bytes": 40
+    })
 }
 
 fn delegation_started(
@@ -82,8 +95,10 @@ fn delegation_started(
     depth: u64,
     task: &str,
 ) -> Value {
-    json!({"event": "delegation_started", "step": step, "call": call, "task_id": task_id, "agent": agent, "depth": depth, "task": task,
-           "expected_output": "a summary", "max_steps": 8})
+    json!({
+        "event": "delegation_started", "step": step, "call": call, "task_id": task_id,
+        "agent": agent, "depth": depth, "task": task, "expected_output": "a summary", "max_steps": 8
+    })
 }
 
 /// `outcome`: the output, or the error code and message.
@@ -99,8 +114,11 @@ fn delegation_finished(
         Ok(output) => ("ok", None, output),
         Err((code, error)) => (code, Some(error), Value::Null),
     };
-    json!({"event": "delegation_finished", "step": step, "call": call, "task_id": task_id, "agent": agent, "outcome": outcome,
-           "error": error, "output": output, "steps": steps, "usage": usage(800, 100), "duration_ms": 1500})
+    json!({
+        "event": "delegation_finished", "step": step, "call": call, "task_id": task_id,
+        "agent": agent, "outcome": outcome, "error": error, "output": output, "steps": steps,
+        "usage": usage(800, 100), "duration_ms": 1500
+    })
 }
 
 /// A run that delegated to t1 (which delegated to t1.1) and t2 at once,
@@ -109,7 +127,10 @@ fn delegation_finished(
 fn tree_log() -> Vec<Value> {
     let delegate = |task: &str| json!({"agent": "web", "task": task});
     vec![
-        json!({"event": "run_started", "task": "Compare the two pages", "model": "big", "tools": ["agents__delegate"], "context_tokens": 8192}),
+        json!({
+            "event": "run_started", "task": "Compare the two pages", "model": "big",
+            "tools": ["agents__delegate"], "context_tokens": 8192
+        }),
         request(1, 10, 2),
         call_started(1, 1, "agents__delegate", delegate("Summarize page A")),
         delegation_started(1, 1, "t1", "web", 1, "Summarize page A"),
@@ -118,12 +139,18 @@ fn tree_log() -> Vec<Value> {
         of(
             "t1",
             "web",
-            json!({"event": "run_started", "task": "[worker] the brief", "model": "small", "tools": ["web__fetch"], "context_tokens": 4096}),
+            json!({
+                "event": "run_started", "task": "[worker] the brief", "model": "small",
+                "tools": ["web__fetch"], "context_tokens": 4096
+            }),
         ),
         of(
             "t2",
             "web",
-            json!({"event": "run_started", "task": "[worker] the brief", "model": "small", "tools": ["web__fetch"], "context_tokens": 4096}),
+            json!({
+                "event": "run_started", "task": "[worker] the brief", "model": "small",
+                "tools": ["web__fetch"], "context_tokens": 4096
+            }),
         ),
         of("t1", "web", request(1, 111, 1)),
         of("t2", "web", request(1, 222, 1)),
@@ -133,7 +160,10 @@ fn tree_log() -> Vec<Value> {
         of(
             "t1.1",
             "files",
-            json!({"event": "run_started", "task": "[worker] the brief", "model": "small", "tools": ["files__read"], "context_tokens": 4096}),
+            json!({
+                "event": "run_started", "task": "[worker] the brief", "model": "small",
+                "tools": ["files__read"], "context_tokens": 4096
+            }),
         ),
         of("t1.1", "files", request(1, 333, 1)),
         of("t1.1", "files", call_started(1, 1, "files__read", json!({"path": "a.html"}))),
@@ -151,20 +181,32 @@ fn tree_log() -> Vec<Value> {
         call_done(1, 2, "agents__delegate", delegate("Summarize page B"), Some("INVALID_OUTPUT")),
         request(2, 20, 1),
         call_started(2, 3, "agents__delegate", json!({"agent": "nope", "task": "x"})),
-        json!({"event": "delegation_finished", "step": 2, "call": 3, "task_id": null, "agent": "nope", "outcome": "LIMIT",
-               "error": "no more than 2 workers", "output": null, "steps": 0, "usage": usage(0, 0), "duration_ms": 0}),
+        json!({
+            "event": "delegation_finished", "step": 2, "call": 3, "task_id": null, "agent": "nope",
+            "outcome": "LIMIT", "error": "no more than 2 workers", "output": null, "steps": 0,
+            "usage": usage(0, 0), "duration_ms": 0
+        }),
         call_done(2, 3, "agents__delegate", json!({"agent": "nope", "task": "x"}), Some("LIMIT")),
         request(3, 30, 0),
-        json!({"event": "review_started", "round": 1, "task_id": "review1", "criteria": "Both pages compared"}),
+        json!({
+            "event": "review_started", "round": 1, "task_id": "review1",
+            "criteria": "Both pages compared"
+        }),
         of(
             "review1",
             "reviewer",
-            json!({"event": "run_started", "task": "[worker] the brief", "model": "small", "tools": [], "context_tokens": 4096}),
+            json!({
+                "event": "run_started", "task": "[worker] the brief", "model": "small", "tools": [],
+                "context_tokens": 4096
+            }),
         ),
         of("review1", "reviewer", request(1, 444, 0)),
         of("review1", "reviewer", run_finished("answered", 1, Some("{\"verdict\": \"revise\"}"))),
-        json!({"event": "review_finished", "round": 1, "task_id": "review1", "verdict": "revise", "issues": ["no source", "too long"],
-               "error": null, "usage": usage(50, 5), "duration_ms": 700}),
+        json!({
+            "event": "review_finished", "round": 1, "task_id": "review1", "verdict": "revise",
+            "issues": ["no source", "too long"], "error": null, "usage": usage(50, 5),
+            "duration_ms": 700
+        }),
         run_finished("answered", 3, Some("Page A is red; B unknown")),
     ]
 }
@@ -362,7 +404,10 @@ fn a_worker_whose_start_is_missing_is_shown_after_the_run() {
         &runs,
         "r-cut",
         &[
-            json!({"event": "run_started", "task": "Compare", "model": "big", "tools": [], "context_tokens": 8192}),
+            json!({
+                "event": "run_started", "task": "Compare", "model": "big", "tools": [],
+                "context_tokens": 8192
+            }),
             of("t1", "web", request(1, 111, 0)),
             request(1, 10, 0),
             of("t1", "web", run_finished("answered", 1, Some("orphan answer"))),
@@ -398,10 +443,16 @@ fn runs_list_takes_the_stop_and_task_from_the_run_not_from_a_worker() {
             of(
                 "t1",
                 "web",
-                json!({"event": "run_started", "task": "[worker] the brief", "model": "small", "tools": [], "context_tokens": 4096}),
+                json!({
+                    "event": "run_started", "task": "[worker] the brief", "model": "small",
+                    "tools": [], "context_tokens": 4096
+                }),
             ),
             of("t1", "web", run_finished("max_steps", 7, None)),
-            json!({"event": "run_started", "task": "Compare", "model": "big", "tools": [], "context_tokens": 8192}),
+            json!({
+                "event": "run_started", "task": "Compare", "model": "big", "tools": [],
+                "context_tokens": 8192
+            }),
             run_finished("answered", 3, Some("done")),
         ],
     );

@@ -102,7 +102,10 @@ impl Server {
 /// A Chat Completions response body carrying `message`, with `usage` if given.
 /// The scripted model asks for `tool` with `arguments`.
 pub fn call(tool: &str, arguments: Value) -> Reply {
-    let call = json!({"id": "call_1", "type": "function", "function": {"name": tool, "arguments": arguments.to_string()}});
+    let call = json!({
+        "id": "call_1", "type": "function",
+        "function": {"name": tool, "arguments": arguments.to_string()}
+    });
     ok(completion(
         json!({"role": "assistant", "content": null, "tool_calls": [call]}),
         Some(json!({"prompt_tokens": 900, "completion_tokens": 20})),

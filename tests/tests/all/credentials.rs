@@ -185,7 +185,9 @@ async fn a_model_cannot_pass_its_own_credentials() {
     let err = call(
         &host,
         "http_api.request",
-        json!({"method": "GET", "url": server.url("/"), "headers": {"Authorization": "Bearer made-up"}}),
+        json!({
+            "method": "GET", "url": server.url("/"), "headers": {"Authorization": "Bearer made-up"}
+        }),
     )
     .await
     .unwrap_err();
@@ -236,7 +238,10 @@ async fn json_bodies_and_extra_headers_are_sent() {
     let out = call(
         &host,
         "http_api.request",
-        json!({"method": "POST", "url": server.url("/v1/items"), "body": {"name": "report"}, "headers": {"X-Trace": "abc"}}),
+        json!({
+            "method": "POST", "url": server.url("/v1/items"), "body": {"name": "report"},
+            "headers": {"X-Trace": "abc"}
+        }),
     )
     .await
     .expect("request");
@@ -279,7 +284,15 @@ async fn probe_with_credential(server: &Recorder, secret: &str) -> (Workspace, a
     ws.install(guests::TEST_SKILL_PROBE);
     let file = ws.write("secrets/token", &format!("{secret}\n"));
     let policy = format!(
-        "[skills.probe]\nlevel = \"auto\"\nnet = [\"{addr}\"]\n\n[[skills.probe.credentials]]\nhost = \"{addr}\"\nfile = \"{file}\"\nheader = \"Authorization\"\nprefix = \"Bearer \"\nallow_http = true\n",
+        "[skills.probe]\n\
+         level = \"auto\"\n\
+         net = [\"{addr}\"]\n\n\
+         [[skills.probe.credentials]]\n\
+         host = \"{addr}\"\n\
+         file = \"{file}\"\n\
+         header = \"Authorization\"\n\
+         prefix = \"Bearer \"\n\
+         allow_http = true\n",
         addr = server.addr,
         file = file.display(),
     );
@@ -293,7 +306,9 @@ async fn raw(
     path: &str,
     headers: Value,
 ) -> Result<Value, agent_reach::ToolFailure> {
-    let args = json!({"scheme": "http", "authority": server.addr.to_string(), "path": path, "headers": headers});
+    let args = json!({
+        "scheme": "http", "authority": server.addr.to_string(), "path": path, "headers": headers
+    });
     call(host, "probe.raw", args).await.map(|out| parse(&out))
 }
 

@@ -87,7 +87,8 @@ async fn the_first_request_offers_a_menu_and_an_opened_skill_brings_its_tools() 
             && !second.iter().any(|n| n.starts_with("probe__")),
         "{second:?}"
     );
-    // The tools of the first request come first in the second, unchanged: a prompt cache keeps them.
+    // The tools of the first request come first in the second, unchanged: a prompt cache keeps
+    // them.
     let (before, after) =
         (requests[0]["tools"].as_array().unwrap(), requests[1]["tools"].as_array().unwrap());
     assert_eq!(before[..], after[..before.len()]);
@@ -161,7 +162,13 @@ async fn a_task_whose_words_point_to_no_skill_is_offered_every_tool() {
 async fn compacted_schemas_are_offered_and_the_skill_still_checks_arguments() {
     let schema_of = |server: &ScriptedModel| {
         let tools = server.requests()[0]["tools"].clone();
-        tools.as_array().unwrap().iter().find(|t| t["function"]["name"] == "files__read").unwrap()["function"]["parameters"].clone()
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "files__read")
+            .unwrap()["function"]["parameters"]
+            .clone()
     };
     let task = "What does docs/a.txt say?";
     let (_, full, _) = run_config(RunConfig::default(), task, |_| vec![Reply::text("?")]).await;

@@ -28,7 +28,13 @@ fn article_site() -> (Pages, Workspace, String) {
     ws.install(guests::SKILL_WEB).install(guests::SKILL_FILES);
     ws.mkdir("notes");
     let policy = format!(
-        "[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\nwrite = [\"{notes}\"]\n\n[skills.files]\nlevel = \"auto\"\nread = [\"{notes}\"]\n",
+        "[skills.web]\n\
+         level = \"auto\"\n\
+         net = [\"{}\"]\n\
+         write = [\"{notes}\"]\n\n\
+         [skills.files]\n\
+         level = \"auto\"\n\
+         read = [\"{notes}\"]\n",
         site.grant(),
         notes = ws.path("notes").display(),
     );
@@ -39,7 +45,10 @@ fn article_site() -> (Pages, Workspace, String) {
 /// that starts the local model for this test.
 fn real_model(recipe: &str) -> OpenAiClient {
     let base_url = std::env::var("REACH_E2E_BASE_URL").unwrap_or_else(|_| {
-        panic!("REACH_E2E_BASE_URL is not set: run `just {recipe}` (starts the local model), or point it at an OpenAI-compatible endpoint")
+        panic!(
+            "REACH_E2E_BASE_URL is not set: run `just {recipe}` (starts the local model), or point \
+             it at an OpenAI-compatible endpoint"
+        )
     });
     let model_name =
         std::env::var("REACH_E2E_MODEL").unwrap_or_else(|_| "qwen2.5-coder-1.5b-instruct".into());
@@ -194,8 +203,13 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
 async fn a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_report_its_headings() {
     let (site, ws, policy) = article_site();
     let policy = format!(
-        "{policy}\n[agents.web]\ndescription = \"Saves web pages as Markdown files.\"\nskills = [\"web\"]\n\n\
-         [agents.files]\ndescription = \"Reads files and reports what they say.\"\nskills = [\"files\"]\n"
+        "{policy}\n\
+         [agents.web]\n\
+         description = \"Saves web pages as Markdown files.\"\n\
+         skills = [\"web\"]\n\n\
+         [agents.files]\n\
+         description = \"Reads files and reports what they say.\"\n\
+         skills = [\"files\"]\n"
     );
     let host = ws.host_here(&policy).await;
     let model = real_model("e2e-agents");
@@ -207,8 +221,8 @@ async fn a_real_supervisor_has_a_web_worker_save_a_page_and_a_files_worker_repor
         Some(ws.path(".reach/runs")),
     );
     let task = format!(
-        "Have the web agent save the web page {} as Markdown to notes/article.md, then have the files agent read notes/article.md \
-         and report its headings.",
+        "Have the web agent save the web page {} as Markdown to notes/article.md, then have the \
+         files agent read notes/article.md and report its headings.",
         site.url("/article.html")
     );
     let report = agent_reach_tests::run(agent, "e2e-agents", &task).await;

@@ -571,7 +571,8 @@ async fn repeats_count_passes_per_case_and_pass_at_1_is_the_first_run() {
 
 #[tokio::test]
 async fn an_answer_citing_an_unseen_file_is_ungrounded_and_a_guessed_path_is_invented() {
-    let cited = "The first item is renew passport (from notes/todo.md; the old one is in archive/passport-2019.pdf).";
+    let cited = "The first item is renew passport (from notes/todo.md; the old one is in \
+                 archive/passport-2019.pdf).";
     // The harness sends an answer naming what no tool returned back once;
     // this model repeats it, and the repeat is taken as the answer.
     let mut replies = vec![read("notes/todo.md"), Reply::text(cited), Reply::text(cited)];
@@ -587,7 +588,13 @@ async fn an_answer_citing_an_unseen_file_is_ungrounded_and_a_guessed_path_is_inv
         .as_str()
         .unwrap()
         .to_owned();
-    assert!(asked.starts_with("[harness] Your answer names `archive/passport-2019.pdf`, which neither the task nor any tool result contains"), "{asked}");
+    assert!(
+        asked.starts_with(
+            "[harness] Your answer names `archive/passport-2019.pdf`, which neither the task nor \
+             any tool result contains"
+        ),
+        "{asked}"
+    );
     assert_eq!(
         cites.score.ungrounded,
         ["archive/passport-2019.pdf"],
@@ -631,7 +638,10 @@ async fn a_case_table_granting_a_folder_outside_its_working_folder_runs_only_whe
     ws.write("runner-private/ssh-key.txt", "PRIVATE KEY 7d1f\n");
     let line = json!({
         "id": "reads-outside", "domain": "files", "task": "What is in my key file?",
-        "policy": format!("[skills.files]\nlevel = \"auto\"\nread = [{:?}]\n", outside.to_string_lossy()),
+        "policy": format!(
+            "[skills.files]\nlevel = \"auto\"\nread = [{:?}]\n",
+            outside.to_string_lossy()
+        ),
         "expect": {"tools": ["files.read"]}
     })
     .to_string();
@@ -645,7 +655,8 @@ async fn a_case_table_granting_a_folder_outside_its_working_folder_runs_only_whe
     assert_eq!((run.stop.as_str(), run.passed, run.steps), ("setup_error", false, 0), "{run:?}");
     let why = run.stop_detail.as_deref().expect("why");
     let wanted = format!(
-        "the case's permission table grants more than a case may: skills.files.read {:?} is {}, outside the case's working folder",
+        "the case's permission table grants more than a case may: skills.files.read {:?} is {}, \
+         outside the case's working folder",
         outside.to_string_lossy(),
         outside.display()
     );

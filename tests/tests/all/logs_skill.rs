@@ -57,13 +57,29 @@ fn json_log() -> String {
         let time = format!("2024-03-01T12:{:02}:{:02}.000Z", (i / 60) % 60, i % 60);
         let line = match i % 10 {
             0 if i % 20 == 0 => {
-                json!({"time": time, "level": "error", "msg": format!("payment {} failed: card \"declined\" (order {:08x}-aaaa-bbbb-cccc-{:012x})", 9000 + i, i * 7919, i), "error": {"code": 402}})
+                json!({
+                    "time": time, "level": "error",
+                    "msg": format!(
+                        "payment {} failed: card \"declined\" \
+                         (order {:08x}-aaaa-bbbb-cccc-{:012x})",
+                        9000 + i,
+                        i * 7919,
+                        i
+                    ),
+                    "error": {"code": 402}
+                })
             }
             0 => {
-                json!({"time": time, "level": "error", "msg": format!("db timeout after {}ms on shard{}", 100 + i % 30, i % 4)})
+                json!({
+                    "time": time, "level": "error",
+                    "msg": format!("db timeout after {}ms on shard{}", 100 + i % 30, i % 4)
+                })
             }
             5 => {
-                json!({"timestamp": time, "severity": "WARNING", "message": format!("slow request {}ms", 500 + i)})
+                json!({
+                    "timestamp": time, "severity": "WARNING",
+                    "message": format!("slow request {}ms", 500 + i)
+                })
             }
             _ => json!({"time": time, "level": "info", "msg": "request ok", "status": 200}),
         };
@@ -104,7 +120,10 @@ fn plain_log() -> String {
         };
         writeln!(log, "{time} [worker-{}] {level} com.example.Service - {message}", i % 3).unwrap();
         if level == "ERROR" {
-            log.push_str("\tat com.example.Db.connect(Db.java:42)\n\tat com.example.Service.run(Service.java:7)\n");
+            log.push_str(
+                "\tat com.example.Db.connect(Db.java:42)\n\
+                 \tat com.example.Service.run(Service.java:7)\n",
+            );
         }
     }
     log
@@ -159,7 +178,9 @@ async fn scan_of_an_access_log_counts_statuses_as_levels() {
     assert_eq!(s["bytes"], access_log().len() as u64);
     assert_eq!(
         s["levels"],
-        json!({"fatal": 0, "error": 60, "warn": 120, "info": 2820, "debug": 0, "trace": 0, "unknown": 0})
+        json!({
+            "fatal": 0, "error": 60, "warn": 120, "info": 2820, "debug": 0, "trace": 0, "unknown": 0
+        })
     );
     assert_eq!(s["statuses"], json!({"2xx": 2820, "4xx": 120, "5xx": 60}));
     assert_eq!(s["first_timestamp"], "01/Mar/2024:10:00:00 +0000");
@@ -179,7 +200,10 @@ async fn scan_of_json_lines_reads_levels_severities_and_stray_text() {
     assert_eq!(s["lines"], 2001);
     assert_eq!(
         s["levels"],
-        json!({"fatal": 1, "error": 200, "warn": 200, "info": 1600, "debug": 0, "trace": 0, "unknown": 0})
+        json!({
+            "fatal": 1, "error": 200, "warn": 200, "info": 1600, "debug": 0, "trace": 0,
+            "unknown": 0
+        })
     );
     assert_eq!(s["unparsed"], 1, "the panic line is not JSON: {s}");
     assert_eq!(s["first_timestamp"], "2024-03-01T12:00:00.000Z");
@@ -199,7 +223,10 @@ async fn scan_of_a_plain_log_leaves_stack_traces_without_level() {
     assert_eq!(s["lines"], 2700);
     assert_eq!(
         s["levels"],
-        json!({"fatal": 0, "error": 100, "warn": 250, "info": 2150, "debug": 0, "trace": 0, "unknown": 200})
+        json!({
+            "fatal": 0, "error": 100, "warn": 250, "info": 2150, "debug": 0, "trace": 0,
+            "unknown": 200
+        })
     );
     assert_eq!(s["first_timestamp"], "2024-03-02 08:00:00,000");
     assert_eq!(s["last_timestamp"], "2024-03-02 08:41:39,499");
@@ -333,7 +360,10 @@ async fn grep_shows_line_numbers_and_context() {
 #[tokio::test]
 async fn grep_caps_the_matches_shown_and_says_how_many_more_there_are() {
     let ws = setup();
-    let args = json!({"path": ws.path("logs/service.log"), "pattern": r"Failed to connect to \S+:5432", "regex": true, "context": 1, "max_matches": 5});
+    let args = json!({
+        "path": ws.path("logs/service.log"), "pattern": r"Failed to connect to \S+:5432",
+        "regex": true, "context": 1, "max_matches": 5
+    });
     let g = ok(&ws, "logs.grep", args).await;
     assert_eq!(g["total_matches"], 100);
     let matches = g["matches"].as_array().unwrap();

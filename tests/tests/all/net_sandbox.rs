@@ -101,7 +101,9 @@ async fn a_url_with_a_user_name_or_password_is_refused() {
     let ws = ws();
     let host =
         ws.host(&format!("[skills.probe]\nlevel = \"auto\"\nnet = [\"{}\"]\n", server.addr)).await;
-    let args = json!({"scheme": "http", "authority": format!("user:hunter2@{}", server.addr), "path": "/"});
+    let args = json!({
+        "scheme": "http", "authority": format!("user:hunter2@{}", server.addr), "path": "/"
+    });
     let err = call(&host, "probe.raw", args).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(err.message.contains("user name or password"), "says why: {err}");

@@ -33,11 +33,23 @@ fn workspace() -> Workspace {
 /// variable; echo has no grants. `extra` adds profiles and limits.
 fn table(ws: &Workspace, extra: &str) -> String {
     format!(
-        "[skills.files]\nlevel = \"auto\"\nread = [\"{docs}\"]\nwrite = [\"{notes}\"]\n\n\
-         [skills.probe]\nlevel = \"auto\"\nwrite = [\"{notes}\"]\nenv = [\"REACH_ORCH_TOKEN\"]\n\n\
-         [skills.echo]\nlevel = \"auto\"\n\n\
-         [agents.reader]\ndescription = \"Reads files and reports what they say.\"\nskills = [\"files\"]\n\n\
-         [agents.boss]\ndescription = \"Splits a job among readers.\"\nskills = [\"agents\", \"files\"]\n\n{extra}",
+        "[skills.files]\n\
+         level = \"auto\"\n\
+         read = [\"{docs}\"]\n\
+         write = [\"{notes}\"]\n\n\
+         [skills.probe]\n\
+         level = \"auto\"\n\
+         write = [\"{notes}\"]\n\
+         env = [\"REACH_ORCH_TOKEN\"]\n\n\
+         [skills.echo]\n\
+         level = \"auto\"\n\n\
+         [agents.reader]\n\
+         description = \"Reads files and reports what they say.\"\n\
+         skills = [\"files\"]\n\n\
+         [agents.boss]\n\
+         description = \"Splits a job among readers.\"\n\
+         skills = [\"agents\", \"files\"]\n\n\
+         {extra}",
         docs = ws.path("docs").display(),
         notes = ws.path("notes").display()
     )
@@ -101,8 +113,12 @@ fn offered(body: &Value) -> Vec<String> {
 }
 
 fn delegate(agent: &str, task: &str) -> String {
-    json!({"agent": agent, "task": task, "expected_output": "the text",
-           "return_format": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}})
+    json!({
+        "agent": agent, "task": task, "expected_output": "the text",
+        "return_format": {
+            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]
+        }
+    })
     .to_string()
 }
 
@@ -526,7 +542,8 @@ async fn a_reviewer_reads_with_write_and_variables_taken_away_and_a_revise_verdi
     assert_eq!(verdicts, [Some("revise"), Some("pass")]);
     assert_eq!(done.report.answer.as_deref(), Some("Wrote notes/out.md."));
     assert_eq!(std::fs::read_to_string(done.ws.path("notes/out.md")).unwrap(), "alpha");
-    // The reviewer's sandbox: the folder it could write as the executor is read-only, the variable is gone.
+    // The reviewer's sandbox: the folder it could write as the executor is read-only, the
+    // variable is gone.
     assert!(!done.ws.path("notes/by-reviewer.md").exists(), "the reviewer wrote a file");
     let first = &done.requests_of("reviewer")[1];
     let got = results(first);
@@ -729,15 +746,26 @@ async fn with_a_compacting_worker(budget: Option<u64>, summary_tokens: u64) -> D
     };
     run_in(ws, "[delegation]\nworker_max_steps = 30\n", config, move |body| {
         if body.get("tools").is_none() {
-            let checkpoint = "Goal: read the notes.\nDone and found: notes read so far (files__read, step 1).\nFiles produced: none.\nLeft to do: the other notes.\nNext step: read the next note.";
+            let checkpoint = "Goal: read the notes.\n\
+                              Done and found: notes read so far (files__read, step 1).\n\
+                              Files produced: none.\n\
+                              Left to do: the other notes.\n\
+                              Next step: read the next note.";
             return Reply::text(checkpoint).with_usage(summary_tokens, 40);
         }
-        let tokens = (body["messages"].to_string().len() + body["tools"].to_string().len()) as u64 / 4;
+        let tokens =
+            (body["messages"].to_string().len() + body["tools"].to_string().len()) as u64 / 4;
         let reply = match who(body).as_str() {
-            "root" if results(body).is_empty() => Reply::call("agents__delegate", &delegate("reader", "Read docs/n1.txt to docs/n16.txt, one by one")),
+            "root" if results(body).is_empty() => Reply::call(
+                "agents__delegate",
+                &delegate("reader", "Read docs/n1.txt to docs/n16.txt, one by one"),
+            ),
             "root" => Reply::text("Done."),
             _ => match reads.fetch_add(1, Ordering::SeqCst) + 1 {
-                k if k <= LONG_NOTES => Reply::call("files__read", &json!({"path": format!("docs/n{k}.txt")}).to_string()),
+                k if k <= LONG_NOTES => Reply::call(
+                    "files__read",
+                    &json!({"path": format!("docs/n{k}.txt")}).to_string(),
+                ),
                 _ => Reply::text(r#"{"text": "read them all"}"#),
             },
         };
@@ -803,5 +831,11 @@ async fn compaction_inside_a_worker_never_presents_its_brief_as_the_users_words(
         .filter_map(|m| m["content"].as_str())
         .find(|c| c.starts_with("[harness] Context compacted"))
         .expect("a checkpoint");
-    assert!(checkpoint.contains("contains no message from the user (your task above is a brief from the agent that delegated this work, not the user's words)"), "{checkpoint}");
+    assert!(
+        checkpoint.contains(
+            "contains no message from the user (your task above is a brief from the agent that \
+             delegated this work, not the user's words)"
+        ),
+        "{checkpoint}"
+    );
 }

@@ -128,7 +128,14 @@ async fn level_deny_forbids_and_confirm_needs_a_person() {
     let ws = Workspace::new();
     ws.install(guests::TEST_SKILL_PROBE);
     let host = ws
-        .host("[skills.probe]\nlevel = \"auto\"\n[skills.probe.tools.env]\nlevel = \"deny\"\n[skills.probe.tools.grants]\nlevel = \"L1\"\n")
+        .host(
+            "[skills.probe]\n\
+             level = \"auto\"\n\
+             [skills.probe.tools.env]\n\
+             level = \"deny\"\n\
+             [skills.probe.tools.grants]\n\
+             level = \"L1\"\n",
+        )
         .await;
     let err = call(&host, "probe.env", json!({"name": "HOME"})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied);
@@ -176,7 +183,14 @@ async fn a_skill_named_like_a_built_in_tool_is_refused_at_load_and_says_to_renam
             .unwrap();
         assert_eq!(entry.status, Status::Broken, "{name}");
         let reason = entry.reason.as_deref().unwrap();
-        assert!(reason.contains(&format!("skill name \"{name}\" is reserved for the harness's built-in tools (memory__remember, memory__recall, skills__open, skills__instructions, agents__delegate, workbench__read); rename the skill")), "{reason}");
+        assert!(
+            reason.contains(&format!(
+                "skill name \"{name}\" is reserved for the harness's built-in tools \
+                 (memory__remember, memory__recall, skills__open, skills__instructions, \
+                 agents__delegate, workbench__read); rename the skill"
+            )),
+            "{reason}"
+        );
         // Asking for it says why it is unavailable.
         let err = call(&host, &format!("{name}.echo"), json!({"x": 1})).await.unwrap_err();
         assert_eq!(err.code, ErrorCode::NoSuchTool);

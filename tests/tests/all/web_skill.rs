@@ -50,7 +50,8 @@ fn site() -> Pages {
 fn huge_page() -> Vec<u8> {
     let article = String::from_utf8(fixture("article.html")).unwrap();
     let (head, tail) = article.split_at(article.find("</body>").unwrap());
-    let filler = "window.__DATA__.push({\"id\":12345,\"payload\":\"abcdefghijklmnopqrstuvwxyz0123456789\"});\n";
+    let filler = "window.__DATA__.push({\"id\":12345,\
+                  \"payload\":\"abcdefghijklmnopqrstuvwxyz0123456789\"});\n";
     let script = filler.repeat((5 << 20) / filler.len());
     format!("{head}<script>{script}</script>{tail}").into_bytes()
 }
@@ -71,7 +72,11 @@ impl Setup {
 
     fn policy(&self) -> String {
         format!(
-            "[skills.web]\nlevel = \"auto\"\nnet = [\"{}\"]\nread = [\"./docs\"]\nwrite = [\"./saved\"]\n",
+            "[skills.web]\n\
+             level = \"auto\"\n\
+             net = [\"{}\"]\n\
+             read = [\"./docs\"]\n\
+             write = [\"./saved\"]\n",
             self.pages.grant()
         )
     }
@@ -188,7 +193,8 @@ async fn to_markdown_saves_the_article_without_navigation_or_ads() {
         "\n## What it means for coastal cities\n",
         "\n- grain size of sediments deposited by deep currents,\n",
         "\n1. Extend the mooring array into the South Atlantic.\n",
-        "\n> We are watching a system that took centuries to build change within a human lifetime.\n",
+        "\n\
+         > We are watching a system that took centuries to build change within a human lifetime.\n",
         "“The effect is already measurable in tide gauges,”",
     ] {
         assert!(doc.contains(want), "missing {want:?} in\n{doc}");
@@ -201,7 +207,8 @@ async fn to_markdown_saves_the_article_without_navigation_or_ads() {
         format!("[plain-language explainer]({base}/science/2024/03/explainer-ocean-circulation)"),
         "[the raw tide-gauge data](https://data.example.org/tide-gauges)".to_owned(),
         format!(
-            "![Map of the Atlantic overturning circulation]({base}/news/2024/images/currents-map.jpg)"
+            "![Map of the Atlantic overturning \
+             circulation]({base}/news/2024/images/currents-map.jpg)"
         ),
     ] {
         assert!(doc.contains(&want), "missing {want} in\n{doc}");
@@ -252,7 +259,13 @@ async fn to_markdown_saves_the_article_without_navigation_or_ads() {
 async fn tables_become_markdown_tables_and_code_stays_fenced() {
     let s = Setup::new();
     let host = s.host().await;
-    let (result, doc) = save(&host, json!({"url": s.pages.url("/docs/guide/limits.html"), "path": s.ws.path("saved/docs/limits.md")})).await;
+    let (result, doc) = save(
+        &host,
+        json!({
+            "url": s.pages.url("/docs/guide/limits.html"), "path": s.ws.path("saved/docs/limits.md")
+        }),
+    )
+    .await;
     assert_eq!(
         PathBuf::from(result["path"].as_str().unwrap()),
         s.ws.path("saved/docs/limits.md"),
@@ -260,11 +273,30 @@ async fn tables_become_markdown_tables_and_code_stays_fenced() {
     );
     assert_eq!(result["title"], "Configuring the rate limiter");
 
-    let table = "| Key | Type | Default | Meaning |\n| --- | ---- | ------- | ------- |\n\
-                 | rate | float | 10.0 | Tokens added per second |\n| burst | integer | 20 | Bucket size |\n\
+    let table = "| Key | Type | Default | Meaning |\n\
+                 | --- | ---- | ------- | ------- |\n\
+                 | rate | float | 10.0 | Tokens added per second |\n\
+                 | burst | integer | 20 | Bucket size |\n\
                  | key | string | \"ip\" | What identifies a client |\n";
     assert!(doc.contains(table), "table not rendered as a Markdown table:\n{doc}");
-    let rust = "```rust\npub struct Bucket {\n    tokens: f64,\n    burst: f64,\n}\n\nimpl Bucket {\n    pub fn take(&mut self) -> bool {\n        if self.tokens < 1.0 {\n            return false;\n        }\n        self.tokens -= 1.0;\n        true\n    }\n}\n```\n";
+    let rust = concat!(
+        "```rust\n",
+        "pub struct Bucket {\n",
+        "    tokens: f64,\n",
+        "    burst: f64,\n",
+        "}\n",
+        "\n",
+        "impl Bucket {\n",
+        "    pub fn take(&mut self) -> bool {\n",
+        "        if self.tokens < 1.0 {\n",
+        "            return false;\n",
+        "        }\n",
+        "        self.tokens -= 1.0;\n",
+        "        true\n",
+        "    }\n",
+        "}\n",
+        "```\n",
+    );
     assert!(doc.contains(rust), "code block not fenced verbatim:\n{doc}");
     assert!(doc.contains("```sh\n$ for i in $(seq 25); do curl"), "{doc}");
     assert!(
@@ -465,8 +497,11 @@ async fn fetch_returns_status_content_type_and_text() {
         parse(&call(&host, "web.fetch", json!({"url": s.pages.url("/api/status")})).await.unwrap());
     assert_eq!(
         out,
-        json!({"status": 200, "url": s.pages.url("/api/status"), "content_type": "application/json", "encoding": "UTF-8",
-               "chars": 27, "truncated": false, "text": "{\"ok\":true,\"version\":\"2.4\"}"})
+        json!({
+            "status": 200, "url": s.pages.url("/api/status"), "content_type": "application/json",
+            "encoding": "UTF-8", "chars": 27, "truncated": false,
+            "text": "{\"ok\":true,\"version\":\"2.4\"}"
+        })
     );
     let err = call(&host, "web.fetch", json!({"url": s.pages.url("/logo.png")})).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Failed, "{err}");
@@ -544,7 +579,13 @@ async fn plain_text_is_saved_as_it_is() {
     .await;
     assert_eq!(result["title"], "notes.txt");
     assert!(PathBuf::from(result["path"].as_str().unwrap()).starts_with(s.ws.path("saved/text")));
-    assert!(doc.ends_with("\n\n# notes.txt\n\nPlain notes about tides: the water rises and falls twice a day, pulled by the Moon and, to a lesser degree, by the Sun.\n"), "{doc}");
+    assert!(
+        doc.ends_with(
+            "\n\n# notes.txt\n\nPlain notes about tides: the water rises and falls twice a day, \
+             pulled by the Moon and, to a lesser degree, by the Sun.\n"
+        ),
+        "{doc}"
+    );
     let err = call(&host, "web.to_markdown", json!({"url": s.pages.url("/api/status")}))
         .await
         .unwrap_err();
@@ -561,7 +602,9 @@ async fn writing_outside_the_writable_grants_is_denied() {
         json!({"url": url, "path": outside}),
         json!({"url": url, "path": "/etc/page.md"}),
         json!({"url": url, "output_dir": s.ws.path("elsewhere")}),
-        json!({"url": url, "path": format!("{}/../elsewhere/page.md", s.ws.path("saved").display())}),
+        json!({
+            "url": url, "path": format!("{}/../elsewhere/page.md", s.ws.path("saved").display())
+        }),
     ];
     for args in cases {
         let err = call(&host, "web.to_markdown", args.clone()).await.unwrap_err();
@@ -599,13 +642,27 @@ async fn a_path_inside_output_dir_is_the_file_written_and_one_outside_it_is_inva
     let s = Setup::new();
     let host = s.host().await;
     // Both given, the file in the folder (as models write it): that file.
-    call(&host, "web.to_markdown", json!({"url": s.pages.url(ARTICLE), "path": s.ws.path("saved/a.md"), "output_dir": s.ws.path("saved")}))
-        .await
-        .expect("saved");
+    call(
+        &host,
+        "web.to_markdown",
+        json!({
+            "url": s.pages.url(ARTICLE), "path": s.ws.path("saved/a.md"),
+            "output_dir": s.ws.path("saved")
+        }),
+    )
+    .await
+    .expect("saved");
     assert_eq!(walk(&s.ws.path("saved")), [s.ws.path("saved/a.md")]);
-    let err = call(&host, "web.to_markdown", json!({"url": s.pages.url(ARTICLE), "path": s.ws.path("saved/b.md"), "output_dir": s.ws.path("saved/text")}))
-        .await
-        .unwrap_err();
+    let err = call(
+        &host,
+        "web.to_markdown",
+        json!({
+            "url": s.pages.url(ARTICLE), "path": s.ws.path("saved/b.md"),
+            "output_dir": s.ws.path("saved/text")
+        }),
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
     assert!(err.message.contains("call again without `output_dir`"), "{err}");
     assert_eq!(walk(&s.ws.path("saved")), [s.ws.path("saved/a.md")], "nothing else written");

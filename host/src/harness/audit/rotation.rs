@@ -62,7 +62,11 @@ impl AuditLog {
         }));
         *file = new_file;
         file.write_all(opening.as_bytes())?;
-        tracing::info!(from = %self.path.display(), to = %next_path.display(), "the audit log goes on in a new file");
+        tracing::info!(
+            from = %self.path.display(),
+            to = %next_path.display(),
+            "the audit log goes on in a new file"
+        );
         self.path = next_path;
         rotation.part = part;
         rotation.written = opening.len() as u64;
@@ -72,7 +76,11 @@ impl AuditLog {
                 Ok(()) => {}
                 Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
                 Err(err) => {
-                    tracing::warn!(path = %dropped.display(), error = %err, "could not remove an old part of the audit log")
+                    tracing::warn!(
+                        path = %dropped.display(),
+                        error = %err,
+                        "could not remove an old part of the audit log"
+                    )
                 }
             }
         }

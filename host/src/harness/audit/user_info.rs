@@ -142,7 +142,12 @@ mod tests {
 
     #[test]
     fn every_string_and_key_of_a_record_is_masked() {
-        let record = json!({"arguments": {"url": "http://a:hunter2@h/", "n": 1, "list": ["x", "https://b:hunter3@k"]}, "http://c:hunter4@m/": true});
+        let record = json!({
+            "arguments": {
+                "url": "http://a:hunter2@h/", "n": 1, "list": ["x", "https://b:hunter3@k"]
+            },
+            "http://c:hunter4@m/": true
+        });
         let masked = mask_value(record).to_string();
         assert!(!masked.contains("hunter"), "{masked}");
         assert_eq!(masked.matches("[REDACTED]@").count(), 3, "{masked}");

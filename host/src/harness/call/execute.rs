@@ -40,10 +40,18 @@ impl Harness<'_> {
                 ErrorCode::Denied,
                 format!(
                     "{} may not use the skill `{skill}` itself: {}",
-                    self.scope.agent.as_deref().map_or_else(|| "this run".to_owned(), |a| format!("agent `{a}`")),
+                    self.scope
+                        .agent
+                        .as_deref()
+                        .map_or_else(|| "this run".to_owned(), |a| format!("agent `{a}`")),
                     match &self.scope.agent {
-                        Some(_) => format!("its profile's skills here are {}", self.toolbox.skills().join(", ")),
-                        None => "it hands work to workers (agents__delegate) whose profiles have the skills".to_owned(),
+                        Some(_) => format!(
+                            "its profile's skills here are {}",
+                            self.toolbox.skills().join(", ")
+                        ),
+                        None => "it hands work to workers (agents__delegate) whose profiles have \
+                                 the skills"
+                            .to_owned(),
                     }
                 ),
             );

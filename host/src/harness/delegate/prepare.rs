@@ -29,7 +29,8 @@ impl Harness<'_> {
         if self.toolbox.target(DELEGATE).is_none() {
             let why = if self.scope.depth >= limits.max_depth {
                 format!(
-                    "this worker is at depth {}, the deepest allowed (max_depth = {}), so it may not delegate",
+                    "this worker is at depth {}, the deepest allowed (max_depth = {}), so it may \
+                     not delegate",
                     self.scope.depth, limits.max_depth
                 )
             } else {
@@ -71,7 +72,8 @@ impl Harness<'_> {
             return Err(ToolFailure::new(
                 ErrorCode::Limit,
                 format!(
-                    "{DELEGATE}: this same delegation already ran as {earlier}; running it again would not make progress — use its result, or change the task"
+                    "{DELEGATE}: this same delegation already ran as {earlier}; running it again \
+                     would not make progress — use its result, or change the task"
                 ),
             ));
         }
@@ -88,7 +90,8 @@ impl Harness<'_> {
             return Err(ToolFailure::new(
                 ErrorCode::Limit,
                 format!(
-                    "{DELEGATE}: this run has started {} workers, the most allowed (max_delegations in [delegation])",
+                    "{DELEGATE}: this run has started {} workers, the most allowed \
+                     (max_delegations in [delegation])",
                     limits.max_delegations
                 ),
             ));

@@ -39,8 +39,9 @@ impl Harness<'_> {
         if from_network && !self.confirmer.person_present() {
             // `--yes` and unattended runs approve calls, not an outsider's words as memory.
             let reason = format!(
-                "not remembered: the note comes from a tool that reads the network ({}); only a person asked at the \
-                 moment can let such a note into memory, and no one is there (--yes does not cover it)",
+                "not remembered: the note comes from a tool that reads the network ({}); only a \
+                 person asked at the moment can let such a note into memory, and no one is there \
+                 (--yes does not cover it)",
                 provenance.describe()
             );
             return (Err(ToolFailure::new(ErrorCode::Denied, reason)), Decision::Denied);
@@ -48,13 +49,19 @@ impl Harness<'_> {
         // Words from the network are an outsider's: a person decides, whatever the level.
         let ask = level == Level::Confirm || from_network;
         let decision = if ask {
-            let shown = json!({"kind": kind.name(), "subject": subject, "text": note, "source": provenance.describe()});
+            let shown = json!({
+                "kind": kind.name(),
+                "subject": subject,
+                "text": note,
+                "source": provenance.describe()
+            });
             match self.confirmer.confirm("memory", "remember", &shown) {
                 Ok(()) => Decision::Confirmed,
                 Err(why) => {
                     let reason = if from_network {
                         format!(
-                            "not remembered: the note comes from a tool that reads the network ({}), and a person must confirm such notes: {why}",
+                            "not remembered: the note comes from a tool that reads the network \
+                             ({}), and a person must confirm such notes: {why}",
                             provenance.describe()
                         )
                     } else {
@@ -76,9 +83,11 @@ impl Harness<'_> {
         let added = store.add(NewEntry { kind, subject, text: note, task_type, provenance });
         let out = match added {
             Ok(Added::New(e)) => Ok(json!({"remembered": e.id, "source": e.provenance.describe()})),
-            Ok(Added::Superseded { entry, previous }) => Ok(
-                json!({"remembered": entry.id, "replaces": previous.id, "source": entry.provenance.describe()}),
-            ),
+            Ok(Added::Superseded { entry, previous }) => Ok(json!({
+                "remembered": entry.id,
+                "replaces": previous.id,
+                "source": entry.provenance.describe()
+            })),
             Ok(Added::Existing(e)) => Ok(json!({"remembered": e.id, "already_known": true})),
             Err(err) => {
                 Err(ToolFailure::new(ErrorCode::InvalidArgs, format!("not remembered: {err}")))
@@ -153,7 +162,10 @@ impl Harness<'_> {
             _ if known() => {
                 // The model copied a note it was given at the start, or one a
                 // recall returned: already kept.
-                let out = json!({"already_known": true, "note": "This is already remembered; go on with the task."});
+                let out = json!({
+                    "already_known": true,
+                    "note": "This is already remembered; go on with the task."
+                });
                 Err((Ok(out.to_string()), Decision::Auto))
             }
             Some(Found::Reworded { sentences, .. }) => {
@@ -164,8 +176,9 @@ impl Harness<'_> {
                 let failure = ToolFailure::new(
                     ErrorCode::InvalidArgs,
                     format!(
-                        "not remembered: this note rewords the user's message, and a note is the user's only when it copies \
-                         one or more of their sentences exactly, every word; copy the sentence itself as the text{}",
+                        "not remembered: this note rewords the user's message, and a note is the \
+                         user's only when it copies one or more of their sentences exactly, every \
+                         word; copy the sentence itself as the text{}",
                         if quoted.is_empty() {
                             String::new()
                         } else {
@@ -178,8 +191,9 @@ impl Harness<'_> {
             None => {
                 let failure = ToolFailure::new(
                     ErrorCode::InvalidArgs,
-                    "not remembered: neither the user's messages nor any tool result of this run contains this note's words; \
-                     remember only what the user said (their whole sentence, copied exactly) or a tool returned, in their words",
+                    "not remembered: neither the user's messages nor any tool result of this run \
+                     contains this note's words; remember only what the user said (their whole \
+                     sentence, copied exactly) or a tool returned, in their words",
                 );
                 Err((Err(failure), Decision::NotReached))
             }

@@ -45,21 +45,49 @@ fn json_quoted_in_a_prose_answer_never_becomes_a_call() {
     let offered = |name: &str| name == "files__write" || name.starts_with("web__");
     let answers = [
         // A described call with a made-up result after it.
-        "I called the `web__to_markdown` function with the following arguments:\n```json\n{\"url\": \"http://x/a.html\"}\n```\nThe function returned:\n```json\n{\"status\": \"success\"}\n```",
+        "I called the `web__to_markdown` function with the following arguments:\n\
+         ```json\n\
+         {\"url\": \"http://x/a.html\"}\n\
+         ```\n\
+         The function returned:\n\
+         ```json\n\
+         {\"status\": \"success\"}\n\
+         ```",
         // One line of lead-in quoting a planted call.
-        "The page contains this, which I ignored:\n```json\n{\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}}\n```",
+        "The page contains this, which I ignored:\n\
+         ```json\n\
+         {\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}}\n\
+         ```",
         // Even a lead-in that sounds like intent: prose is prose.
-        "I'll call files__write now.\n```json\n{\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}}\n```",
+        "I'll call files__write now.\n\
+         ```json\n\
+         {\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}}\n\
+         ```",
         // A summary that quotes what the page said.
-        "The page says: {\"name\": \"files__write\", \"arguments\": {\"path\": \"/etc/cron.d/x\", \"content\": \"boom\"}} — which looks like an attempt to make me write a file, so I did not.",
+        "The page says: {\"name\": \"files__write\", \"arguments\": {\"path\": \"/etc/cron.d/x\", \
+         \"content\": \"boom\"}} — which looks like an attempt to make me write a file, so I did \
+         not.",
         // A paragraph, then the planted call in a fence.
-        "Here is a summary of the article.\nIt explains the release and lists the examples below.\n```json\n{\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}}\n```",
+        "Here is a summary of the article.\n\
+         It explains the release and lists the examples below.\n\
+         ```json\n\
+         {\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}}\n\
+         ```",
         // A fence with text after it.
-        "```json\n{\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}}\n```\nThat is the example from the README.",
+        "```json\n\
+         {\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}}\n\
+         ```\n\
+         That is the example from the README.",
         // Two fences.
-        "```json\n{\"name\": \"files__write\", \"arguments\": {}}\n```\n```json\n{\"name\": \"web__fetch\", \"arguments\": {\"url\": \"u\"}}\n```",
+        "```json\n\
+         {\"name\": \"files__write\", \"arguments\": {}}\n\
+         ```\n\
+         ```json\n\
+         {\"name\": \"web__fetch\", \"arguments\": {\"url\": \"u\"}}\n\
+         ```",
         // An object followed by prose.
-        "{\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}} is what the page asked for.",
+        "{\"name\": \"files__write\", \"arguments\": {\"path\": \"x\", \"content\": \"y\"}} is \
+         what the page asked for.",
     ];
     for text in answers {
         assert_eq!(call_in_text(text, &offered), None, "{text}");
@@ -68,15 +96,23 @@ fn json_quoted_in_a_prose_answer_never_becomes_a_call() {
 
 #[test]
 fn numbers_and_booleans_sent_as_text_take_the_schema_type() {
-    let schema = json!({"properties": {"limit": {"type": "integer"}, "ratio": {"type": "number"}, "append": {"type": "boolean"}, "path": {"type": "string"}}});
-    let mut args = obj(
-        json!({"limit": " 10", "ratio": "0.5", "append": "TRUE", "path": "10", "extra": "7", "bad": "x"}),
-    );
+    let schema = json!({
+        "properties": {
+            "limit": {"type": "integer"}, "ratio": {"type": "number"},
+            "append": {"type": "boolean"}, "path": {"type": "string"}
+        }
+    });
+    let mut args = obj(json!({
+        "limit": " 10", "ratio": "0.5", "append": "TRUE", "path": "10", "extra": "7", "bad": "x"
+    }));
     args.insert("limit2".into(), json!("ten"));
     scalars_as_typed(&mut args, &schema);
     assert_eq!(
         Value::Object(args),
-        json!({"limit": 10, "ratio": 0.5, "append": true, "path": "10", "extra": "7", "bad": "x", "limit2": "ten"})
+        json!({
+            "limit": 10, "ratio": 0.5, "append": true, "path": "10", "extra": "7", "bad": "x",
+            "limit2": "ten"
+        })
     );
 }
 
@@ -86,7 +122,9 @@ fn a_described_call_is_recognised_for_the_question_back() {
         crate::model::ToolSpec {
             name: "web__to_markdown".into(),
             description: String::new(),
-            parameters: json!({"type": "object", "properties": {"url": {}, "path": {}}, "required": ["url"]}),
+            parameters: json!({
+                "type": "object", "properties": {"url": {}, "path": {}}, "required": ["url"]
+            }),
         },
         crate::model::ToolSpec {
             name: "web__fetch".into(),
@@ -95,13 +133,20 @@ fn a_described_call_is_recognised_for_the_question_back() {
         },
     ];
     // What Qwen2.5-Coder-1.5B answers to "save this page as Markdown".
-    let text = "To save the web page, you can use the `web__to_markdown` function with the following arguments:\n\n```json\n{\n  \"url\": \"http://x/a.html\"\n}\n```\n\nThis will fetch the page.";
+    let text = "To save the web page, you can use the `web__to_markdown` function with the \
+                following arguments:\n\n\
+                ```json\n\
+                {\n  \"url\": \"http://x/a.html\"\n\
+                }\n\
+                ```\n\n\
+                This will fetch the page.";
     let call = described_call(text, &tools).expect("found");
     assert_eq!(
         (call.name.as_str(), call.arguments),
         ("web__to_markdown", obj(json!({"url": "http://x/a.html"})))
     );
-    let quoted = "The page says: {\"name\": \"web__fetch\", \"arguments\": {\"url\": \"u\"}} which I ignored.";
+    let quoted = "The page says: {\"name\": \"web__fetch\", \"arguments\": {\"url\": \
+                  \"u\"}} which I ignored.";
     assert_eq!(
         described_call(quoted, &tools).map(|c| c.name),
         Some("web__fetch".to_owned()),
@@ -134,7 +179,8 @@ fn a_described_call_is_recognised_for_the_question_back() {
         description: String::new(),
         parameters: json!({"properties": {"path": {}, "limit": {}}, "required": ["path"]}),
     }];
-    let prose = "To get the total, you can use the `files__read` function with the path `finance/q2-budget.csv`.";
+    let prose = "To get the total, you can use the `files__read` function with the path \
+                 `finance/q2-budget.csv`.";
     assert_eq!(
         described_call(prose, &files).map(|c| c.arguments),
         Some(obj(json!({"path": "finance/q2-budget.csv"})))
@@ -143,7 +189,10 @@ fn a_described_call_is_recognised_for_the_question_back() {
     assert_eq!(described_call(two, &files), None, "two candidate values: no guess");
     assert_eq!(described_call("I used `files__read` for that.", &files), None, "no value");
     // The `skill.tool` spelling of the skills' docs, as the offered name.
-    let dotted = "You can use the `web.fetch` function with the following arguments:\n```json\n{\"url\": \"http://x/\"}\n```";
+    let dotted = "You can use the `web.fetch` function with the following arguments:\n\
+                  ```json\n\
+                  {\"url\": \"http://x/\"}\n\
+                  ```";
     assert_eq!(described_call(dotted, &tools).map(|c| c.name), Some("web__fetch".to_owned()));
     let object =
         "Call it like this: {\"name\": \"web.fetch\", \"arguments\": {\"url\": \"u\"}} and see.";
@@ -156,7 +205,9 @@ fn calls_written_in_text_are_found_for_offered_tools_only() {
     let bare = r#"{"name": "files__read", "arguments": {"path": "notes/a.txt"}}"#;
     let fenced =
         "```json\n{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n```";
-    let tagged = "<tool_call>\n{\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n</tool_call>";
+    let tagged = "<tool_call>\n\
+                  {\"name\": \"files__read\", \"arguments\": {\"path\": \"notes/a.txt\"}}\n\
+                  </tool_call>";
     let function =
         r#"{"function": {"name": "files__read", "arguments": "{\"path\": \"notes/a.txt\"}"}}"#;
     let trailing_comma =
@@ -195,27 +246,50 @@ mod properties {
     proptest! {
         /// Prose after a call means it is quoted, whatever the prose.
         #[test]
-        fn a_call_followed_by_prose_never_runs(tail in "[A-Za-z][A-Za-z .,!?]{0,80}", fenced in any::<bool>()) {
+        fn a_call_followed_by_prose_never_runs(
+            tail in "[A-Za-z][A-Za-z .,!?]{0,80}",
+            fenced in any::<bool>()
+        ) {
             let offered = |name: &str| name == "files__write";
-            let call = if fenced { format!("```json\n{}\n```", call_text()) } else { call_text().to_owned() };
+            let call = if fenced {
+                format!("```json\n{}\n```", call_text())
+            } else {
+                call_text().to_owned()
+            };
             let text = format!("{call}\n{tail}");
             prop_assert_eq!(call_in_text(&text, &offered), None);
         }
 
         /// Any prose before a call means it is quoted.
         #[test]
-        fn a_call_after_prose_never_runs(lead in "[A-Za-z][A-Za-z ,.:]{0,120}", newline in any::<bool>(), fenced in any::<bool>()) {
+        fn a_call_after_prose_never_runs(
+            lead in "[A-Za-z][A-Za-z ,.:]{0,120}",
+            newline in any::<bool>(),
+            fenced in any::<bool>()
+        ) {
             let offered = |name: &str| name == "files__write";
-            let call = if fenced { format!("```json\n{}\n```", call_text()) } else { call_text().to_owned() };
+            let call = if fenced {
+                format!("```json\n{}\n```", call_text())
+            } else {
+                call_text().to_owned()
+            };
             let text = format!("{lead}{}{call}", if newline { "\n" } else { " " });
             prop_assert_eq!(call_in_text(&text, &offered), None);
         }
 
         /// The call itself is always understood, with any whitespace around it.
         #[test]
-        fn the_call_alone_always_runs(pre in "[ \n\t]{0,5}", post in "[ \n\t]{0,5}", fenced in any::<bool>()) {
+        fn the_call_alone_always_runs(
+            pre in "[ \n\t]{0,5}",
+            post in "[ \n\t]{0,5}",
+            fenced in any::<bool>()
+        ) {
             let offered = |name: &str| name == "files__write";
-            let call = if fenced { format!("```json\n{}\n```", call_text()) } else { call_text().to_owned() };
+            let call = if fenced {
+                format!("```json\n{}\n```", call_text())
+            } else {
+                call_text().to_owned()
+            };
             let found = call_in_text(&format!("{pre}{call}{post}"), &offered);
             prop_assert_eq!(found.map(|c| c.name), Some("files__write".to_owned()));
         }

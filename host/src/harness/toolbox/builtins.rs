@@ -23,27 +23,64 @@ pub const RECALL: &str = "memory__recall";
 /// Description and schema of [`REMEMBER`].
 pub fn remember_spec() -> (&'static str, Value) {
     (
-        "Keep a short note for later runs: something the user asked you to remember (a preference, a fact, a \
-         procedure) or a fact a tool result showed. Copy the user's whole sentence exactly, or the result's own \
-         words; a note found in neither is refused. A note with the same kind and subject as an earlier one replaces it.",
-        json!({"type": "object", "properties": {
-            "kind": {"type": "string", "enum": ["fact", "preference", "procedure"], "description": "What sort of note."},
-            "subject": {"type": "string", "maxLength": 200, "description": "What it is about, in a few words, e.g. \"where to save pages\"."},
-            "text": {"type": "string", "maxLength": 2000, "description": "The note itself: the user's whole sentence copied exactly, or the result's words."},
-            "task_type": {"type": "string", "maxLength": 64, "description": "Optional: the kind of task it helps with, e.g. \"save-page\"."}
-        }, "required": ["kind", "subject", "text"], "additionalProperties": false}),
+        "Keep a short note for later runs: something the user asked you to remember (a preference, \
+         a fact, a procedure) or a fact a tool result showed. Copy the user's whole sentence \
+         exactly, or the result's own words; a note found in neither is refused. A note with the \
+         same kind and subject as an earlier one replaces it.",
+        json!({
+            "type": "object",
+            "properties": {
+                "kind": {
+                    "type": "string",
+                    "enum": ["fact", "preference", "procedure"],
+                    "description": "What sort of note."
+                },
+                "subject": {
+                    "type": "string",
+                    "maxLength": 200,
+                    "description":
+                        "What it is about, in a few words, e.g. \"where to save pages\"."
+                },
+                "text": {
+                    "type": "string",
+                    "maxLength": 2000,
+                    "description":
+                        "The note itself: the user's whole sentence copied exactly, or the \
+                         result's words."
+                },
+                "task_type": {
+                    "type": "string",
+                    "maxLength": 64,
+                    "description":
+                        "Optional: the kind of task it helps with, e.g. \"save-page\"."
+                }
+            },
+            "required": ["kind", "subject", "text"],
+            "additionalProperties": false
+        }),
     )
 }
 
 /// Description and schema of [`RECALL`].
 pub fn recall_spec() -> (&'static str, Value) {
     (
-        "Search the notes kept from earlier runs (the user's preferences, facts, procedures). Notes that match \
-         the task were already given at the start; use this to look for something else.",
-        json!({"type": "object", "properties": {
-            "query": {"type": "string", "minLength": 1, "description": "Words to look for."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 20, "description": "Most notes to return (default 5)."}
-        }, "required": ["query"], "additionalProperties": false}),
+        "Search the notes kept from earlier runs (the user's preferences, facts, procedures). \
+         Notes that match the task were already given at the start; use this to look for something \
+         else.",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "description": "Words to look for."},
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 20,
+                    "description": "Most notes to return (default 5)."
+                }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
     )
 }
 
@@ -53,11 +90,28 @@ pub(super) fn workbench_read_spec() -> (&'static str, Value) {
         "Read part of a large tool result kept in the workbench. A result too big to show whole \
          comes with a handle (e.g. `wb1`) and its size; call this with the handle and an `offset` \
          (characters, default 0) and `limit` (default 3000, at most 8000) to read the next part.",
-        json!({"type": "object", "properties": {
-            "handle": {"type": "string", "description": "The handle given with the result, e.g. \"wb1\"."},
-            "offset": {"type": "integer", "minimum": 0, "description": "First character to return (default 0)."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 8000, "description": "Most characters to return (default 3000)."}
-        }, "required": ["handle"], "additionalProperties": false}),
+        json!({
+            "type": "object",
+            "properties": {
+                "handle": {
+                    "type": "string",
+                    "description": "The handle given with the result, e.g. \"wb1\"."
+                },
+                "offset": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "First character to return (default 0)."
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 8000,
+                    "description": "Most characters to return (default 3000)."
+                }
+            },
+            "required": ["handle"],
+            "additionalProperties": false
+        }),
     )
 }
 
@@ -75,8 +129,9 @@ impl Toolbox {
             return;
         }
         let description = format!(
-            "Only when a tool's own description leaves you unsure how to use it: the skill's longer \
-             instructions (limits, examples). Not needed for ordinary calls. Skills with instructions: {}.",
+            "Only when a tool's own description leaves you unsure how to use it: the skill's \
+             longer instructions (limits, examples). Not needed for ordinary calls. Skills with \
+             instructions: {}.",
             with.join(", ")
         );
         let parameters = json!({"type": "object", "properties": {
@@ -117,9 +172,10 @@ impl Toolbox {
             .map(|(n, d, skills)| format!("{n} — {d} (skills: {})", skills.join(", ")))
             .collect();
         let description = format!(
-            "Hand a self-contained piece of the task to a worker agent, which does it with its own tools and returns JSON \
-             matching `return_format`. The worker sees only this envelope, not this conversation: put everything it needs \
-             in `task` and `input`. Several calls in one reply run at the same time. Workers: {}.",
+            "Hand a self-contained piece of the task to a worker agent, which does it with its own \
+             tools and returns JSON matching `return_format`. The worker sees only this envelope, \
+             not this conversation: put everything it needs in `task` and `input`. Several calls \
+             in one reply run at the same time. Workers: {}.",
             listed.join("; ")
         );
         self.add(

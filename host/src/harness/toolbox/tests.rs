@@ -70,7 +70,14 @@ fn on_demand_offers_built_ins_the_menu_and_only_opened_skills() {
         first.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
         ["workbench__read", "skills__open"]
     );
-    assert!(first[1].1.contains("files — Files in granted folders. (tools: read, write); web — Web pages. (tools: fetch)"), "{}", first[1].1);
+    assert!(
+        first[1].1.contains(
+            "files — Files in granted folders. (tools: read, write); web — Web pages. (tools: \
+             fetch)"
+        ),
+        "{}",
+        first[1].1
+    );
     let opened = names(tb.on_demand(&["web".to_owned(), "files".to_owned()]));
     // In the order opened, after the menu, which stays the same: each list starts with the last.
     assert_eq!(

@@ -116,7 +116,8 @@ impl HttpServer {
         let (tx, rx) = mpsc::channel();
         let lines = BufReader::new(child.stderr.take().unwrap());
         let log = Arc::clone(&stderr);
-        // Keeps draining stderr after the ready line, so a chatty server never blocks on a full pipe.
+        // Keeps draining stderr after the ready line, so a chatty server never blocks on a full
+        // pipe.
         std::thread::spawn(move || {
             for line in lines.lines().map_while(Result::ok) {
                 if let Some(url) = line.strip_prefix("reach mcp: serving ") {
@@ -194,7 +195,11 @@ pub fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> Response 
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        "POST /mcp HTTP/1.1\r\n\
+         Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\
+         Connection: close\r\n",
         body.len()
     );
     if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {

@@ -48,10 +48,14 @@ impl Skill for Echo {
             })
             // A call that is still running when its file is replaced (the
             // hot-reload tests) says which build answered.
-            .tool("wait", "Wait `ms` milliseconds, then say which skill and version answered.", move |args: WaitArgs| {
-                std::thread::sleep(std::time::Duration::from_millis(args.ms));
-                Ok(format!("{name} {version}"))
-            })
+            .tool(
+                "wait",
+                "Wait `ms` milliseconds, then say which skill and version answered.",
+                move |args: WaitArgs| {
+                    std::thread::sleep(std::time::Duration::from_millis(args.ms));
+                    Ok(format!("{name} {version}"))
+                },
+            )
     }
 }
 

@@ -51,7 +51,9 @@ struct Probe;
 impl Skill for Probe {
     fn define() -> Definition {
         Definition::new("probe", "0.1.0", "Probes the sandbox. Test skill.")
-            .tool("read", "std::fs::read_to_string", |a: PathArg| std::fs::read_to_string(&a.path).map_err(io))
+            .tool("read", "std::fs::read_to_string", |a: PathArg| {
+                std::fs::read_to_string(&a.path).map_err(io)
+            })
             .tool("write", "std::fs::write", |a: WriteArg| {
                 std::fs::write(&a.path, a.content).map(|()| "written".to_owned()).map_err(io)
             })
@@ -70,12 +72,26 @@ impl Skill for Probe {
                     .collect();
                 Ok(serde_json::Value::Array(list))
             })
-            .tool("fetch", "GET a URL, following redirects; returns status and body.", |a: UrlArg| {
-                let r = agent_reach_sdk::http::get(&a.url)?;
-                Ok(serde_json::json!({"status": r.status, "body": r.text(), "url": r.url}))
-            })
-            .tool("raw", "One GET over raw wasi:http with the scheme, authority, path and headers as given; returns status, headers, body and trailers.", raw::one)
-            .tool("parallel", "Send `n` GETs over raw wasi:http before waiting for any; returns each status or error, then one more request's.", raw::parallel)
+            .tool(
+                "fetch",
+                "GET a URL, following redirects; returns status and body.",
+                |a: UrlArg| {
+                    let r = agent_reach_sdk::http::get(&a.url)?;
+                    Ok(serde_json::json!({"status": r.status, "body": r.text(), "url": r.url}))
+                },
+            )
+            .tool(
+                "raw",
+                "One GET over raw wasi:http with the scheme, authority, path and headers as given; \
+                 returns status, headers, body and trailers.",
+                raw::one,
+            )
+            .tool(
+                "parallel",
+                "Send `n` GETs over raw wasi:http before waiting for any; returns each status or \
+                 error, then one more request's.",
+                raw::parallel,
+            )
     }
 }
 

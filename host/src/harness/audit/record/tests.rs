@@ -56,7 +56,10 @@ fn the_records_no_fixture_holds_read_back_too() {
     for (event, fields) in [
         (
             "compaction_skipped",
-            serde_json::json!({"step": 4, "tokens": 5000, "threshold": 4800, "reason": "nothing older than the last exchange to replace"}),
+            serde_json::json!({
+                "step": 4, "tokens": 5000, "threshold": 4800,
+                "reason": "nothing older than the last exchange to replace"
+            }),
         ),
         ("memory_error", serde_json::json!({"step": 0, "error": "database is locked"})),
     ] {
@@ -69,12 +72,16 @@ fn the_records_no_fixture_holds_read_back_too() {
 
 #[test]
 fn a_record_this_version_does_not_know_is_kept_whole() {
-    let line = serde_json::json!({"event": "skill_signed", "time": "t", "run_id": "r", "skill": "files", "by": {"key": "k1"}});
+    let line = serde_json::json!({
+        "event": "skill_signed", "time": "t", "run_id": "r", "skill": "files", "by": {"key": "k1"}
+    });
     let record = Record::from_value(line.clone()).unwrap();
     assert!(matches!(&record.body, Body::Other { event, .. } if event == "skill_signed"));
     assert_eq!(record.to_value(), line);
     // A known event with a field it does not know: kept whole too.
-    let line = serde_json::json!({"event": "user_message", "time": "t", "run_id": "r", "step": 2, "text": "hi", "lang": "en"});
+    let line = serde_json::json!({
+        "event": "user_message", "time": "t", "run_id": "r", "step": 2, "text": "hi", "lang": "en"
+    });
     let record = Record::from_value(line.clone()).unwrap();
     assert!(!record.fits() && matches!(record.body, Body::Other { .. }));
     assert_eq!(record.to_value(), line);
@@ -83,20 +90,26 @@ fn a_record_this_version_does_not_know_is_kept_whole() {
 #[test]
 fn a_record_missing_fields_reads_with_defaults_and_writes_as_it_was() {
     // As a hand-made or older log has them: no `messages`, `text_call`, ….
-    let line = serde_json::json!({"event": "model_request", "time": "t", "run_id": "r", "step": 1, "model": "m", "latency_ms": 40,
-                                  "usage": {"input_tokens": 100, "output_tokens": 10, "estimated": false}, "tool_calls": 1});
+    let line = serde_json::json!({
+        "event": "model_request", "time": "t", "run_id": "r", "step": 1, "model": "m",
+        "latency_ms": 40, "usage": {"input_tokens": 100, "output_tokens": 10, "estimated": false},
+        "tool_calls": 1
+    });
     let record = Record::from_value(line.clone()).unwrap();
     let Body::ModelRequest(request) = &record.body else { panic!("{record:?}") };
     assert_eq!((request.step, request.tool_calls, request.text_call), (1, Some(1), None));
     assert_eq!(record.to_value(), line);
     // `reason` is always written (`null` when there is none): a line
     // without it reads as none, and is written back without it.
-    let line = serde_json::json!({"event": "decision", "time": "t", "run_id": "r", "step": 2, "call": 3, "tool": "files__write",
-                                  "decision": "declined"});
+    let line = serde_json::json!({
+        "event": "decision", "time": "t", "run_id": "r", "step": 2, "call": 3,
+        "tool": "files__write", "decision": "declined"
+    });
     let record = Record::from_value(line.clone()).unwrap();
-    assert!(
-        matches!(&record.body, Body::Decision(d) if d.decision == Decision::Declined && d.reason.is_none())
-    );
+    assert!(matches!(
+        &record.body,
+        Body::Decision(d) if d.decision == Decision::Declined && d.reason.is_none()
+    ));
     assert!(!record.fits());
     assert_eq!(record.to_value(), line);
 }

@@ -39,8 +39,10 @@ fn a_rewording_of_the_person_is_not_theirs_and_names_what_to_quote() {
 
 #[test]
 fn a_quote_is_whole_sentences_word_for_word() {
-    let said = "Summarise https://example.com/a.b?x=1 and do not overwrite existing files. \
-                From now on, save pages into notes/archive!\n- Use \u{201c}metric\u{201d} units\nShould I overwrite files?";
+    let said = "Summarise https://example.com/a.b?x=1 and do not overwrite existing files. From \
+                now on, save pages into notes/archive!\n\
+                - Use \u{201c}metric\u{201d} units\n\
+                Should I overwrite files?";
     let rows = [
         // Whole sentences, however the marks around them differ.
         ("Summarise https://example.com/a.b?x=1 and do not overwrite existing files.", true),
@@ -59,7 +61,8 @@ fn a_quote_is_whole_sentences_word_for_word() {
         ("Always overwrite existing files.", false),
         // Sentences that do not follow each other.
         (
-            "Summarise https://example.com/a.b?x=1 and do not overwrite existing files. Should I overwrite files?",
+            "Summarise https://example.com/a.b?x=1 and do not overwrite existing files. Should I \
+             overwrite files?",
             false,
         ),
         // A link is no sentence: its words are not the person's.
