@@ -84,39 +84,37 @@ pub trait Confirmer: Send + Sync {
     }
 }
 
-/// A shared confirmer: the embedder keeps a handle (to read what a person
-/// was asked, say) while an [`Agent`](crate::Agent) holds another.
-impl<C: Confirmer + ?Sized> Confirmer for Arc<C> {
-    fn confirm(
-        &self,
-        skill: &str,
-        tool: &str,
-        arguments: &serde_json::Value,
-    ) -> Result<(), String> {
-        (**self).confirm(skill, tool, arguments)
-    }
+/// Implements [`Confirmer`] for a pointer to one by asking what it points at.
+macro_rules! forward_confirmer {
+    ($(#[$doc:meta])* $pointer:ty) => {
+        $(#[$doc])*
+        impl<C: Confirmer + ?Sized> Confirmer for $pointer {
+            fn confirm(
+                &self,
+                skill: &str,
+                tool: &str,
+                arguments: &serde_json::Value,
+            ) -> Result<(), String> {
+                (**self).confirm(skill, tool, arguments)
+            }
 
-    fn person_present(&self) -> bool {
-        (**self).person_present()
-    }
+            fn person_present(&self) -> bool {
+                (**self).person_present()
+            }
+        }
+    };
 }
 
-/// A borrowed confirmer: `&'static` ones (a unit struct's, a leaked
-/// one) can be handed to an [`Agent`](crate::Agent) as they are.
-impl<C: Confirmer + ?Sized> Confirmer for &C {
-    fn confirm(
-        &self,
-        skill: &str,
-        tool: &str,
-        arguments: &serde_json::Value,
-    ) -> Result<(), String> {
-        (**self).confirm(skill, tool, arguments)
-    }
-
-    fn person_present(&self) -> bool {
-        (**self).person_present()
-    }
-}
+forward_confirmer!(
+    /// A shared confirmer: the embedder keeps a handle (to read what a person
+    /// was asked, say) while an [`Agent`](crate::Agent) holds another.
+    Arc<C>
+);
+forward_confirmer!(
+    /// A borrowed confirmer: `&'static` ones (a unit struct's, a leaked
+    /// one) can be handed to an [`Agent`](crate::Agent) as they are.
+    &C
+);
 
 /// Longest argument value shown whole when a person is asked to confirm.
 const CONFIRM_VALUE_CHARS: usize = 200;

@@ -65,6 +65,41 @@ impl Reply {
 /// Decides the reply to each chat request from its body.
 pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 
+/// The first user message of a request: the task, or a worker's brief.
+pub fn brief(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// The tool results a request carries, in order.
+pub fn results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+/// The arguments of an `agents__delegate` call asking `agent` to do
+/// `task` and answer `{"text": …}`.
+pub fn delegate(agent: &str, task: &str) -> String {
+    json!({
+        "agent": agent, "task": task, "expected_output": "the text",
+        "return_format": {
+            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]
+        }
+    })
+    .to_string()
+}
+
 fn completion(message: Value) -> Value {
     json!({
         "id": "chatcmpl-test", "object": "chat.completion", "model": "scripted",

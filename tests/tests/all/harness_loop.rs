@@ -3,7 +3,7 @@
 //! their sandboxes, and the audit log is read back from disk.
 
 use agent_reach::harness::{RunConfig, RunReport, Stop};
-use agent_reach::model::{OpenAiClient, OpenAiConfig, ToolFormat};
+use agent_reach::model::{Model, OpenAiClient, OpenAiConfig, ToolFormat};
 use agent_reach::{AlwaysConfirm, Confirmer, Host, NeverConfirm};
 use agent_reach_tests::Workspace;
 use agent_reach_tests::guests;
@@ -35,10 +35,6 @@ fn policy(ws: &Workspace, files_level: &str) -> String {
     )
 }
 
-fn client(server: &ScriptedModel) -> OpenAiClient {
-    server.client()
-}
-
 struct Run {
     report: RunReport,
     server: ScriptedModel,
@@ -55,7 +51,7 @@ async fn run_with(
     let ws = workspace();
     let host: Host = ws.host(&policy(&ws, files_level)).await;
     let server = ScriptedModel::start(replies);
-    let model = client(&server);
+    let model = server.client();
     let agent =
         agent_reach_tests::agent(host, model, confirmer, config, Some(ws.path(".reach/runs")));
     let task = format!("Read {} and tell me what it says.", ws.path("docs/a.txt").display());
@@ -137,6 +133,13 @@ async fn a_tool_call_its_result_and_the_answer() {
     assert_eq!(second["messages"][0], first["messages"][0], "and the same on every request");
 }
 
+/// Runs `task` as an agent with every confirmation given, the default
+/// settings and no run log.
+async fn answer(host: impl Into<Arc<Host>>, model: impl Model + 'static, task: &str) -> RunReport {
+    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
+    agent_reach_tests::run(agent, "r", task).await
+}
+
 #[tokio::test]
 async fn the_file_content_reaches_the_model() {
     let ws = workspace();
@@ -146,9 +149,8 @@ async fn the_file_content_reaches_the_model() {
         Reply::call("files__read", &format!("{{\"path\": \"{file}\"}}")),
         Reply::text("It says alpha, beta."),
     ]);
-    let model = client(&server);
-    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
-    let report = agent_reach_tests::run(agent, "r", "read it").await;
+    let model = server.client();
+    let report = answer(host, model, "read it").await;
     assert_eq!(report.stop, Stop::Answered);
     assert_eq!(report.actions[0].outcome, "ok");
     let second = &server.requests()[1];
@@ -292,9 +294,8 @@ async fn a_call_described_before_anything_was_read_runs_at_once_when_it_can_only
         Reply::text(&described),
         Reply::text("It holds a.txt and big.txt."),
     ]);
-    let model = client(&server);
-    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
-    let report = agent_reach_tests::run(agent, "r", &format!("What is in {docs}?")).await;
+    let model = server.client();
+    let report = answer(host, model, &format!("What is in {docs}?")).await;
     assert_eq!(report.actions.len(), 1);
     assert_eq!(
         (
@@ -402,9 +403,8 @@ async fn a_large_result_goes_to_the_workbench_and_can_be_paged() {
         Reply::call("workbench__read", "{\"handle\": \"wb1\", \"offset\": 3000, \"limit\": 100}"),
         Reply::text("done"),
     ]);
-    let model = client(&server);
-    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
-    let report = agent_reach_tests::run(agent, "r", "read big").await;
+    let model = server.client();
+    let report = answer(host, model, "read big").await;
     assert_eq!(report.stop, Stop::Answered);
     let last = server.requests().last().cloned().unwrap();
     let tools: Vec<&str> = last["messages"]
@@ -473,7 +473,7 @@ async fn a_password_in_a_url_is_kept_out_of_the_audit_log_and_the_result() {
         Reply::text("The URL was refused."),
         Reply::text("The URL was refused; nothing was fetched."),
     ]);
-    let model = client(&server);
+    let model = server.client();
     let agent = agent_reach_tests::agent(
         host,
         model,
@@ -522,9 +522,8 @@ async fn only_skills_the_table_lists_are_offered() {
     );
     let host: Host = ws.host(&table).await;
     let server = ScriptedModel::start(vec![Reply::text("Hello.")]);
-    let model = client(&server);
-    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
-    agent_reach_tests::run(agent, "t", "Hi").await;
+    let model = server.client();
+    answer(host, model, "Hi").await;
     let request = &server.requests()[0];
     let tools: Vec<&str> = request["tools"]
         .as_array()
@@ -558,9 +557,8 @@ async fn an_answer_that_restates_a_call_that_ran_is_sent_back_once_for_the_resul
         Reply::text(&restated),
         Reply::text(&restated),
     ]);
-    let model = client(&server);
-    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
-    let report = agent_reach_tests::run(agent, "r", "What does docs/a.txt say?").await;
+    let model = server.client();
+    let report = answer(host, model, "What does docs/a.txt say?").await;
     assert_eq!(report.actions.len(), 1, "the restatement runs nothing");
     assert_eq!(report.steps, 3, "asked back once, then the second restatement is the answer");
     let asked = server.requests()[2]["messages"].as_array().unwrap().last().unwrap()["content"]
@@ -598,7 +596,7 @@ async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again(
         Reply::call("files__read", &format!("{{\"path\": \"{real}\"}}")),
         Reply::text("It says alpha, beta."),
     ]);
-    let model = client(&server);
+    let model = server.client();
     let agent = agent_reach_tests::agent(
         Arc::clone(&host),
         model,
@@ -633,9 +631,8 @@ async fn a_model_that_gives_up_after_a_fixable_error_is_asked_once_to_try_again(
         Reply::call("files__read", &format!("{{\"path\": \"{missing}\"}}")),
         Reply::text("Still not found."),
     ]);
-    let model = client(&server);
-    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
-    let report = agent_reach_tests::run(agent, "r", "What does docs/b.txt say?").await;
+    let model = server.client();
+    let report = answer(host, model, "What does docs/b.txt say?").await;
     assert_eq!((report.steps, report.answer.as_deref()), (4, Some("Still not found.")));
 }
 
@@ -691,8 +688,7 @@ async fn under_the_constrained_format_the_tools_are_in_the_prompt_and_replies_fo
         Reply::text(r#"{"action": "answer", "arguments": {"text": "It says alpha, beta."}}"#),
     ]);
     let model = constrained_client(&server);
-    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
-    let report = agent_reach_tests::run(agent, "r", &format!("What does {real} say?")).await;
+    let report = answer(host, model, &format!("What does {real} say?")).await;
     assert_eq!(report.answer.as_deref(), Some("It says alpha, beta."));
     assert_eq!(
         (report.actions.len(), report.actions[0].tool.as_str(), report.actions[0].outcome.as_str()),
@@ -750,8 +746,7 @@ async fn a_server_that_refuses_the_schema_is_asked_natively_from_then_on() {
         Reply::text("It says alpha, beta."),
     ]);
     let model = constrained_client(&server);
-    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
-    let report = agent_reach_tests::run(agent, "r", &format!("What does {real} say?")).await;
+    let report = answer(host, model, &format!("What does {real} say?")).await;
     assert_eq!(
         (report.stop, report.answer.as_deref()),
         (Stop::Answered, Some("It says alpha, beta."))
@@ -800,9 +795,8 @@ async fn an_answer_right_after_an_http_4xx_is_sent_back_once() {
         get("/api/customers/c_2291"),
         Reply::text("Ola Nordmann."),
     ]);
-    let model = client(&server);
-    let agent = agent_reach_tests::agent(host, model, AlwaysConfirm, RunConfig::default(), None);
-    let report = agent_reach_tests::run(agent, "r", "Who manages Halvorsen?").await;
+    let model = server.client();
+    let report = answer(host, model, "Who manages Halvorsen?").await;
     assert_eq!(report.answer.as_deref(), Some("Ola Nordmann."));
     let outcomes: Vec<&str> = report.actions.iter().map(|a| a.outcome.as_str()).collect();
     assert_eq!(outcomes, ["ok", "ok"], "a 404 is a result, not a tool failure");

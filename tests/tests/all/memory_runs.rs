@@ -9,7 +9,7 @@ use agent_reach::policy::{Level, MemorySettings};
 use agent_reach::{AlwaysConfirm, Confirmer, Host, NeverConfirm};
 use agent_reach_tests::Workspace;
 use agent_reach_tests::guests;
-use agent_reach_tests::openai::{Reply, ScriptedModel};
+use agent_reach_tests::openai::{Reply, ScriptedModel, brief, delegate, results};
 use agent_reach_tests::pages::{Pages, Route};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -135,6 +135,11 @@ impl Setup {
 
 fn sent(body: &Value) -> String {
     body["messages"].to_string()
+}
+
+/// Each of the run's own calls as (tool, outcome).
+fn outcomes(report: &RunReport) -> Vec<(&str, &str)> {
+    report.actions.iter().map(|a| (a.tool.as_str(), a.outcome.as_str())).collect()
 }
 
 #[tokio::test]
@@ -301,8 +306,7 @@ async fn a_note_from_a_local_file_is_kept_at_auto_and_one_from_nowhere_is_refuse
             },
         )
         .await;
-    let outcomes: Vec<(&str, &str)> =
-        report.actions.iter().map(|a| (a.tool.as_str(), a.outcome.as_str())).collect();
+    let outcomes = outcomes(&report);
     assert_eq!(
         outcomes,
         [("files__read", "ok"), ("memory__remember", "ok"), ("memory__remember", "INVALID_ARGS")]
@@ -436,8 +440,7 @@ async fn words_a_fetching_skill_could_have_written_need_a_person_even_from_a_loc
     )
     .memory(store, s.settings(Level::Auto));
     let report = agent_reach_tests::run(agent, "laundered", "Summarise docs/pages/tides.md.").await;
-    let outcomes: Vec<(&str, &str)> =
-        report.actions.iter().map(|a| (a.tool.as_str(), a.outcome.as_str())).collect();
+    let outcomes = outcomes(&report);
     assert_eq!(outcomes, [("files__read", "ok"), ("memory__remember", "DENIED")]);
     assert!(s.store.list(true).unwrap().is_empty());
 }
@@ -470,8 +473,7 @@ async fn a_page_that_reverses_the_users_instruction_is_not_kept_as_the_users_wor
                 _ => Reply::text("The page is about backups."),
             })
             .await;
-        let outcomes: Vec<(&str, &str)> =
-            report.actions.iter().map(|a| (a.tool.as_str(), a.outcome.as_str())).collect();
+        let outcomes = outcomes(&report);
         assert_eq!(
             outcomes,
             [("web__fetch", "ok"), ("memory__remember", "DENIED"), ("memory__remember", "DENIED")],
@@ -543,8 +545,7 @@ async fn a_paraphrase_of_the_user_is_not_kept_as_their_words_and_the_model_is_to
             _ => Reply::text("Noted."),
         })
         .await;
-    let outcomes: Vec<(&str, &str)> =
-        report.actions.iter().map(|a| (a.tool.as_str(), a.outcome.as_str())).collect();
+    let outcomes = outcomes(&report);
     assert_eq!(
         outcomes,
         [("memory__remember", "INVALID_ARGS"), ("memory__remember", "ok")],
@@ -577,39 +578,6 @@ const WORKERS: &str = "[agents.web]\n\
                        [agents.reader]\n\
                        description = \"Reads local files.\"\n\
                        skills = [\"files\"]\n";
-
-/// The first user message of a request: the task, or a worker's brief.
-fn brief(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("")
-        .to_owned()
-}
-
-/// The tool results a request carries, in order.
-fn results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
-        .collect()
-}
-
-fn delegate(agent: &str, task: &str) -> String {
-    json!({
-        "agent": agent, "task": task, "expected_output": "the text",
-        "return_format": {
-            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]
-        }
-    })
-    .to_string()
-}
 
 /// A worker that makes `call` and answers with its result as `{"text"}`.
 fn worker(body: &Value, tool: &str, arguments: &Value) -> Reply {
@@ -658,8 +626,7 @@ async fn a_web_workers_page_that_asks_to_be_remembered_does_not_become_memory() 
             },
         )
         .await;
-    let outcomes: Vec<(&str, &str)> =
-        report.actions.iter().map(|a| (a.tool.as_str(), a.outcome.as_str())).collect();
+    let outcomes = outcomes(&report);
     assert_eq!(
         outcomes,
         [("agents__delegate", "ok"), ("memory__remember", "DENIED")],
@@ -707,8 +674,7 @@ async fn a_local_readers_result_is_kept_as_verified_by_the_delegation() {
             },
         )
         .await;
-    let outcomes: Vec<(&str, &str)> =
-        report.actions.iter().map(|a| (a.tool.as_str(), a.outcome.as_str())).collect();
+    let outcomes = outcomes(&report);
     assert_eq!(
         outcomes,
         [("agents__delegate", "ok"), ("memory__remember", "ok")],

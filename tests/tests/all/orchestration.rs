@@ -5,11 +5,10 @@
 //! read back from disk.
 
 use agent_reach::harness::{RunConfig, RunReport, Stop};
-use agent_reach::model::OpenAiClient;
 use agent_reach::{AlwaysConfirm, Host};
 use agent_reach_tests::Workspace;
 use agent_reach_tests::guests;
-use agent_reach_tests::openai::{Reply, ScriptedModel};
+use agent_reach_tests::openai::{Reply, ScriptedModel, brief, delegate, results};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -55,22 +54,6 @@ fn table(ws: &Workspace, extra: &str) -> String {
     )
 }
 
-fn client(server: &ScriptedModel) -> OpenAiClient {
-    server.client()
-}
-
-/// The first user message of a request: the task, or a worker's brief.
-fn brief(body: &Value) -> String {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|m| m["role"] == "user")
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or("")
-        .to_owned()
-}
-
 /// Which loop sent the request: `root`, or the worker's agent name.
 fn who(body: &Value) -> String {
     let first = brief(body);
@@ -78,17 +61,6 @@ fn who(body: &Value) -> String {
         Some(rest) => rest.split(']').next().unwrap_or("").to_owned(),
         None => "root".to_owned(),
     }
-}
-
-/// The tool results the request carries, in order.
-fn results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
-        .collect()
 }
 
 /// The last message's text.
@@ -110,16 +82,6 @@ fn offered(body: &Value) -> Vec<String> {
         .filter_map(|t| t["function"]["name"].as_str())
         .map(str::to_owned)
         .collect()
-}
-
-fn delegate(agent: &str, task: &str) -> String {
-    json!({
-        "agent": agent, "task": task, "expected_output": "the text",
-        "return_format": {
-            "type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]
-        }
-    })
-    .to_string()
 }
 
 struct Done {
@@ -160,7 +122,7 @@ async fn run_in(
 ) -> Done {
     let host: Host = ws.host_here(&table(&ws, extra)).await;
     let server = ScriptedModel::start_with(respond);
-    let model = client(&server);
+    let model = server.client();
     let agent =
         agent_reach_tests::agent(host, model, AlwaysConfirm, config, Some(ws.path(".reach/runs")));
     let task = format!("Report what docs/a.txt and docs/b.txt say. ({PLAN})");
@@ -571,7 +533,7 @@ async fn cancelling_a_run_stops_its_workers_mid_call() {
         _ => Reply::text(r#"{"text": "waited"}"#),
     });
     let runs = ws.path(".reach/runs");
-    let agent = agent_reach::Agent::builder(host, client(&server))
+    let agent = agent_reach::Agent::builder(host, server.client())
         .audit(agent_reach::AuditSink::Dir(runs.clone()))
         .build()
         .expect("agent");

@@ -243,6 +243,11 @@ mod properties {
         r#"{"name": "files__write", "arguments": {"path": "x", "content": "y"}}"#
     }
 
+    /// The call, alone or in a JSON code fence.
+    fn call_maybe_fenced(fenced: bool) -> String {
+        if fenced { format!("```json\n{}\n```", call_text()) } else { call_text().to_owned() }
+    }
+
     proptest! {
         /// Prose after a call means it is quoted, whatever the prose.
         #[test]
@@ -251,11 +256,7 @@ mod properties {
             fenced in any::<bool>()
         ) {
             let offered = |name: &str| name == "files__write";
-            let call = if fenced {
-                format!("```json\n{}\n```", call_text())
-            } else {
-                call_text().to_owned()
-            };
+            let call = call_maybe_fenced(fenced);
             let text = format!("{call}\n{tail}");
             prop_assert_eq!(call_in_text(&text, &offered), None);
         }
@@ -268,11 +269,7 @@ mod properties {
             fenced in any::<bool>()
         ) {
             let offered = |name: &str| name == "files__write";
-            let call = if fenced {
-                format!("```json\n{}\n```", call_text())
-            } else {
-                call_text().to_owned()
-            };
+            let call = call_maybe_fenced(fenced);
             let text = format!("{lead}{}{call}", if newline { "\n" } else { " " });
             prop_assert_eq!(call_in_text(&text, &offered), None);
         }
@@ -285,11 +282,7 @@ mod properties {
             fenced in any::<bool>()
         ) {
             let offered = |name: &str| name == "files__write";
-            let call = if fenced {
-                format!("```json\n{}\n```", call_text())
-            } else {
-                call_text().to_owned()
-            };
+            let call = call_maybe_fenced(fenced);
             let found = call_in_text(&format!("{pre}{call}{post}"), &offered);
             prop_assert_eq!(found.map(|c| c.name), Some("files__write".to_owned()));
         }
