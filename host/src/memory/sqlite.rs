@@ -227,7 +227,20 @@ impl MemoryStore for SqliteStore {
                 )?;
                 tx.execute("DELETE FROM memory_fts WHERE rowid = ?1", [current.id])?;
             }
-            let stored = Stored { created: None, last_used: None, use_count: 0, id: None };
+            // A new version is always later than the one it supersedes, even within one
+            // millisecond: versions are ordered by time (`get`, `forget`, an import's relinking),
+            // so a tie would let a re-imported old version sort after the newer one.
+            let created = match &current {
+                Some(current) => Some(tx.query_row(
+                    &format!(
+                        "SELECT MAX({NOW}, strftime('%Y-%m-%dT%H:%M:%fZ', ?1, '+0.001 seconds'))"
+                    ),
+                    [&current.created],
+                    |r| r.get(0),
+                )?),
+                None => None,
+            };
+            let stored = Stored { created, last_used: None, use_count: 0, id: None };
             let id = insert(tx, &entry, &key, &stored, current.as_ref().map(|c| c.id), None)?;
             tx.execute(
                 "INSERT INTO memory_fts (rowid, subject, text) VALUES (?1, ?2, ?3)",

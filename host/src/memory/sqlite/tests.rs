@@ -290,6 +290,16 @@ fn forgetting_an_old_version_keeps_the_newer_ones() {
 }
 
 #[test]
+fn each_version_is_created_after_the_one_it_supersedes_even_in_one_millisecond() {
+    // In memory: no disk wait between adds.
+    let store = SqliteStore::in_memory().unwrap();
+    // Far more adds than milliseconds pass: without the rule, times would tie.
+    let times: Vec<String> =
+        (0..50).map(|i| added(&store, fact("host", &format!("build-{i}"))).created).collect();
+    assert!(times.windows(2).all(|w| w[0] < w[1]), "strictly increasing: {times:?}");
+}
+
+#[test]
 fn export_then_import_gives_the_same_store() {
     let (_dir, _path, store) = on_disk();
     store.add(fact("host", "build-1")).unwrap();
