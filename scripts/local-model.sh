@@ -114,8 +114,15 @@ first_file() {
     return 1
 }
 
+# AMX off: a hypervisor can advertise AMX in CPUID yet fault on its tile instructions (seen on
+# a 2-core VM here: a general protection fault in ggml_backend_amx_mul_mat at the first
+# request). GCC lets an explicit -mno-* win over -march=native, whatever the order.
+BUILD_CFLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+
+# The CPU and the build flags: a binary built for other ones is rebuilt.
 cpu_fingerprint() {
-    { uname -m; grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true; } | sha256sum | cut -d' ' -f1
+    { uname -m; grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true; echo "$BUILD_CFLAGS"; } \
+        | sha256sum | cut -d' ' -f1
 }
 
 # ---------------------------------------------------------------- build
@@ -174,6 +181,7 @@ cmd_build() {
     # static binary and skips what we do not use.
     cmake -S "$src" -B "$work/out" -G Ninja \
         -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_C_FLAGS="$BUILD_CFLAGS" -DCMAKE_CXX_FLAGS="$BUILD_CFLAGS" \
         -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_OPENSSL=OFF \
         -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
         -DGGML_CCACHE=OFF >"$work/build.log" 2>&1 \
