@@ -3,31 +3,13 @@
 //! environment variables granted to skills, credential values, API keys)
 //! are masked in every line before it is written.
 //!
-//! Events (`event` field): `run_started`, `model_request`,
-//! `tool_call_started` (written before the call runs), `decision` (a call
-//! confirmed, declined or denied, written when it is decided), `tool_call`
-//! (its outcome), `run_finished`; `reach call` writes `call_started`,
-//! `tool_call_started` and `tool_call`. Each has `time` (RFC 3339, UTC) and
-//! `run_id`. Each is a type ([`record`]): writers hand the log a record,
-//! readers decode the same type. The typed events an embedder receives
-//! are read from these records as they are written ([`super::events`]).
-//!
-//! Workers write to their run's log: their records are the same, with
-//! `worker` (the task id: `t1`, `t2` for the run's workers, `t1.1` for a
-//! worker's own, `review1` for a reviewer) and `worker_agent` (the
-//! profile); the run's own records have neither
-//! ([`super::events::worker_of`]). Where a worker is started (the run's
-//! records, or its parent worker's): `delegation_started` (`step`, `call`,
-//! `task_id`, `agent`, `depth`, `task`, `expected_output`,
-//! `return_format`, `skills`, `max_steps`) and `delegation_finished`
-//! (`step`, `task_id`, `agent`, `outcome` `ok` or an error code, `error`,
-//! `output`, `steps`, `usage`, `duration_ms`; alone, with `task_id` null
-//! and `steps` 0, when the delegation was refused before a worker
-//! started); for a review of the run's answer, `review_started` (`round`,
-//! `task_id`, `criteria`, `skills`) and `review_finished`
-//! (`round`, `task_id`, `verdict` `pass`, `revise` or null, `issues`,
-//! `error`, `usage`, `duration_ms`). Workers run at the same time, so their
-//! records interleave.
+//! Each line is a [`Record`] (the types, one per `event`, are in
+//! [`record`]; the reference chapter of the book lists them): writers hand
+//! the log a record, readers decode the same type, and the typed events an
+//! embedder receives are read from these records as they are written
+//! ([`super::events`]). A worker writes to its run's log, each record
+//! tagged with its task id and profile; workers run at the same time, so
+//! their records interleave.
 //!
 //! Where the lines go is the embedder's choice ([`AuditSink`]): a file per
 //! run in a folder (what `reach run` does), a writer of their own, or

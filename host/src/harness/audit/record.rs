@@ -18,14 +18,17 @@
 //! is kept whole as [`Body::Other`], never dropped.
 
 mod call;
+mod log;
+mod memory;
 mod run;
 mod team;
 
 pub use call::{CallEnded, CallHead, CallOutcome, Decided, Decision};
+pub use log::{LogContinued, LogRotated};
+pub use memory::{MemoryError, MemoryRecalled, MemoryRemembered};
 pub use run::{
     AnswerFormat, AnswerQuestioned, CheckpointBy, Compaction, CompactionSkipped, Ended, FrontEnd,
-    FrontStop, LogContinued, LogRotated, MemoryError, MemoryRecalled, MemoryRemembered,
-    ModelRequest, RunFinished, RunStarted, SkillOpened, SkillsChosen, ToolCallsDropped,
+    FrontStop, ModelRequest, RunFinished, RunStarted, SkillOpened, SkillsChosen, ToolCallsDropped,
     UserMessage,
 };
 pub use team::{

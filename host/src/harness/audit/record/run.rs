@@ -1,10 +1,9 @@
 //! The records of a run's own loop: its start and end, the model's
-//! requests, compaction, the questions the harness asks, memory, and the
-//! links of a rotating log.
+//! requests, compaction and the questions the harness asks.
 
 use super::super::super::disclosure::{Disclosure, Score};
 use super::super::super::{Review, Stop};
-use super::{Decision, Record, nullable};
+use super::nullable;
 use crate::model::Usage;
 use serde::{Deserialize, Serialize};
 
@@ -224,38 +223,6 @@ pub struct ToolCallsDropped {
     pub run: usize,
 }
 
-/// `memory_error`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MemoryError {
-    /// 0: before the first request.
-    pub step: usize,
-    /// What went wrong.
-    pub error: String,
-}
-
-/// `memory_recalled`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MemoryRecalled {
-    /// 0: before the first request.
-    pub step: usize,
-    /// The notes given.
-    pub entries: Vec<i64>,
-    /// Their estimated tokens.
-    pub tokens: u64,
-}
-
-/// `memory_remembered`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MemoryRemembered {
-    /// The note kept (or already known).
-    #[serde(default)]
-    pub entry: Option<i64>,
-    /// How its level was decided.
-    pub decision: Decision,
-}
-
 /// `run_finished`: the loop's report, or a front end's count.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunFinished {
@@ -332,24 +299,4 @@ pub enum FrontStop {
     Ok,
     /// `reach call`'s call failed.
     Error,
-}
-
-/// `log_rotated`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LogRotated {
-    /// The next part's file name.
-    pub next: Option<String>,
-}
-
-/// `log_continued`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LogContinued {
-    /// This part's number (the first is 1).
-    pub part: u32,
-    /// The previous part's file name.
-    pub previous: Option<String>,
-    /// The log's first record, so each part says what it is a log of.
-    pub run_started: Option<Box<Record>>,
 }
