@@ -69,7 +69,9 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __bindings {
     wit_bindgen::generate!({
-        path: "../wit",
+        // The contract travels inside the package (`sdk/wit` links to the
+        // workspace's `wit/`; `cargo package` copies the file in).
+        path: "wit",
         world: "skill",
         pub_export_macro: true,
         export_macro_name: "__export_skill_bindings",

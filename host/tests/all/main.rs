@@ -24,5 +24,7 @@ mod memory_cli;
 mod model_clients;
 // `reach runs show` and `reach runs list` on the log of a run that delegated.
 mod runs_tree;
+// `reach skill new`: the folder builds outside the repository and its test calls it.
+mod skill_new;
 // What the modules share: a scripted model server, the MCP workspace and clients.
 mod support;

@@ -210,13 +210,18 @@ pub enum AgentsCommand {
 /// `reach skill …`
 #[derive(Debug, Subcommand)]
 pub enum SkillCommand {
-    /// Create a new skill crate that builds to a .wasm with `cargo build --release`.
+    /// Create a skill folder that builds to NAME.wasm with one command, with a README and a
+    /// test that loads it with reach and calls it.
     New {
         /// Skill name, [a-z][a-z0-9_-]*.
         name: String,
-        /// Parent folder for the new crate [default: current folder].
+        /// Parent folder for the new skill's folder [default: current folder].
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Use the Rust SDK from this folder (`sdk/` of an Agent Reach checkout) instead of
+        /// agent-reach-sdk from crates.io.
+        #[arg(long, value_name = "PATH")]
+        sdk_path: Option<PathBuf>,
     },
 }
 

@@ -61,8 +61,12 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Agents { command: args::AgentsCommand::List { json } } => {
             agents::list(&cli, *json).await
         }
-        args::Command::Skill { command: args::SkillCommand::New { name, dir } } => {
-            new_skill::run(name, dir.as_deref())
+        args::Command::Skill { command: args::SkillCommand::New { name, dir, sdk_path } } => {
+            new_skill::run(new_skill::NewSkill {
+                name,
+                parent: dir.as_deref(),
+                sdk_path: sdk_path.as_deref(),
+            })
         }
         args::Command::Run(args) => run::run(&cli, args).await,
         args::Command::Eval(args) => eval::run(&cli, args).await,

@@ -1,13 +1,38 @@
-//! `reach skill new NAME`: a skill crate that builds to a .wasm with one command.
+//! `reach skill new NAME`: a skill folder that builds to `NAME.wasm` with one command, outside
+//! this repository, with a README and a test that loads it with `reach` and calls it.
+
+mod rust;
 
 use anyhow::{Context as _, bail};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Where this `reach` was built from, so the new crate can use the SDK by path.
-const SDK_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk");
+/// What `reach skill new` was asked for.
+pub struct NewSkill<'a> {
+    /// The skill's name.
+    pub name: &'a str,
+    /// The folder the skill's folder goes in.
+    pub parent: Option<&'a Path>,
+    /// Use the Rust SDK from this folder instead of by version.
+    pub sdk_path: Option<&'a Path>,
+}
 
-pub fn run(name: &str, parent: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// One file of a new skill: its path in the skill's folder and its text.
+struct File {
+    path: &'static str,
+    text: String,
+    executable: bool,
+}
+
+/// A template's text with its `@KEY@` markers replaced.
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    values
+        .iter()
+        .fold(template.to_owned(), |text, (key, value)| text.replace(&format!("@{key}@"), value))
+}
+
+pub fn run(request: NewSkill<'_>) -> anyhow::Result<ExitCode> {
+    let name = request.name;
     let valid = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
         && name
             .chars()
@@ -15,78 +40,63 @@ pub fn run(name: &str, parent: Option<&Path>) -> anyhow::Result<ExitCode> {
     if !valid {
         bail!("skill name {name:?} is invalid: use [a-z][a-z0-9_-]* (for example: weather)");
     }
-    let dir = parent.unwrap_or(Path::new(".")).join(name);
+    let dir = request.parent.unwrap_or(Path::new(".")).join(name);
     if dir.exists() {
         bail!("{} already exists; choose another name or --dir", dir.display());
     }
-    let sdk = std::fs::canonicalize(SDK_DIR).unwrap_or_else(|_| SDK_DIR.into());
-    let crate_name = name.replace('-', "_");
-    std::fs::create_dir_all(dir.join("src"))
-        .with_context(|| format!("creating {}", dir.display()))?;
-    std::fs::create_dir_all(dir.join(".cargo"))?;
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        format!(
-            r#"[package]
-name = "{name}"
-version = "0.1.0"
-edition = "2024"
-
-[lib]
-crate-type = ["cdylib"]
-
-[dependencies]
-agent-reach-sdk = {{ path = "{sdk}" }}
-schemars = "1.2"
-serde = {{ version = "1", features = ["derive"] }}
-serde_json = "1"
-
-[profile.release]
-strip = "debuginfo"
-
-# A standalone crate, not part of any enclosing workspace.
-[workspace]
-"#,
-            sdk = sdk.display()
-        ),
-    )?;
-    std::fs::write(dir.join(".cargo/config.toml"), "[build]\ntarget = \"wasm32-wasip2\"\n")?;
-    std::fs::write(
-        dir.join("src/lib.rs"),
-        format!(
-            r#"//! The `{name}` skill.
-
-use agent_reach_sdk::prelude::*;
-
-/// Arguments of `greet`.
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct Greet {{
-    /// Who to greet.
-    name: String,
-}}
-
-struct Skill_;
-
-impl Skill for Skill_ {{
-    fn define() -> Definition {{
-        Definition::new("{name}", env!("CARGO_PKG_VERSION"), "Greets people by name. Use it when asked to greet someone.")
-            .tool("greet", "Return a greeting for `name`.", |args: Greet| Ok(format!("Hello, {{}}!", args.name)))
-            .example("Greet Ada", serde_json::json!({{"name": "Ada"}}), Some("Hello, Ada!"))
-    }}
-}}
-
-export_skill!(Skill_);
-"#
-        ),
-    )?;
+    let sdk_path = request.sdk_path.map(sdk_folder).transpose()?;
+    let template = rust::files(name, sdk_path.as_deref());
+    write_all(&dir, &template.files)?;
     println!("created {}", dir.display());
-    println!("build it:   cd {} && cargo build --release", dir.display());
-    // The file must be named after the skill (the registry refuses others),
-    // and cargo writes `-` in a crate name as `_`.
-    println!(
-        "install it: cp target/wasm32-wasip2/release/{crate_name}.wasm \
-         <your skills folder>/{name}.wasm"
-    );
+    println!("build it:   cd {} && {}", dir.display(), template.build);
+    println!("install it: cp {} <your skills folder>/{name}.wasm", template.built);
+    println!("test it:    ./test.sh (builds, loads it with reach, calls it)");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The SDK crate's folder, absolute, checked to be one.
+fn sdk_folder(path: &Path) -> anyhow::Result<PathBuf> {
+    let folder = std::fs::canonicalize(path)
+        .with_context(|| format!("--sdk-path {}: no such folder", path.display()))?;
+    let manifest = std::fs::read_to_string(folder.join("Cargo.toml")).unwrap_or_default();
+    if !manifest.contains("name = \"agent-reach-sdk\"") {
+        bail!(
+            "--sdk-path {}: not the agent-reach-sdk crate (its Cargo.toml is `sdk/Cargo.toml` \
+             in the Agent Reach repository)",
+            path.display()
+        );
+    }
+    Ok(folder)
+}
+
+/// Writes every file, or nothing: a half-written folder is removed.
+fn write_all(dir: &Path, files: &[File]) -> anyhow::Result<()> {
+    let written = files.iter().try_for_each(|file| write_one(dir, file));
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    written
+}
+
+fn write_one(dir: &Path, file: &File) -> anyhow::Result<()> {
+    let path = dir.join(file.path);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::write(&path, &file.text).with_context(|| format!("writing {}", path.display()))?;
+    if file.executable {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
+}
+
+/// A language's files and how to build them.
+struct Template {
+    files: Vec<File>,
+    /// The one command that builds it, run in its folder.
+    build: &'static str,
+    /// Where the component is once built, relative to the folder.
+    built: String,
 }
