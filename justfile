@@ -8,6 +8,10 @@ release := env_var_or_default("CARGO_TARGET_DIR", "target") + "/" + wasm_target 
 # is added here: `skill-NAME` is installed as NAME.wasm, `test-skill-NAME` is built for the tests.
 bundled_skills := "skill-files skill-web skill-logs skill-http-api"
 test_only_skills := "test-skill-echo test-skill-misbehave test-skill-probe"
+# Guests in Python and JavaScript, named the same way: each is built by the `build.sh OUT` in
+# its folder (`skills-src/NAME`, `tests/skills/NAME`) with scripts/guest-toolchains.sh's tools.
+bundled_interpreted_skills := "skill-data skill-feeds"
+test_only_interpreted_skills := "test-skill-misbehave-py test-skill-misbehave-js"
 
 # The main job: build the skills, bring up a model (the local one unless one is configured),
 # serve a sample article on 127.0.0.1 and have the agent save it as Markdown with the web skill.
@@ -23,16 +27,38 @@ demo-calls: skills
     cargo run -q -p agent-reach --bin reach -- call files.write '{"path": "README.md", "content": "overwritten?"}' --yes || true
 
 # Build the bundled skills into ./skills.
-skills:
+skills: (interpreted-skills bundled_interpreted_skills)
     cargo build --release --target {{wasm_target}} {{prepend("-p ", bundled_skills)}}
     mkdir -p skills
-    for krate in {{bundled_skills}}; do \
+    for krate in {{bundled_skills}} {{bundled_interpreted_skills}}; do \
         cp "{{release}}/$(echo "$krate" | tr - _).wasm" "skills/$(echo "${krate#skill-}" | tr - _).wasm"; \
     done
 
 # Build every skill component the tests run (bundled and test-only).
-test-skills:
+test-skills: (interpreted-skills bundled_interpreted_skills + " " + test_only_interpreted_skills)
     cargo build --release --target {{wasm_target}} {{prepend("-p ", bundled_skills + " " + test_only_skills)}}
+
+# Build the listed Python and JavaScript guests into the folder the Rust ones go to; one whose
+# output is newer than its folder and its SDK is left as it is.
+interpreted-skills guests:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    scripts/guest-toolchains.sh check
+    export PATH="$(scripts/guest-toolchains.sh bin):$PATH"
+    mkdir -p "{{release}}"
+    for krate in {{guests}}; do
+        case "$krate" in
+            test-skill-*) dir="tests/skills/${krate#test-skill-}" ;;
+            *) dir="skills-src/${krate#skill-}" ;;
+        esac
+        if [[ -f "$dir/package.json" ]]; then sdk=sdk/js; else sdk=sdk/python; fi
+        out="{{release}}/$(echo "$krate" | tr - _).wasm"
+        if [[ -f "$out" && -z "$(find "$dir" "$sdk" -newer "$out" -not -path '*/node_modules*' -not -path '*/__pycache__*' -print -quit)" ]]; then
+            continue
+        fi
+        echo "building $krate from $dir" >&2
+        "$dir/build.sh" "$out"
+    done
 
 # Run all tests: real components in the real sandbox, then one task with a real model
 # (the first run on a machine builds and fetches the local model: ~6 min, then cached).
@@ -40,8 +66,14 @@ test: test-skills suite e2e
 
 # The suite without the real model: unit and integration tests (~10 min from scratch).
 # The book is built first, so that `cargo test` checks it as built (tests/tests/docs_book.rs).
-suite: fmt test-skills mcp-clients doc book
+suite: fmt test-skills mcp-clients doc book guest-sdks
     cargo test
+
+# The Python and JavaScript SDKs' own unit tests (plain CPython and Node.js, no component).
+guest-sdks:
+    python3 -m unittest discover -q -s sdk/python/tests
+    cd skills-src/data && PYTHONPATH=../../sdk/python:. python3 -m unittest discover -q -s tests
+    node --test sdk/js/tests/ skills-src/feeds/tests/
 
 # Pinned, in ~/.cache/agent-reach: fetched once, then a no-op.
 # Install the MCP clients the `reach mcp` tests drive (Python SDK, Inspector, conformance suite).

@@ -1,6 +1,6 @@
 //! Generates `guests.rs`: one constant per skill component the tests can run,
-//! from the lists in the justfile (`bundled_skills`, `test_only_skills`), the
-//! one place that says which guests exist. A test naming a guest that is not
+//! from the lists in the justfile (`bundled_skills`, `test_only_skills` and their
+//! `_interpreted_` twins), the one place that says which guests exist. A test naming a guest that is not
 //! listed there does not compile.
 
 use std::fmt::Write as _;
@@ -13,9 +13,12 @@ fn main() {
         .unwrap_or_else(|e| panic!("{}: {e}", justfile.display()));
     let mut out = String::new();
     let mut all = Vec::new();
-    for (variable, kind) in
-        [("bundled_skills", "bundled (`just skills`)"), ("test_only_skills", "for the tests only")]
-    {
+    for (variable, kind) in [
+        ("bundled_skills", "bundled (`just skills`)"),
+        ("bundled_interpreted_skills", "bundled (`just skills`), in Python or JavaScript"),
+        ("test_only_skills", "for the tests only"),
+        ("test_only_interpreted_skills", "for the tests only, in Python or JavaScript"),
+    ] {
         for krate in crates(&text, variable) {
             let constant = krate.replace('-', "_").to_ascii_uppercase();
             let skill = krate

@@ -9,6 +9,7 @@ mod net;
 pub(crate) mod redact;
 mod sandbox;
 mod state;
+pub mod toolchain;
 
 pub(crate) use bindings::Manifest as RawManifest;
 pub use cache::LoadSource;
@@ -121,6 +122,17 @@ impl LoadedSkill {
     /// that were compiled, so a pin check cannot race a file swap.
     pub fn sha256(&self) -> &str {
         &self.sha256
+    }
+
+    /// The interfaces the component imports, by full name (`wasi:http/outgoing-handler@0.2.0`),
+    /// sorted: what it could reach if the table granted it.
+    pub fn imports(&self) -> Vec<String> {
+        let pre = self.pre.instance_pre();
+        let component = pre.component();
+        let mut names: Vec<String> =
+            component.component_type().imports(pre.engine()).map(|(n, _)| n.to_owned()).collect();
+        names.sort();
+        names
     }
 }
 

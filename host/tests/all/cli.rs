@@ -123,6 +123,33 @@ fn inspect_shows_what_the_policy_grants() {
 }
 
 #[test]
+fn inspect_names_the_toolchain_and_what_each_import_reaches_under_the_grants() {
+    let env = Env::new(&format!("{POLICY}[skills.data]\nlevel = \"auto\"\n"));
+    std::fs::copy(guests::SKILL_DATA.path(), env.dir.path().join("skills/data.wasm")).unwrap();
+    let out = env.reach(&["skills", "inspect", "data"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.contains("built with: Python (componentize-py)"), "{text}");
+    assert!(
+        text.contains(
+            "wasi:http/outgoing-handler@0.2.12: no `net` grant: every request will be refused"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("no folder granted: it sees no files"), "{text}");
+    let out = env.reach(&["skills", "inspect", "files", "--json"]);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(json["toolchain"]["language"].as_str().unwrap().starts_with("Rust"), "{json}");
+    let preopens = json["imports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"].as_str().unwrap().starts_with("wasi:filesystem/preopens"))
+        .expect("files imports the preopens");
+    assert_eq!(preopens["note"], "1 read-only and 1 writable folder(s)", "{json}");
+}
+
+#[test]
 fn a_bad_policy_exits_2_naming_the_file_and_line() {
     let env = Env::new("[skills.files]\nlevel = \"auto\"\nnet = [\"*.\"]\n");
     let out = env.reach(&["skills", "list"]);

@@ -31,7 +31,10 @@ fn files(dir: &Path) -> Vec<(PathBuf, String)> {
         for entry in std::fs::read_dir(&folder).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
-                folders.push(path);
+                // What a build leaves: installed npm packages are not the template's.
+                if !path.ends_with("node_modules") {
+                    folders.push(path);
+                }
             } else {
                 let text = std::fs::read_to_string(&path).unwrap();
                 found.push((path.strip_prefix(dir).unwrap().to_owned(), text));
@@ -142,4 +145,49 @@ fn an_invalid_name_or_an_existing_folder_is_refused_and_nothing_is_written() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(text(&out).contains("already exists"), "{}", text(&out));
     assert_eq!(std::fs::read_dir(tmp.path().join("taken")).unwrap().count(), 0);
+}
+
+/// PATH with the pinned guest toolchains first (`scripts/guest-toolchains.sh install`).
+fn path_with_guest_tools() -> String {
+    let out = Command::new(workspace().join("scripts/guest-toolchains.sh"))
+        .arg("bin")
+        .output()
+        .expect("scripts/guest-toolchains.sh");
+    let bin = String::from_utf8(out.stdout).unwrap();
+    format!("{}:{}", bin.trim(), std::env::var("PATH").unwrap_or_default())
+}
+
+/// `reach skill new NAME --lang LANG` in `dir`, then the folder's own `test.sh`.
+fn new_skill_passes_its_own_test(lang: &str, name: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = reach(tmp.path(), &["skill", "new", name, "--lang", lang]);
+    assert!(out.status.success(), "{}", text(&out));
+    let skill = tmp.path().join(name);
+    let root = workspace().display().to_string();
+    for (path, text) in files(&skill) {
+        assert!(!text.contains(&root), "{} names this repository: {text}", path.display());
+    }
+    let out = Command::new("sh")
+        .arg("test.sh")
+        .current_dir(&skill)
+        .env("REACH", env!("CARGO_BIN_EXE_reach"))
+        .env("PATH", path_with_guest_tools())
+        .env("REACH_CACHE_DIR", workspace().join("target/test-compile-cache"))
+        .env_remove("REACH_POLICY")
+        .env_remove("REACH_SKILLS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "test.sh: {}", text(&out));
+    let expected = format!("ok: {name}.greet answered \"Hello, Ada!\"");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&expected), "{}", text(&out));
+}
+
+#[test]
+fn a_new_python_skill_builds_with_componentize_py_and_answers_a_call() {
+    new_skill_passes_its_own_test("python", "hello-py");
+}
+
+#[test]
+fn a_new_javascript_skill_builds_with_componentize_js_and_answers_a_call() {
+    new_skill_passes_its_own_test("js", "hello-js");
 }

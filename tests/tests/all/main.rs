@@ -32,6 +32,8 @@ mod logs_skill;
 mod memory_runs;
 // The network allowlist and the SSRF guard.
 mod net_sandbox;
+// Skills in Python and JavaScript: the same sandbox, limits and crashes; data and feeds.
+mod other_languages;
 // Orchestration: a supervisor, its workers and the reviewer.
 mod orchestration;
 // Loading skills from a folder, versions, broken files, the checks before a call.

@@ -218,11 +218,26 @@ pub enum SkillCommand {
         /// Parent folder for the new skill's folder [default: current folder].
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// The language the skill is written in.
+        #[arg(long, value_enum, default_value_t = Lang::Rust)]
+        lang: Lang,
         /// Use the Rust SDK from this folder (`sdk/` of an Agent Reach checkout) instead of
-        /// agent-reach-sdk from crates.io.
+        /// agent-reach-sdk from crates.io (with `--lang rust` only).
         #[arg(long, value_name = "PATH")]
         sdk_path: Option<PathBuf>,
     },
+}
+
+/// The languages `reach skill new` writes a skill in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// A crate against agent-reach-sdk, built with cargo.
+    Rust,
+    /// A module against the vendored Python SDK, built with componentize-py.
+    Python,
+    /// An ES module against the vendored JavaScript SDK, bundled with esbuild and built with
+    /// jco componentize.
+    Js,
 }
 
 /// `reach run …`

@@ -61,10 +61,11 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Agents { command: args::AgentsCommand::List { json } } => {
             agents::list(&cli, *json).await
         }
-        args::Command::Skill { command: args::SkillCommand::New { name, dir, sdk_path } } => {
+        args::Command::Skill { command: args::SkillCommand::New { name, dir, lang, sdk_path } } => {
             new_skill::run(new_skill::NewSkill {
                 name,
                 parent: dir.as_deref(),
+                lang: *lang,
                 sdk_path: sdk_path.as_deref(),
             })
         }

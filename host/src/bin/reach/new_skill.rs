@@ -1,8 +1,11 @@
 //! `reach skill new NAME`: a skill folder that builds to `NAME.wasm` with one command, outside
 //! this repository, with a README and a test that loads it with `reach` and calls it.
 
+mod js;
+mod python;
 mod rust;
 
+use crate::args::Lang;
 use anyhow::{Context as _, bail};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,6 +16,8 @@ pub struct NewSkill<'a> {
     pub name: &'a str,
     /// The folder the skill's folder goes in.
     pub parent: Option<&'a Path>,
+    /// The language it is written in.
+    pub lang: Lang,
     /// Use the Rust SDK from this folder instead of by version.
     pub sdk_path: Option<&'a Path>,
 }
@@ -44,10 +49,19 @@ pub fn run(request: NewSkill<'_>) -> anyhow::Result<ExitCode> {
     if dir.exists() {
         bail!("{} already exists; choose another name or --dir", dir.display());
     }
-    let sdk_path = request.sdk_path.map(sdk_folder).transpose()?;
-    let template = rust::files(name, sdk_path.as_deref());
+    if request.sdk_path.is_some() && request.lang != Lang::Rust {
+        bail!("--sdk-path names the Rust SDK; the {:?} SDK is copied into the skill", request.lang);
+    }
+    let template = match request.lang {
+        Lang::Rust => rust::files(name, request.sdk_path.map(sdk_folder).transpose()?.as_deref()),
+        Lang::Python => python::files(name),
+        Lang::Js => js::files(name),
+    };
     write_all(&dir, &template.files)?;
     println!("created {}", dir.display());
+    if let Some(setup) = template.setup {
+        println!("set up:     cd {} && {setup}", dir.display());
+    }
     println!("build it:   cd {} && {}", dir.display(), template.build);
     println!("install it: cp {} <your skills folder>/{name}.wasm", template.built);
     println!("test it:    ./test.sh (builds, loads it with reach, calls it)");
@@ -95,6 +109,8 @@ fn write_one(dir: &Path, file: &File) -> anyhow::Result<()> {
 /// A language's files and how to build them.
 struct Template {
     files: Vec<File>,
+    /// What to install once before the first build, if anything.
+    setup: Option<&'static str>,
     /// The one command that builds it, run in its folder.
     build: &'static str,
     /// Where the component is once built, relative to the folder.

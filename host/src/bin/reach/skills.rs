@@ -10,6 +10,8 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+mod imports;
+
 /// Hex characters of a digest shown in the table: enough to tell files
 /// apart at a glance; `--json`, `inspect` and `pin` give all 64.
 const SHORT_DIGEST: usize = 12;
@@ -162,8 +164,15 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
             None
         }
     };
+    // What the file says about its build, read again here: nothing else needs it.
+    let wasm = std::fs::read(skill.loaded().path()).unwrap_or_default();
+    let toolchain = agent_reach::runtime::toolchain::toolchain(&wasm);
+    let imports = imports::checked(skill.loaded().imports(), &grants);
     if as_json {
         let out = json!({
+            "size_bytes": wasm.len(),
+            "toolchain": toolchain,
+            "imports": imports,
             "manifest": m,
             "path": skill.loaded().path(),
             "sha256": sha256,
@@ -193,6 +202,11 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
             "sha256: {sha256} (not pinned; `reach skills pin {name}` prints the line that pins it)"
         ),
     }
+    println!(
+        "built with: {}; {:.1} MB",
+        toolchain.language.as_deref().unwrap_or("unknown (the component does not say)"),
+        wasm.len() as f64 / 1e6
+    );
     if let Some(change) = &change {
         println!("{change}; review its tools below");
     }
@@ -229,6 +243,19 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
         grants.limits.timeout.as_millis(),
         grants.limits.max_output_bytes / 1024
     );
+    println!();
+    println!("imports (what it can reach under these grants):");
+    let mut plain = Vec::new();
+    for import in &imports {
+        match &import.note {
+            Some(note) => println!("  {}: {note}", import.name),
+            None => plain.push(import.name.as_str()),
+        }
+    }
+    if !plain.is_empty() {
+        // Clocks, random, streams and stdio: every skill has them, so one line.
+        println!("  and what every skill has: {}", plain.join(", "));
+    }
     println!();
     for t in &m.tools {
         println!("tool {}.{} — level {}", m.name, t.name, grants.level_for(&t.name));

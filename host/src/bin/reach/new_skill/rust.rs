@@ -24,6 +24,7 @@ pub(super) fn files(name: &str, sdk_path: Option<&Path>) -> Template {
             file("README.md", include_str!("rust/README.md.in"), false),
             file("test.sh", include_str!("rust/test.sh.in"), true),
         ],
+        setup: None,
         build: "cargo build --release",
         built: format!("target/wasm32-wasip2/release/{crate_name}.wasm"),
     }

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Build the misbehave test skill: ./build.sh OUT.wasm (OUT relative to where it is run).
+# Installs the pinned tools with `npm ci` when node_modules is missing.
+set -euo pipefail
+[[ $# -eq 1 ]] || { echo "usage: $0 OUT.wasm" >&2; exit 2; }
+out=$(realpath -m -- "$1")
+cd "$(dirname -- "${BASH_SOURCE[0]}")"
+[[ -d node_modules ]] || npm ci --no-audit --no-fund --loglevel=error
+# wasi:http for `fetch`, wasi:cli/environment for `env`; stdio stays on so the
+# host's captured stderr can be checked too.
+exec node ../../../sdk/js/build.mjs src/main.js "$out" --http --env
