@@ -2,6 +2,7 @@
 //! of every module inside it, and the language toolchain they point to. Shown to operators by
 //! `reach skills inspect`; never used to decide anything, since a component can say anything.
 
+use crate::text::escape_for_terminal;
 use serde::Serialize;
 
 /// How a component was built, as far as it says.
@@ -42,9 +43,18 @@ pub fn toolchain(wasm: &[u8]) -> Toolchain {
         let wasmparser::KnownCustom::Producers(reader) = section.as_known() else { continue };
         for field in reader.into_iter().flatten() {
             for value in field.values.into_iter().flatten() {
-                let entry = format!("{}: {} {}", field.name, value.name, value.version)
-                    .trim_end()
-                    .to_owned();
+                // The component's own words, shown on a terminal: escaped here, once.
+                let (name, version) =
+                    (escape_for_terminal(value.name), escape_for_terminal(value.version));
+                let value = wasmparser::ProducersFieldValue { name: &name, version: &version };
+                let entry = format!(
+                    "{}: {} {}",
+                    escape_for_terminal(field.name),
+                    value.name,
+                    value.version
+                )
+                .trim_end()
+                .to_owned();
                 if !producers.contains(&entry) {
                     producers.push(entry);
                 }
@@ -83,6 +93,19 @@ fn entry_tail(name: &str, version: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_component_says_reaches_the_terminal_escaped() {
+        let wasm = wat::parse_str(
+            r#"(component (core module (@producers (language "Rust\u{1b}[2J" "1"))))"#,
+        )
+        .unwrap();
+        let found = toolchain(&wasm);
+        let language = found.language.unwrap();
+        assert!(!language.contains('\u{1b}'), "{language:?}");
+        assert!(language.starts_with("Rust"), "{language:?}");
+        assert!(found.producers.iter().all(|p| !p.contains('\u{1b}')), "{:?}", found.producers);
+    }
 
     #[test]
     fn a_module_without_producers_says_nothing() {
