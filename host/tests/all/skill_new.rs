@@ -31,10 +31,7 @@ fn files(dir: &Path) -> Vec<(PathBuf, String)> {
         for entry in std::fs::read_dir(&folder).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
-                // What a build leaves: installed npm packages are not the template's.
-                if !path.ends_with("node_modules") {
-                    folders.push(path);
-                }
+                folders.push(path);
             } else {
                 let text = std::fs::read_to_string(&path).unwrap();
                 found.push((path.strip_prefix(dir).unwrap().to_owned(), text));
@@ -94,24 +91,7 @@ fn a_new_rust_skill_builds_against_the_packaged_sdk_and_answers_a_call() {
         sdk.display().to_string()
     );
     std::fs::write(skill.join("Cargo.toml"), format!("{manifest}{patch}")).unwrap();
-    let out = Command::new("sh")
-        .arg("test.sh")
-        .current_dir(&skill)
-        .env("REACH", env!("CARGO_BIN_EXE_reach"))
-        // Shared between runs, so the SDK's dependencies build once.
-        .env("CARGO_TARGET_DIR", workspace().join("target/skill-new/build"))
-        .env("REACH_CACHE_DIR", workspace().join("target/test-compile-cache"))
-        .env_remove("REACH_POLICY")
-        .env_remove("REACH_SKILLS")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "test.sh: {}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .contains("ok: hello-world.greet answered \"Hello, Ada!\""),
-        "{}",
-        text(&out)
-    );
+    passes_its_own_test(&skill, "hello-world");
 }
 
 #[test]
@@ -157,6 +137,26 @@ fn path_with_guest_tools() -> String {
     format!("{}:{}", bin.trim(), std::env::var("PATH").unwrap_or_default())
 }
 
+/// The skill folder's own `test.sh`, with this build's `reach` and the pinned guest
+/// toolchains, passes.
+fn passes_its_own_test(skill: &Path, name: &str) {
+    let out = Command::new("sh")
+        .arg("test.sh")
+        .current_dir(skill)
+        .env("REACH", env!("CARGO_BIN_EXE_reach"))
+        .env("PATH", path_with_guest_tools())
+        // Shared between runs, so a Rust skill's dependencies build once.
+        .env("CARGO_TARGET_DIR", workspace().join("target/skill-new/build"))
+        .env("REACH_CACHE_DIR", workspace().join("target/test-compile-cache"))
+        .env_remove("REACH_POLICY")
+        .env_remove("REACH_SKILLS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "test.sh: {}", text(&out));
+    let expected = format!("ok: {name}.greet answered \"Hello, Ada!\"");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&expected), "{}", text(&out));
+}
+
 /// `reach skill new NAME --lang LANG` in `dir`, then the folder's own `test.sh`.
 fn new_skill_passes_its_own_test(lang: &str, name: &str) {
     let tmp = tempfile::tempdir().unwrap();
@@ -167,19 +167,7 @@ fn new_skill_passes_its_own_test(lang: &str, name: &str) {
     for (path, text) in files(&skill) {
         assert!(!text.contains(&root), "{} names this repository: {text}", path.display());
     }
-    let out = Command::new("sh")
-        .arg("test.sh")
-        .current_dir(&skill)
-        .env("REACH", env!("CARGO_BIN_EXE_reach"))
-        .env("PATH", path_with_guest_tools())
-        .env("REACH_CACHE_DIR", workspace().join("target/test-compile-cache"))
-        .env_remove("REACH_POLICY")
-        .env_remove("REACH_SKILLS")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "test.sh: {}", text(&out));
-    let expected = format!("ok: {name}.greet answered \"Hello, Ada!\"");
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&expected), "{}", text(&out));
+    passes_its_own_test(&skill, name);
 }
 
 #[test]
