@@ -375,7 +375,9 @@ impl Runtime {
                 format!("{name}: stopped after the wall-time limit of {limit_ms} ms (timeout_ms)"),
             )),
             Ok(Ok(Ok(value))) => Ok(value),
-            Ok(Ok(Err(err))) => Err(tool_error(name, err, &denials)),
+            Ok(Ok(Err(err))) => {
+                Err(tool_error(name, err, &denials, store.data().memory.hit, grants))
+            }
             Ok(Err(trap)) => Err(classify_trap(
                 name,
                 &trap,
@@ -389,21 +391,36 @@ impl Runtime {
 }
 
 /// Map a skill's own error, adding what the host refused during the call.
+///
+/// An interpreter catches a refused memory growth itself (Python's `MemoryError`, a
+/// JavaScript exception) and fails the call; when the limiter refused growth during the call,
+/// that failure is the memory limit's doing and is reported as such, whatever the skill says.
 fn tool_error(
     skill: &str,
     err: ToolError,
     denials: &std::sync::Mutex<net::Denials>,
+    memory_hit: bool,
+    grants: &SkillGrants,
 ) -> ToolFailure {
     use bindings::ErrorCode as E;
     let code = match err.code {
         E::InvalidArguments => ErrorCode::InvalidArgs,
         E::NotFound => ErrorCode::NotFound,
         E::Denied => ErrorCode::Denied,
+        E::Failed if memory_hit => ErrorCode::OutOfMemory,
         E::Failed => ErrorCode::Failed,
     };
     let mut message = shorten_bytes(&err.message, 4096);
     if !message.starts_with(&format!("{skill}:")) {
         message = format!("{skill}: {message}");
+    }
+    if code == ErrorCode::OutOfMemory {
+        message = format!(
+            "{skill}: tried to use more than its memory limit of {} MiB (memory_mb); the skill \
+             said: {}",
+            grants.limits.memory_bytes >> 20,
+            message.strip_prefix(&format!("{skill}: ")).unwrap_or(&message)
+        );
     }
     // A skill that loops on refused requests must not grow the message: the
     // first few say what is wrong; the count says how often.

@@ -167,8 +167,9 @@ def io_error(access, path, err, granted=None):
 def os_error(err, tool):
     """An ``OSError`` that escaped a tool, as a :class:`ToolError` (see :func:`io_error`).
 
-    The access is guessed from the error: a read-only file system means a
-    write was tried.
+    Which access failed is guessed from the error: a read-only file system,
+    or a refusal inside a read-only grant (reading there is allowed), means
+    a write was tried.
     """
     path = err.filename
     if not isinstance(path, str):
@@ -181,8 +182,12 @@ def os_error(err, tool):
             f"directory), but relative paths mean the host's working directory ({working_dir()}); "
             "the skill should open agent_reach.fs.resolve(path) or use agent_reach.fs.open"
         )
-    access = WRITE if getattr(err, "errno", None) == errno.EROFS else READ
-    failure = io_error(access, resolve(path), err)
+    full = resolve(path)
+    code = getattr(err, "errno", None)
+    grant = grant_for(full)
+    under_read_only = code in _REFUSED and grant is not None and not grant.writable
+    access = WRITE if code == errno.EROFS or under_read_only else READ
+    failure = io_error(access, full, err)
     failure.message = f"{tool}: {failure.message}"
     return failure
 

@@ -80,6 +80,12 @@ class Errors(unittest.TestCase):
         self.assertEqual(err.code, ErrorCode.DENIED)
         self.assertIn(f"{self.root} is read-only", err.message)
 
+    def test_a_refusal_escaping_a_tool_under_a_read_only_grant_is_named_a_write(self):
+        # Plain open(path, "w") in a tool: the SDK only sees the OSError.
+        err = fs.os_error(PermissionError(1, "Operation not permitted", f"{self.root}/new.txt"), "save")
+        self.assertEqual(err.code, ErrorCode.DENIED)
+        self.assertIn(f"save: write to {self.root}/new.txt is not granted: {self.root} is read-only", err.message)
+
     def test_a_guessed_name_gets_the_folder_with_the_closest_name_first(self):
         tree(self.root, ["notes/todo.md", "notes/meeting_notes_2024-04-26.md", "notes/meeting_notes_2024-05-03.md", "notes/archive/"])
         with self.assertRaises(fs.NotFound) as caught:

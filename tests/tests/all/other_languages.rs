@@ -101,9 +101,10 @@ async fn memory_past_the_limit_is_a_structured_error_and_within_it_works() {
         let alloc = format!("{skill}.alloc");
         let err = call(&host, &alloc, json!({"mib": 64})).await.unwrap_err();
         // The interpreters catch the failed growth themselves (MemoryError, a JS
-        // exception), so the skill reports it; the limit is the host's all the same.
-        assert!(matches!(err.code, ErrorCode::OutOfMemory | ErrorCode::Failed), "{skill}: {err}");
-        assert!(err.message.contains("memory"), "{skill}: {err}");
+        // exception) and fail the call; the host knows its limiter refused the growth
+        // and says so, with the same code a Rust skill's trap gets.
+        assert_eq!(err.code, ErrorCode::OutOfMemory, "{skill}: {err}");
+        assert!(err.message.contains("memory limit of 32 MiB (memory_mb)"), "{skill}: {err}");
         let ok = call(&host, &alloc, json!({"mib": 4})).await;
         assert_eq!(ok.unwrap_or_else(|e| panic!("{skill}: {e}")), "allocated 4 MiB");
     }
@@ -161,6 +162,7 @@ async fn python_reads_and_writes_only_where_the_table_says() {
     };
     let err = write(ws.path("docs/new.txt")).await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "a read-only folder: {err}");
+    assert!(err.message.contains("is read-only"), "names the write it refused: {err}");
     assert!(!ws.path("docs/new.txt").exists());
     write(out.join("new.txt")).await.expect("a writable folder");
     assert_eq!(std::fs::read_to_string(out.join("new.txt")).unwrap(), "x");
