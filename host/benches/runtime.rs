@@ -6,13 +6,19 @@
 //! (docs/src/performance.md), measured in this run.
 
 mod common;
+#[path = "common/host_over.rs"]
+mod host_over;
+#[path = "common/status.rs"]
+mod status;
 
+use agent_reach::AlwaysConfirm;
 use agent_reach::policy::Policy;
 use agent_reach::registry::Registry;
 use agent_reach::runtime::{Runtime, RuntimeConfig};
-use agent_reach::{AlwaysConfirm, Host};
 use common::{median, root};
 use criterion::{Criterion, criterion_group};
+use host_over::{Setup, host_over};
+use status::status_kib;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -32,12 +38,6 @@ fn payload() -> String {
     json
 }
 
-struct Setup {
-    _dir: tempfile::TempDir,
-    host: Host,
-    rt: tokio::runtime::Runtime,
-}
-
 fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let skills = dir.path().join("skills");
@@ -45,17 +45,7 @@ fn setup() -> Setup {
     std::fs::create_dir_all(dir.path().join("data")).unwrap();
     std::fs::write(skills.join("echo.wasm"), echo_named("echo")).unwrap();
     // Policy applied: a granted folder, so each call preopens it.
-    let policy = Policy::parse(
-        "[skills.echo]\nlevel = \"auto\"\nread = [\"./data\"]\n",
-        Path::new("bench.toml"),
-        dir.path(),
-    )
-    .unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let config =
-        RuntimeConfig { cache_dir: Some(root().join("target/bench-compile-cache")), pooling: true };
-    let host = rt.block_on(Host::load(config, policy, &skills)).unwrap();
-    Setup { _dir: dir, host, rt }
+    host_over(dir, &skills, "[skills.echo]\nlevel = \"auto\"\nread = [\"./data\"]\n")
 }
 
 fn sandboxed_call(s: &Setup, args: &str) {
@@ -108,15 +98,6 @@ fn benches(c: &mut Criterion) {
     group.sample_size(20);
     group.bench_function("20_skills_warm_cache", |b| b.iter(|| startup(skills.path(), &s.rt)));
     group.finish();
-}
-
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// One-run summary: the ratios the book's Performance chapter
@@ -209,14 +190,14 @@ fn rss_report() {
         .status()
         .unwrap();
     assert!(status.success());
-    let before = rss_kib();
+    let before = status_kib("VmRSS");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let config = RuntimeConfig { cache_dir: Some(cache), pooling: true };
     let runtime = Runtime::new(config).unwrap();
     let registry =
         rt.block_on(Registry::scan(&runtime, skills.path(), &Policy::builtin())).unwrap();
     assert_eq!(registry.active_skills().len(), 20);
-    let after = rss_kib();
+    let after = status_kib("VmRSS");
     println!(
         "host RSS: {:.1} MiB before loading, {:.1} MiB with 20 skills loaded (idle)",
         before as f64 / 1024.0,
