@@ -415,12 +415,8 @@ fn tool_error(
         message = format!("{skill}: {message}");
     }
     if code == ErrorCode::OutOfMemory {
-        message = format!(
-            "{skill}: tried to use more than its memory limit of {} MiB (memory_mb); the skill \
-             said: {}",
-            grants.limits.memory_bytes >> 20,
-            message.strip_prefix(&format!("{skill}: ")).unwrap_or(&message)
-        );
+        let said = message.strip_prefix(&format!("{skill}: ")).unwrap_or(&message);
+        message = format!("{}; the skill said: {said}", past_memory_limit(skill, grants));
     }
     // A skill that loops on refused requests must not grow the message: the
     // first few say what is wrong; the count says how often.
@@ -446,6 +442,15 @@ fn bound_message(failure: ToolFailure, max_bytes: usize) -> ToolFailure {
     ToolFailure::new(failure.code, format!("{}{note}", shorten_bytes(&failure.message, keep)))
 }
 
+/// What an `OUT_OF_MEMORY` failure says, whether the limit trapped the skill or the skill
+/// caught the refused growth and failed the call itself.
+fn past_memory_limit(skill: &str, grants: &SkillGrants) -> String {
+    format!(
+        "{skill}: tried to use more than its memory limit of {} MiB (memory_mb)",
+        grants.limits.memory_bytes >> 20
+    )
+}
+
 fn classify_trap(
     skill: &str,
     err: &wasmtime::Error,
@@ -462,13 +467,7 @@ fn classify_trap(
         );
     }
     if memory_hit {
-        return ToolFailure::new(
-            ErrorCode::OutOfMemory,
-            format!(
-                "{skill}: tried to use more than its memory limit of {} MiB (memory_mb)",
-                grants.limits.memory_bytes >> 20
-            ),
-        );
+        return ToolFailure::new(ErrorCode::OutOfMemory, past_memory_limit(skill, grants));
     }
     // A Rust panic prints its message to stderr before aborting: show it.
     let panic_line = stderr.lines().find(|l| l.contains("panicked at")).map(|l| {

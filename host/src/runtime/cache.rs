@@ -253,21 +253,11 @@ fn tag_hasher(key: &[u8; TAG_LEN], name: &[u8]) -> blake3::Hasher {
 /// reading it whole into a fresh buffer cost more than hashing it (page faults on every
 /// new page), once per start.
 fn tag_of_file(key: &[u8; TAG_LEN], path: &Path) -> std::io::Result<blake3::Hash> {
-    use std::io::Read as _;
-    let mut file = std::fs::File::open(path)?;
     let mut hasher = tag_hasher(key, &entry_name(path));
-    // Large enough for blake3 to hash many chunks at once with SIMD.
-    let mut block = vec![0u8; 1 << 20];
-    loop {
-        match file.read(&mut block) {
-            Ok(0) => return Ok(hasher.finalize()),
-            Ok(n) => {
-                hasher.update(&block[..n]);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
+    // 1 MiB blocks: large enough for blake3 to hash many chunks at once with SIMD.
+    let mut file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(path)?);
+    std::io::copy(&mut file, &mut hasher)?;
+    Ok(hasher.finalize())
 }
 
 fn entry_name(path: &Path) -> Vec<u8> {
