@@ -22,6 +22,15 @@
 //!   mapping only a writer that the ownership check allows — the host's own
 //!   user, who can read the key and so forge a tag anyway — could change it.
 //!
+//! - Hashing a ~37 MB interpreter entry at every start costs more than
+//!   mapping it, so once an entry's tag is verified the host keeps a stamp
+//!   beside it (`….cwasm.seen`): the same key over the entry's name, its tag
+//!   and what the file system says about the file — device, inode, size,
+//!   modification and *change* time. Any write to the entry, a rename over
+//!   it or a `touch` back to the old time moves its change time (which no
+//!   process can set), so a matching stamp means the very bytes that were
+//!   verified; anything else is hashed again.
+//!
 //! Anything that fails a check is compiled again from the `.wasm` file, which
 //! is always the source of truth.
 
@@ -275,6 +284,7 @@ fn tag_path(entry: &Path) -> PathBuf {
 /// can write, and the tag is the keyed hash of the entry's name and bytes.
 fn check(path: &Path, key: &[u8; TAG_LEN]) -> Result<(), String> {
     let tag_file = tag_path(path);
+    let mut entry_meta = None;
     for file in [path, tag_file.as_path()] {
         let meta =
             std::fs::symlink_metadata(file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -282,17 +292,121 @@ fn check(path: &Path, key: &[u8; TAG_LEN]) -> Result<(), String> {
             return Err(format!("{} is not a plain file", file.display()));
         }
         check_owned(&meta, 0o022).map_err(|why| format!("{} {why}", file.display()))?;
+        entry_meta.get_or_insert(meta);
     }
     let stored: [u8; TAG_LEN] = std::fs::read(&tag_file)
         .map_err(|e| e.to_string())?
         .try_into()
         .map_err(|_| "its tag is not 32 bytes".to_owned())?;
+    let stored = blake3::Hash::from(stored);
+    let stamp = entry_meta.as_ref().and_then(|meta| stamp(key, path, &stored, meta));
+    if let Some(stamp) = &stamp
+        && seen_matches(path, stamp)
+    {
+        return Ok(());
+    }
     let computed = tag_of_file(key, path).map_err(|e| e.to_string())?;
     // blake3::Hash compares in constant time.
-    if computed != blake3::Hash::from(stored) {
+    if computed != stored {
         return Err("its tag does not match: not written by this host (or damaged)".into());
     }
+    if let Some(stamp) = stamp
+        && entry_meta.as_ref().is_some_and(settled)
+    {
+        remember_seen(path, &stamp);
+    }
     Ok(())
+}
+
+/// How long an entry must have been left alone before its stamp is kept.
+/// The kernel's clock for change times ticks in milliseconds, so a write
+/// landing in the same tick as the verified one would keep the same change
+/// time; an entry unchanged for this long cannot be written again within a
+/// tick of the time it carries.
+#[cfg(not(test))]
+const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
+#[cfg(test)]
+const SETTLED: std::time::Duration = std::time::Duration::ZERO;
+
+/// The entry's last change is at least [`SETTLED`] old.
+#[cfg(unix)]
+fn settled(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let changed = std::time::UNIX_EPOCH
+        + std::time::Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec().max(0) as u32);
+    changed.elapsed().is_ok_and(|age| age >= SETTLED)
+}
+
+#[cfg(not(unix))]
+fn settled(_: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// Where the stamp of an entry verified before is kept.
+fn seen_path(entry: &Path) -> PathBuf {
+    let mut name = entry.as_os_str().to_owned();
+    name.push(".seen");
+    PathBuf::from(name)
+}
+
+/// The stamp of an entry whose tag is `tag` and whose file system facts are
+/// `meta`: keyed, so only the host can make one. `None` where the platform
+/// gives no change time (the entry is then hashed at every load).
+#[cfg(unix)]
+fn stamp(
+    key: &[u8; TAG_LEN],
+    path: &Path,
+    tag: &blake3::Hash,
+    meta: &std::fs::Metadata,
+) -> Option<blake3::Hash> {
+    use std::os::unix::fs::MetadataExt;
+    let mut hasher = tag_hasher(key, &entry_name(path));
+    hasher.update(b"seen");
+    hasher.update(tag.as_bytes());
+    for fact in [meta.dev(), meta.ino(), meta.size()] {
+        hasher.update(&fact.to_le_bytes());
+    }
+    for fact in [meta.mtime(), meta.mtime_nsec(), meta.ctime(), meta.ctime_nsec()] {
+        hasher.update(&fact.to_le_bytes());
+    }
+    Some(hasher.finalize())
+}
+
+#[cfg(not(unix))]
+fn stamp(
+    _: &[u8; TAG_LEN],
+    _: &Path,
+    _: &blake3::Hash,
+    _: &std::fs::Metadata,
+) -> Option<blake3::Hash> {
+    None
+}
+
+/// The entry's stamp is present, ours, and equal to `stamp`.
+fn seen_matches(path: &Path, stamp: &blake3::Hash) -> bool {
+    let seen = seen_path(path);
+    let Ok(meta) = std::fs::symlink_metadata(&seen) else { return false };
+    if !meta.is_file() || check_owned(&meta, 0o022).is_err() {
+        return false;
+    }
+    match std::fs::read(&seen).map(<[u8; TAG_LEN]>::try_from) {
+        // blake3::Hash compares in constant time.
+        Ok(Ok(bytes)) => blake3::Hash::from(bytes) == *stamp,
+        _ => false,
+    }
+}
+
+/// Keep the stamp so the next start skips the hash. A failure costs only
+/// that: the entry is hashed again next time.
+fn remember_seen(path: &Path, stamp: &blake3::Hash) {
+    let written = path.parent().ok_or_else(|| std::io::Error::other("no folder")).and_then(|dir| {
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(stamp.as_bytes())?;
+        tmp.persist(seen_path(path)).map(drop).map_err(|e| e.error)
+    });
+    if let Err(err) = written {
+        tracing::debug!(path = %path.display(), error = %err, "could not keep the verified stamp");
+    }
 }
 
 #[expect(unsafe_code, reason = "loading precompiled machine code is unsafe by nature")]
@@ -387,6 +501,47 @@ mod tests {
             load(&cache, &engine, ONE),
             LoadSource::Cache,
             "and the rewritten entry is good again"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_verified_entry_is_not_hashed_again_until_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Engine::default();
+        let cache = CompileCache::new(&engine, Some(dir.path().join("cache")));
+        let key = cache.key.unwrap();
+        assert_eq!(load(&cache, &engine, ONE), LoadSource::Compiled);
+        assert_eq!(load(&cache, &engine, TWO), LoadSource::Compiled);
+        assert_eq!(load(&cache, &engine, ONE), LoadSource::Cache, "verified by hashing");
+        let (_, digest) = wasm(ONE);
+        let entry = cache.entry(&digest).unwrap();
+        let stored = blake3::Hash::from(
+            <[u8; TAG_LEN]>::try_from(std::fs::read(tag_path(&entry)).unwrap()).unwrap(),
+        );
+        let current = |path: &Path| {
+            stamp(&key, path, &stored, &std::fs::symlink_metadata(path).unwrap()).unwrap()
+        };
+        assert!(seen_matches(&entry, &current(&entry)), "the next start skips the hash");
+
+        // Regression guard: rewrite the entry in place with another skill's
+        // genuine code of the same size and put its modification time back.
+        // Only the change time tells, and it must send the entry to the hash.
+        let (_, digest_two) = wasm(TWO);
+        let two = std::fs::read(cache.entry(&digest_two).unwrap()).unwrap();
+        let one = std::fs::read(&entry).unwrap();
+        assert_eq!(one.len(), two.len(), "the test needs entries of one size");
+        let modified = std::fs::metadata(&entry).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let mut file = std::fs::OpenOptions::new().write(true).open(&entry).unwrap();
+        file.write_all(&two).unwrap();
+        file.set_times(std::fs::FileTimes::new().set_modified(modified)).unwrap();
+        drop(file);
+        assert!(!seen_matches(&entry, &current(&entry)), "a changed entry is hashed again");
+        assert_eq!(
+            load(&cache, &engine, ONE),
+            LoadSource::Compiled,
+            "another skill's code under this name is refused"
         );
     }
 
