@@ -119,6 +119,8 @@
 
 mod agent;
 pub(crate) mod agents;
+/// Agent Skills bundles (`SKILL.md` folders): reading, checking, digests.
+pub mod bundle;
 pub mod error;
 #[cfg(feature = "eval")]
 pub mod eval;

@@ -6,6 +6,8 @@
 
 // `reach agents list`: the workers a table defines and what each can reach.
 mod agents_cli;
+// Agent Skills bundles: our SKILL.md loader against the format's reference validator.
+mod bundles;
 // The `reach` binary: exit codes, JSON output, configuration errors, pins, credentials.
 mod cli;
 // `reach eval`: the summary, `--json`, gates and exit codes, baselines, the HTML report.
