@@ -9,10 +9,10 @@
 //!   so a bundle cannot take another skill's grants by what its frontmatter
 //!   says (a differing `name:` is a warning, as the format's client
 //!   guidance asks);
-//! - the **digest** over every file ([`files`]), which `[skills.NAME]
+//! - the **digest** over every file ([`files`](crate::bundle::files)), which `[skills.NAME]
 //!   sha256` pins, so any changed file is an upgrade;
-//! - every rule of the specification as a [`Problem`], [`Severity::Broken`]
-//!   where the skill cannot work and a warning elsewhere ([`validate`]).
+//! - every rule of the specification as a [`Problem`](crate::bundle::Problem), [`Severity::Broken`](crate::bundle::Severity::Broken)
+//!   where the skill cannot work and a warning elsewhere ([`validate`](crate::bundle::validate)).
 
 pub mod files;
 pub mod frontmatter;

@@ -1,5 +1,6 @@
 //! The skills folder: find `*.wasm` files, load and describe each, validate
-//! the manifests, and pick one active version per skill name.
+//! the manifests, and pick one active version per skill name; and read the
+//! Agent Skills bundles (`NAME/SKILL.md` folders, see [`BundleEntry`]).
 //!
 //! Rules: a broken file is reported with its path and reason and the others
 //! still load; a file must be named after the skill it claims to be
@@ -20,10 +21,12 @@
 //! name alone proves nothing: both checks above run before versions are
 //! compared, so a file that fails them can never supersede the real skill.
 
+mod bundles;
 mod identity;
 mod manifest;
 pub mod seen;
 
+pub use bundles::BundleEntry;
 pub use manifest::{Example, Manifest, ToolSpec};
 
 use crate::error::{ErrorCode, ToolFailure};
@@ -116,10 +119,11 @@ impl ActiveSkill<'_> {
     }
 }
 
-/// Every skill file found in a folder, in path order.
+/// Every skill file and bundle folder found in a folder, in path order.
 pub struct Registry {
     dir: PathBuf,
     entries: Vec<SkillEntry>,
+    bundles: Vec<BundleEntry>,
 }
 
 impl Registry {
@@ -176,9 +180,14 @@ impl Registry {
         &self.dir
     }
 
-    /// All entries, in path order.
+    /// All `.wasm` entries, in path order.
     pub fn entries(&self) -> &[SkillEntry] {
         &self.entries
+    }
+
+    /// All bundle folders (`NAME/SKILL.md`), in path order.
+    pub fn bundles(&self) -> &[BundleEntry] {
+        &self.bundles
     }
 
     /// The active skill with this name.
@@ -301,7 +310,15 @@ async fn scan_folder(
             _ => {}
         }
     }
-    Ok(Registry { dir: dir.to_owned(), entries })
+    let bundles = bundles::scan(dir, policy, &entries);
+    for b in bundles.iter().filter(|b| b.status == Status::Broken) {
+        tracing::warn!(
+            path = %b.path.display(),
+            reason = b.reason.as_deref().unwrap_or(""),
+            "skill bundle is broken"
+        );
+    }
+    Ok(Registry { dir: dir.to_owned(), entries, bundles })
 }
 
 async fn load_one(

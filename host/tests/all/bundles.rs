@@ -119,3 +119,57 @@ fn lenient_where_the_client_guidance_says_strict_where_a_skill_cannot_work() {
     let b = bundle::load(&cases["invalid-name-not-folder"]).unwrap();
     assert_eq!(b.name, "folder-one", "named after its folder, not its frontmatter");
 }
+
+/// Copy a corpus bundle into `skills`.
+fn install(skills: &Path, case: &str) -> PathBuf {
+    let from = &corpus()[case];
+    let to = skills.join(from.file_name().unwrap());
+    std::fs::create_dir_all(&to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap().path();
+        if entry.is_file() {
+            std::fs::copy(&entry, to.join(entry.file_name().unwrap())).unwrap();
+        }
+    }
+    to
+}
+
+#[test]
+fn reach_skills_list_shows_bundles_and_a_pin_covers_every_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    std::fs::create_dir_all(&skills).unwrap();
+    let triage = install(&skills, "valid-folded-description");
+    install(&skills, "invalid-missing-description");
+    let list = |table: &str| {
+        std::fs::write(dir.path().join("reach.toml"), table).unwrap();
+        let out = crate::support::isolated(env!("CARGO_BIN_EXE_reach"), dir.path())
+            .args(["skills", "list", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rows = v["skills"].as_array().unwrap().clone();
+        rows.into_iter()
+            .map(|r| (r["name"].as_str().unwrap().to_owned(), r))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let rows = list("");
+    let review = &rows["code-review"];
+    assert_eq!(review["kind"], "bundle");
+    assert_eq!(review["status"], "active");
+    assert!(review["description"].as_str().unwrap().starts_with("Review a change"));
+    let digest = review["sha256"].as_str().unwrap().to_owned();
+    let broken = &rows["no-desc"];
+    assert_eq!(broken["status"], "broken");
+    assert!(broken["reason"].as_str().unwrap().contains("no `description`"), "{broken}");
+
+    // Pinned: loads while every file is as pinned, refused once one changes.
+    let pinned = format!("[skills.code-review]\nsha256 = \"{digest}\"\n");
+    assert_eq!(list(&pinned)["code-review"]["status"], "active");
+    std::fs::write(triage.join("notes.txt"), "added later\n").unwrap();
+    let row = &list(&pinned)["code-review"];
+    assert_eq!(row["status"], "broken", "{row}");
+    let reason = row["reason"].as_str().unwrap();
+    assert!(reason.contains(&digest) && reason.contains("a file in it changed"), "{reason}");
+}

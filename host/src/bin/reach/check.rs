@@ -19,7 +19,8 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
 
     for name in ctx.policy().listed_skills() {
         let line = ctx.policy().skill_line(name).map(|l| format!(":{l}")).unwrap_or_default();
-        if ctx.registry().active(name).is_none() {
+        let bundle = ctx.registry().bundles().iter().find(|b| b.name() == name);
+        if ctx.registry().active(name).is_none() && bundle.and_then(|b| b.active()).is_none() {
             // A file that claims the name but was refused (wrong file name,
             // another pin) is the likelier story than "not installed".
             let refused: Vec<String> = ctx
@@ -31,6 +32,7 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                         && e.manifest.as_ref().is_some_and(|m| m.name == name)
                 })
                 .map(|e| e.path.display().to_string())
+                .chain(bundle.map(|b| b.path.display().to_string()))
                 .collect();
             let why = if refused.is_empty() {
                 format!("names a skill that is not installed in {}", ctx.registry().dir().display())
@@ -65,6 +67,12 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 e.path.display(),
                 e.reason.as_deref().unwrap_or("")
             ));
+        }
+    }
+    for b in ctx.registry().bundles() {
+        if b.status == Status::Broken {
+            let reason = b.reason.as_deref().unwrap_or("");
+            warnings.push(format!("{}: broken skill bundle: {reason}", b.path.display()));
         }
     }
 

@@ -27,6 +27,7 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
             let m = e.manifest.as_ref();
             let change = active_change(e, &changes);
             json!({
+                "kind": "component",
                 "name": m.map(|m| m.name.clone()),
                 "version": m.map(|m| m.version.to_string()),
                 "status": e.status,
@@ -41,6 +42,7 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 "previous": change,
             })
         })
+        .chain(ctx.registry().bundles().iter().map(|b| bundle_row(b, ctx.policy())))
         .collect();
     if as_json {
         println!(
@@ -93,7 +95,51 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
             println!("{:<16} {change} — review: reach skills inspect {name}", "");
         }
     }
+    for b in ctx.registry().bundles() {
+        let bundle = b.bundle.as_ref();
+        let version = bundle.and_then(|b| b.metadata.get("version")).map_or("-", String::as_str);
+        let status = if b.status == Status::Active { "active" } else { "broken" };
+        let digest = b.sha256().map_or("-", |d| d.get(..SHORT_DIGEST).unwrap_or(d));
+        let detail = match (b.status, bundle) {
+            (Status::Active, Some(bundle)) => {
+                let mut detail = format!("bundle: instructions, {} file(s)", bundle.files.len());
+                if let Some(first) = bundle.problems.first() {
+                    detail.push_str(&format!(
+                        "; {} warning(s): {}",
+                        bundle.problems.len(),
+                        first.message
+                    ));
+                }
+                detail
+            }
+            _ => b.reason.clone().unwrap_or_default(),
+        };
+        let (name, version) = (escape_for_terminal(&b.name()), escape_for_terminal(version));
+        let detail = escape_for_terminal(&detail);
+        println!("{name:<16} {version:<10} {status:<11} {digest:<SHORT_DIGEST$}  {detail}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A bundle's row in `reach skills list --json`: the fields of a
+/// component's row (no tools yet), plus its files and warnings.
+fn bundle_row(b: &agent_reach::registry::BundleEntry, policy: &Policy) -> serde_json::Value {
+    let bundle = b.bundle.as_ref();
+    json!({
+        "kind": "bundle",
+        "name": b.name(),
+        "version": bundle.and_then(|b| b.metadata.get("version")),
+        "status": b.status,
+        "path": b.path,
+        "sha256": b.sha256(),
+        "pinned": policy.pin(&b.name()).is_some(),
+        "tools": Vec::<String>::new(),
+        "description": bundle.map(|b| b.description.clone()),
+        "reason": b.reason,
+        "previous": null,
+        "files": bundle.map(|b| b.files.len()),
+        "warnings": bundle.map(|b| b.problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>()),
+    })
 }
 
 /// The change recorded by this listing for an active entry.
