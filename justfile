@@ -12,6 +12,9 @@ test_only_skills := "test-skill-echo test-skill-misbehave test-skill-probe"
 # its folder (`skills-src/NAME`, `tests/skills/NAME`) with scripts/guest-toolchains.sh's tools.
 bundled_interpreted_skills := "skill-data skill-feeds"
 test_only_interpreted_skills := "test-skill-misbehave-py test-skill-misbehave-js"
+# Interpreters that run Agent Skills bundles' scripts in the sandbox: `runner-NAME` is built from
+# skills-src/runners/NAME and installed as skills/runners/NAME.wasm (never offered as a skill).
+runners := "runner-python"
 
 # The main job: build the skills, bring up a model (the local one unless one is configured),
 # serve a sample article on 127.0.0.1 and have the agent save it as Markdown with the web skill.
@@ -27,15 +30,18 @@ demo-calls: skills
     cargo run -q -p agent-reach --bin reach -- call files.write '{"path": "README.md", "content": "overwritten?"}' --yes || true
 
 # Build the bundled skills into ./skills.
-skills: (interpreted-skills bundled_interpreted_skills)
+skills: (interpreted-skills bundled_interpreted_skills + " " + runners)
     cargo build --release --target {{wasm_target}} {{prepend("-p ", bundled_skills)}}
-    mkdir -p skills
+    mkdir -p skills/runners
     for krate in {{bundled_skills}} {{bundled_interpreted_skills}}; do \
         cp "{{release}}/$(echo "$krate" | tr - _).wasm" "skills/$(echo "${krate#skill-}" | tr - _).wasm"; \
     done
+    for krate in {{runners}}; do \
+        cp "{{release}}/$(echo "$krate" | tr - _).wasm" "skills/runners/${krate#runner-}.wasm"; \
+    done
 
 # Build every skill component the tests run (bundled and test-only).
-test-skills: (interpreted-skills bundled_interpreted_skills + " " + test_only_interpreted_skills)
+test-skills: (interpreted-skills bundled_interpreted_skills + " " + test_only_interpreted_skills + " " + runners)
     cargo build --release --target {{wasm_target}} {{prepend("-p ", bundled_skills + " " + test_only_skills)}}
 
 # Build the listed Python and JavaScript guests into the folder the Rust ones go to; one whose
@@ -49,6 +55,7 @@ interpreted-skills guests:
     for krate in {{guests}}; do
         case "$krate" in
             test-skill-*) dir="tests/skills/${krate#test-skill-}" ;;
+            runner-*) dir="skills-src/runners/${krate#runner-}" ;;
             *) dir="skills-src/${krate#skill-}" ;;
         esac
         if [[ -f "$dir/package.json" ]]; then sdk=sdk/js; else sdk=sdk/python; fi

@@ -35,6 +35,20 @@ fn main() {
             all.push(constant);
         }
     }
+    // Runners are installed as `runners/NAME.wasm`, never as skills: not in `ALL`.
+    for krate in crates(&text, "runners") {
+        let constant = krate.replace('-', "_").to_ascii_uppercase();
+        let name = krate
+            .strip_prefix("runner-")
+            .unwrap_or_else(|| panic!("{krate}: a runner is `runner-*`"));
+        writeln!(
+            out,
+            "/// The `{name}` script runner, built from skills-src/runners/{name}: install it as \
+             `runners/{name}.wasm`.\n\
+             pub const {constant}: Guest = Guest {{ krate: \"{krate}\", skill: \"{name}\" }};"
+        )
+        .expect("write to a string");
+    }
     writeln!(
         out,
         "/// Every guest, bundled first.\npub const ALL: &[Guest] = &[{}];",

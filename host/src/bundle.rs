@@ -16,6 +16,7 @@
 
 pub mod files;
 pub mod frontmatter;
+pub mod read;
 pub mod validate;
 
 pub use files::BundleFile;

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 mod builder;
+mod scripts;
 pub use builder::HostBuilder;
 
 /// Errors starting a [`Host`].
@@ -271,7 +272,7 @@ impl Host {
         tool: &str,
         arguments: &str,
     ) -> Result<CheckedCall, ToolFailure> {
-        let (_, spec) = self.registry.tool(skill, tool)?;
+        let spec = self.registry.tool(skill, tool)?.spec;
         let value: serde_json::Value = serde_json::from_str(arguments).map_err(|err| {
             ToolFailure::new(
                 ErrorCode::InvalidArgs,
@@ -339,8 +340,8 @@ impl Host {
     /// first: it may have been checked on another host (the one serving
     /// before a reload), whose table allowed what this one does not.
     pub async fn run_within(&self, call: CheckedCall, reach: Reach) -> Result<String, ToolFailure> {
-        let (active, spec) = self.registry.tool(&call.skill, &call.tool)?;
-        spec.validate(&call.skill, &call.value)?;
+        let found = self.registry.tool(&call.skill, &call.tool)?;
+        found.spec.validate(&call.skill, &call.value)?;
         match self.policy.level(&call.skill, &call.tool) {
             Level::Deny => return Err(self.denied(&call.skill, &call.tool)),
             Level::Confirm if !call.confirmed => {
@@ -355,7 +356,10 @@ impl Host {
             Reach::Granted => self.policy.grants(&call.skill),
             Reach::ReadOnly => self.policy.grants(&call.skill).read_only(),
         };
-        self.runtime.call(active.loaded(), &grants, &call.tool, &call.arguments).await
+        if let Some(bundle) = found.script_of() {
+            return scripts::run(&self.runtime, found.loaded(), bundle, grants, &call.value).await;
+        }
+        self.runtime.call(found.loaded(), &grants, &call.tool, &call.arguments).await
     }
 }
 

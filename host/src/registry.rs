@@ -26,7 +26,8 @@ mod identity;
 mod manifest;
 pub mod seen;
 
-pub use bundles::BundleEntry;
+pub(crate) use bundles::RUNNER_TOOL;
+pub use bundles::{BundleEntry, RUN_SCRIPT, RUNNERS, Script};
 pub use manifest::{Example, Manifest, ToolSpec};
 
 use crate::error::{ErrorCode, ToolFailure};
@@ -119,6 +120,30 @@ impl ActiveSkill<'_> {
     }
 }
 
+/// A tool [`Registry::tool`] found: the skill's manifest, the tool's spec
+/// and the component that runs it.
+pub struct ToolRef<'a> {
+    /// The skill's manifest (for a bundle, the one the host writes for it).
+    pub manifest: &'a Manifest,
+    /// The tool.
+    pub spec: &'a ToolSpec,
+    loaded: &'a LoadedSkill,
+    script_of: Option<&'a crate::bundle::Bundle>,
+}
+
+impl<'a> ToolRef<'a> {
+    /// The component to call.
+    pub fn loaded(&self) -> &'a LoadedSkill {
+        self.loaded
+    }
+
+    /// For a bundle's `run_script`, the bundle whose script the runner
+    /// ([`ToolRef::loaded`]) runs.
+    pub fn script_of(&self) -> Option<&'a crate::bundle::Bundle> {
+        self.script_of
+    }
+}
+
 /// Every skill file and bundle folder found in a folder, in path order.
 pub struct Registry {
     dir: PathBuf,
@@ -190,6 +215,16 @@ impl Registry {
         &self.bundles
     }
 
+    /// The active bundle with this name.
+    pub fn active_bundle(&self, name: &str) -> Option<&BundleEntry> {
+        self.bundles.iter().find(|b| b.active().is_some() && b.name() == name)
+    }
+
+    /// Every active bundle, sorted by name (the folder order).
+    pub fn active_bundles(&self) -> impl Iterator<Item = &BundleEntry> {
+        self.bundles.iter().filter(|b| b.active().is_some())
+    }
+
     /// The active skill with this name.
     pub fn active(&self, name: &str) -> Option<ActiveSkill<'_>> {
         self.entries.iter().filter_map(SkillEntry::as_active).find(|s| s.manifest.name == name)
@@ -203,53 +238,74 @@ impl Registry {
         all
     }
 
-    /// Find `skill.tool`; the error lists what exists (and why a broken
-    /// skill of that name is unavailable).
-    pub fn tool(
-        &self,
-        skill: &str,
-        tool: &str,
-    ) -> Result<(ActiveSkill<'_>, &ToolSpec), ToolFailure> {
-        let Some(active) = self.active(skill) else {
-            let broken = self.entries.iter().find(|e| {
-                e.status == Status::Broken
-                    && (e.manifest.as_ref().is_some_and(|m| m.name == skill)
-                        || e.path
-                            .file_stem()
-                            .is_some_and(|s| identity::stem_claims(&s.to_string_lossy(), skill)))
-            });
-            let message = match broken {
-                Some(e) => format!(
-                    "skill `{skill}` failed to load from {}: {}",
-                    e.path.display(),
-                    e.reason.as_deref().unwrap_or("unknown reason")
-                ),
-                None => {
-                    let names: Vec<String> =
-                        self.active_skills().iter().map(|s| s.manifest.name.clone()).collect();
-                    format!(
-                        "no skill named `{skill}` in {}; available: {}",
-                        self.dir.display(),
-                        if names.is_empty() { "none".to_owned() } else { names.join(", ") }
-                    )
-                }
+    /// Find `skill.tool`, in a `.wasm` skill or a bundle; the error lists
+    /// what exists (and why a broken skill of that name is unavailable).
+    pub fn tool(&self, skill: &str, tool: &str) -> Result<ToolRef<'_>, ToolFailure> {
+        let no_tool = |manifest: &Manifest| {
+            let names: Vec<&str> = manifest.tools.iter().map(|t| t.name.as_str()).collect();
+            let listed = if names.is_empty() {
+                "none (it has instructions only: skills__open)".to_owned()
+            } else {
+                names.join(", ")
             };
-            return Err(ToolFailure::new(ErrorCode::NoSuchTool, message));
+            ToolFailure::new(
+                ErrorCode::NoSuchTool,
+                format!("skill `{skill}` has no tool `{tool}`; its tools: {listed}"),
+            )
         };
-        match active.manifest.tool(tool) {
-            Some(spec) => Ok((active, spec)),
-            None => {
-                let names: Vec<&str> =
-                    active.manifest.tools.iter().map(|t| t.name.as_str()).collect();
-                Err(ToolFailure::new(
-                    ErrorCode::NoSuchTool,
-                    format!(
-                        "skill `{skill}` has no tool `{tool}`; its tools: {}",
-                        names.join(", ")
-                    ),
-                ))
-            }
+        if let Some(active) = self.active(skill) {
+            let spec = active.manifest.tool(tool).ok_or_else(|| no_tool(active.manifest))?;
+            return Ok(ToolRef {
+                manifest: active.manifest,
+                spec,
+                loaded: active.loaded,
+                script_of: None,
+            });
         }
+        if let Some(entry) = self.active_bundle(skill)
+            && let Some(manifest) = &entry.manifest
+        {
+            let spec = manifest.tool(tool).ok_or_else(|| no_tool(manifest))?;
+            let (loaded, script_of) = match entry.backend(tool) {
+                Some(bundles::Backend::Component(loaded)) => (loaded, None),
+                Some(bundles::Backend::Script(loaded, bundle)) => (loaded, Some(bundle)),
+                None => return Err(no_tool(manifest)),
+            };
+            return Ok(ToolRef { manifest, spec, loaded, script_of });
+        }
+        let broken = self.entries.iter().find(|e| {
+            e.status == Status::Broken
+                && (e.manifest.as_ref().is_some_and(|m| m.name == skill)
+                    || e.path
+                        .file_stem()
+                        .is_some_and(|s| identity::stem_claims(&s.to_string_lossy(), skill)))
+        });
+        let broken_bundle =
+            self.bundles.iter().find(|b| b.status == Status::Broken && b.name() == skill);
+        let message = match (broken, broken_bundle) {
+            (Some(e), _) => format!(
+                "skill `{skill}` failed to load from {}: {}",
+                e.path.display(),
+                e.reason.as_deref().unwrap_or("unknown reason")
+            ),
+            (None, Some(b)) => format!(
+                "skill `{skill}` failed to load from {}: {}",
+                b.path.display(),
+                b.reason.as_deref().unwrap_or("unknown reason")
+            ),
+            (None, None) => {
+                let mut names: Vec<String> =
+                    self.active_skills().iter().map(|s| s.manifest.name.clone()).collect();
+                names.extend(self.active_bundles().map(BundleEntry::name));
+                names.sort();
+                format!(
+                    "no skill named `{skill}` in {}; available: {}",
+                    self.dir.display(),
+                    if names.is_empty() { "none".to_owned() } else { names.join(", ") }
+                )
+            }
+        };
+        Err(ToolFailure::new(ErrorCode::NoSuchTool, message))
     }
 }
 
@@ -310,7 +366,7 @@ async fn scan_folder(
             _ => {}
         }
     }
-    let bundles = bundles::scan(dir, policy, &entries);
+    let bundles = bundles::scan(runtime, dir, policy, &entries, &mut on_compile).await;
     for b in bundles.iter().filter(|b| b.status == Status::Broken) {
         tracing::warn!(
             path = %b.path.display(),
@@ -322,6 +378,28 @@ async fn scan_folder(
 }
 
 async fn load_one(
+    runtime: &Runtime,
+    path: &Path,
+    on_compile: &mut impl FnMut(&Path),
+) -> SkillEntry {
+    let mut entry = load_component(runtime, path, on_compile).await;
+    if entry.status == Status::Active
+        && let Some(manifest) = &entry.manifest
+    {
+        // The manifest is kept on a refused file so listings show what it
+        // claimed; `as_active` never offers a broken entry.
+        entry.reason = identity::name_mismatch(path, manifest);
+        if entry.reason.is_some() {
+            entry.status = Status::Broken;
+        }
+    }
+    entry
+}
+
+/// Compile (or take from the cache) and `describe` the component at
+/// `path`, without the file-name rule a skill in the folder follows (a
+/// bundle's `tools/*.wasm` and the runners have their own).
+async fn load_component(
     runtime: &Runtime,
     path: &Path,
     on_compile: &mut impl FnMut(&Path),
@@ -362,14 +440,11 @@ async fn load_one(
         Ok(manifest) => manifest,
         Err(reason) => return broken(format!("invalid manifest: {reason}"), sha256),
     };
-    // The manifest is kept on a refused file so listings show what it
-    // claimed; `as_active` never offers a broken entry.
-    let reason = identity::name_mismatch(path, &manifest);
     SkillEntry {
         path: path.to_owned(),
-        status: if reason.is_some() { Status::Broken } else { Status::Active },
+        status: Status::Active,
         manifest: Some(manifest),
-        reason,
+        reason: None,
         source: Some(loaded.source()),
         sha256,
         stale: None,

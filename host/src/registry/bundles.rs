@@ -10,17 +10,33 @@
 //!   the bundle: which of the two the table's grants were written for
 //!   cannot be told, so neither silently wins.
 //!
+//! A bundle's tools are those of its `tools/*.wasm` components (their own
+//! skill names are ignored: they are the bundle's tools, under its name and
+//! grants) and, when it has Python scripts and the skills folder has the
+//! Python runner (`runners/python.wasm`), `run_script`, which runs one of
+//! them in that runner with the bundle's grants.
+//!
 //! Only the folder the operator set is scanned: project folders that other
 //! clients read (`.agents/skills/`) are not, so a cloned repository cannot
 //! add instructions to a run.
 
+use super::manifest::{Manifest, ToolSpec};
 use super::{SkillEntry, Status};
 use crate::bundle::{self, Bundle};
 use crate::policy::Policy;
+use crate::runtime::{LoadedSkill, Runtime};
+use serde_json::json;
 use std::path::{Path, PathBuf};
 
+/// The folder, inside the skills folder, holding the script runners.
+pub const RUNNERS: &str = "runners";
+/// The tool a bundle with Python scripts gets.
+pub const RUN_SCRIPT: &str = "run_script";
+/// The runner's own tool, which `run_script` calls.
+pub(crate) const RUNNER_TOOL: &str = "run";
+
 /// One bundle folder in the skills folder.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct BundleEntry {
     /// The bundle folder.
     pub path: PathBuf,
@@ -30,6 +46,30 @@ pub struct BundleEntry {
     pub bundle: Option<Bundle>,
     /// Why it is broken; for an active one, `None`.
     pub reason: Option<String>,
+    /// The skill as the host offers it: the bundle's name, description
+    /// and tools (`instructions` is the `SKILL.md` body); set when active.
+    pub manifest: Option<Manifest>,
+    /// Every file under `scripts/`, and whether it can run here.
+    pub scripts: Vec<Script>,
+    /// Which component serves each tool of `manifest`, by tool name.
+    serving: Vec<(String, LoadedSkill)>,
+}
+
+/// A file under a bundle's `scripts/`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Script {
+    /// Its path in the bundle, e.g. `scripts/triage.py`.
+    pub path: String,
+    /// Why it cannot run here; `None` when `run_script` runs it.
+    pub cannot_run: Option<String>,
+}
+
+/// The component behind one of a bundle's tools.
+pub(crate) enum Backend<'a> {
+    /// A `tools/*.wasm` component's own tool.
+    Component(&'a LoadedSkill),
+    /// `run_script`: the runner, with the bundle folder to preopen.
+    Script(&'a LoadedSkill, &'a Bundle),
 }
 
 impl BundleEntry {
@@ -47,11 +87,40 @@ impl BundleEntry {
     pub fn active(&self) -> Option<&Bundle> {
         self.bundle.as_ref().filter(|_| self.status == Status::Active)
     }
+
+    /// What serves `tool`, when the bundle is active and has it.
+    pub(crate) fn backend(&self, tool: &str) -> Option<Backend<'_>> {
+        let bundle = self.active()?;
+        let (_, loaded) = self.serving.iter().find(|(t, _)| t == tool)?;
+        Some(if tool == RUN_SCRIPT && self.scripts_run() {
+            Backend::Script(loaded, bundle)
+        } else {
+            Backend::Component(loaded)
+        })
+    }
+
+    /// Whether `run_script` is one of its tools.
+    fn scripts_run(&self) -> bool {
+        self.scripts.iter().any(|s| s.cannot_run.is_none())
+    }
+}
+
+/// The Python runner, loaded once per scan when a bundle needs it.
+pub(super) struct Runner {
+    path: PathBuf,
+    loaded: Result<LoadedSkill, String>,
 }
 
 /// Every bundle folder directly in `dir`, in path order, with pins and
-/// name clashes against the `.wasm` skills in `components` applied.
-pub(super) fn scan(dir: &Path, policy: &Policy, components: &[SkillEntry]) -> Vec<BundleEntry> {
+/// name clashes against the `.wasm` skills in `components` applied, and
+/// their tools loaded.
+pub(super) async fn scan(
+    runtime: &Runtime,
+    dir: &Path,
+    policy: &Policy,
+    components: &[SkillEntry],
+    on_compile: &mut impl FnMut(&Path),
+) -> Vec<BundleEntry> {
     let Ok(read) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut folders: Vec<PathBuf> = read
         .filter_map(|e| e.ok())
@@ -60,25 +129,40 @@ pub(super) fn scan(dir: &Path, policy: &Policy, components: &[SkillEntry]) -> Ve
         .filter(|p| bundle::is_bundle(p))
         .collect();
     folders.sort();
-    folders.into_iter().map(|path| one(path, policy, components)).collect()
+    let mut runner: Option<Runner> = None;
+    let mut out = Vec::with_capacity(folders.len());
+    for path in folders {
+        let mut entry = one(path, policy, components);
+        if entry.status == Status::Active {
+            offer(runtime, dir, &mut entry, &mut runner, on_compile).await;
+        }
+        out.push(entry);
+    }
+    out
 }
 
 fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry {
     let entry = match bundle::load(&path) {
-        Ok(b) => BundleEntry { path, status: Status::Active, bundle: Some(b), reason: None },
+        Ok(b) => BundleEntry {
+            path,
+            status: Status::Active,
+            bundle: Some(b),
+            reason: None,
+            manifest: None,
+            scripts: Vec::new(),
+            serving: Vec::new(),
+        },
         Err(e) => BundleEntry {
             path,
             status: Status::Broken,
             bundle: None,
             reason: Some(format!("SKILL.md: {e}")),
+            manifest: None,
+            scripts: Vec::new(),
+            serving: Vec::new(),
         },
     };
     let name = entry.name();
-    let refused = |entry: BundleEntry, reason: String| BundleEntry {
-        status: Status::Broken,
-        reason: Some(reason),
-        ..entry
-    };
     if entry.status == Status::Broken {
         return entry;
     }
@@ -110,4 +194,186 @@ fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry
         tracing::warn!(skill = %name, path = %entry.path.display(), "SKILL.md: {}", problem.message);
     }
     entry
+}
+
+fn refused(entry: BundleEntry, reason: String) -> BundleEntry {
+    BundleEntry { status: Status::Broken, reason: Some(reason), manifest: None, ..entry }
+}
+
+/// Loads the bundle's `tools/*.wasm`, sorts its scripts into those that
+/// run and those that do not, and writes the manifest the host offers. A
+/// tool component that does not load, or two tools with one name, break
+/// the bundle: a skill missing half its tools would mislead the model.
+async fn offer(
+    runtime: &Runtime,
+    dir: &Path,
+    entry: &mut BundleEntry,
+    runner: &mut Option<Runner>,
+    on_compile: &mut impl FnMut(&Path),
+) {
+    let Some(b) = entry.bundle.clone() else { return };
+    let mut tools: Vec<ToolSpec> = Vec::new();
+    let mut serving: Vec<(String, LoadedSkill)> = Vec::new();
+    for file in b.files.iter().filter(|f| is_tool_component(&f.path)) {
+        let path = b.dir.join(&file.path);
+        let loaded = super::load_component(runtime, &path, on_compile).await;
+        let (Status::Active, Some(manifest), Some(component)) =
+            (&loaded.status, loaded.manifest, loaded.loaded)
+        else {
+            let why = loaded.reason.unwrap_or_else(|| "it does not load".to_owned());
+            *entry = refused(entry.clone(), format!("{}: {why}", file.path));
+            return;
+        };
+        if loaded.sha256.as_deref() != Some(file.sha256.as_str()) {
+            let why = format!("{} changed while the bundle was read; scan again", file.path);
+            *entry = refused(entry.clone(), why);
+            return;
+        }
+        for tool in manifest.tools {
+            if tools.iter().any(|t| t.name == tool.name) || tool.name == RUN_SCRIPT {
+                let why = format!(
+                    "{}: a tool named `{}` is already one of this skill's tools; tool names must \
+                     be unique across tools/*.wasm (and `{RUN_SCRIPT}` is the host's)",
+                    file.path, tool.name
+                );
+                *entry = refused(entry.clone(), why);
+                return;
+            }
+            serving.push((tool.name.clone(), component.clone()));
+            tools.push(tool);
+        }
+    }
+    entry.scripts = scripts(&b);
+    let python: Vec<&str> =
+        entry.scripts.iter().filter(|s| s.path.ends_with(".py")).map(|s| s.path.as_str()).collect();
+    if !python.is_empty() {
+        let runner = match runner {
+            Some(r) => r,
+            None => runner.insert(load_runner(runtime, dir, on_compile).await),
+        };
+        match &runner.loaded {
+            Ok(component) => {
+                tools.push(run_script_spec(&b.name, &python, &entry.scripts));
+                serving.push((RUN_SCRIPT.to_owned(), component.clone()));
+            }
+            Err(why) => {
+                let why = format!("cannot run here: {why}");
+                for s in entry.scripts.iter_mut().filter(|s| s.path.ends_with(".py")) {
+                    s.cannot_run = Some(why.clone());
+                }
+                tracing::warn!(skill = %b.name, runner = %runner.path.display(), "{why}");
+            }
+        }
+    }
+    let version = b
+        .metadata
+        .get("version")
+        .and_then(|v| semver::Version::parse(v).ok())
+        .unwrap_or_else(|| semver::Version::new(0, 0, 0));
+    entry.manifest = Some(Manifest {
+        name: b.name.clone(),
+        version,
+        description: b.description.clone(),
+        tools,
+        instructions: Some(b.body.clone()).filter(|body| !body.is_empty()),
+    });
+    entry.serving = serving;
+}
+
+/// `tools/NAME.wasm`, directly in `tools/`.
+fn is_tool_component(path: &str) -> bool {
+    path.strip_prefix("tools/").is_some_and(|rest| !rest.contains('/') && rest.ends_with(".wasm"))
+}
+
+/// Every file under `scripts/`: `.py` ones run (when the runner loads),
+/// nothing else ever does.
+fn scripts(b: &Bundle) -> Vec<Script> {
+    b.files
+        .iter()
+        .filter(|f| f.path.starts_with("scripts/"))
+        .map(|f| {
+            let cannot_run = if f.path.ends_with(".py") {
+                None
+            } else if f.path.ends_with(".js") || f.path.ends_with(".mjs") {
+                Some(
+                    "JavaScript scripts are not run yet (no JavaScript runner); the model can \
+                     read it with skills__read"
+                        .to_owned(),
+                )
+            } else {
+                Some(
+                    "only Python scripts run, inside the sandbox; shell scripts and binaries \
+                     never run (the model can read it with skills__read)"
+                        .to_owned(),
+                )
+            };
+            Script { path: f.path.clone(), cannot_run }
+        })
+        .collect()
+}
+
+async fn load_runner(runtime: &Runtime, dir: &Path, on_compile: &mut impl FnMut(&Path)) -> Runner {
+    let path = dir.join(RUNNERS).join("python.wasm");
+    if !path.is_file() {
+        let why =
+            format!("the Python runner {} is missing (`just skills` builds it)", path.display());
+        return Runner { path, loaded: Err(why) };
+    }
+    let entry = super::load_component(runtime, &path, on_compile).await;
+    let loaded = match (entry.status, entry.manifest, entry.loaded) {
+        (Status::Active, Some(m), Some(loaded)) if m.tool(RUNNER_TOOL).is_some() => Ok(loaded),
+        (Status::Active, Some(_), Some(_)) => Err(format!(
+            "{} has no `{RUNNER_TOOL}` tool: it is not the script runner",
+            path.display()
+        )),
+        (_, _, _) => Err(format!(
+            "the Python runner {} does not load: {}",
+            path.display(),
+            entry.reason.unwrap_or_default()
+        )),
+    };
+    Runner { path, loaded }
+}
+
+/// What the model is offered for running the bundle's Python scripts: an
+/// enum of their real paths.
+fn run_script_spec(skill: &str, python: &[&str], all: &[Script]) -> ToolSpec {
+    let mut description = format!(
+        "Run one of the {skill} skill's Python scripts inside the sandbox, as `python SCRIPT \
+         ARGS...` would, with `stdin` as its standard input; the result is what it prints. \
+         Python's standard library is there; the script reaches only the folders and hosts the \
+         permission table grants this skill. Scripts: {}.",
+        python.join(", ")
+    );
+    let others: Vec<&str> =
+        all.iter().filter(|s| s.cannot_run.is_some()).map(|s| s.path.as_str()).collect();
+    if !others.is_empty() {
+        description.push_str(&format!(
+            " These cannot run here (read them with skills__read instead): {}.",
+            others.join(", ")
+        ));
+    }
+    ToolSpec::host_defined(
+        RUN_SCRIPT,
+        description,
+        json!({
+            "type": "object",
+            "properties": {
+                "script": {"type": "string", "enum": python, "description": "The script to run."},
+                "args": {
+                    "type": "array",
+                    "items": {"type": "string", "maxLength": 4096},
+                    "maxItems": 64,
+                    "description": "Command-line arguments, one string each (default none)."
+                },
+                "stdin": {
+                    "type": "string",
+                    "maxLength": 1_048_576,
+                    "description": "Text the script reads from standard input (default empty)."
+                }
+            },
+            "required": ["script"],
+            "additionalProperties": false
+        }),
+    )
 }

@@ -144,6 +144,22 @@ impl Manifest {
 }
 
 impl ToolSpec {
+    /// A tool the host itself defines for a skill (a bundle's
+    /// `run_script`): no examples, the schema trusted as written.
+    pub(crate) fn host_defined(
+        name: &str,
+        description: String,
+        parameters: serde_json::Value,
+    ) -> Self {
+        ToolSpec {
+            name: name.to_owned(),
+            description,
+            parameters,
+            examples: Vec::new(),
+            validator: Arc::default(),
+        }
+    }
+
     /// Check arguments against the schema; the error names the JSON path
     /// that failed and what the schema wanted there.
     pub fn validate(&self, skill: &str, arguments: &serde_json::Value) -> Result<(), ToolFailure> {
