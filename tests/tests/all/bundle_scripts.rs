@@ -1,0 +1,157 @@
+//! Agent Skills bundles' Python scripts, run by the Python runner
+//! component inside the sandbox with exactly the bundle's grants: the
+//! fixture bundle (`tests/fixtures/bundles/csv-report`, shaped like the
+//! format's public examples) runs its script and imports its vendored
+//! module; reading outside the grants or reaching an ungranted host is
+//! `DENIED`; a shell script is never run.
+
+use agent_reach::ErrorCode;
+use agent_reach_tests::guests;
+use agent_reach_tests::{TestServer, Workspace, call, workspace};
+use serde_json::json;
+use std::path::Path;
+
+/// A workspace with the runner and the fixture bundle, plus `extra`
+/// scripts (name, source) written into its `scripts/`.
+fn ws(extra: &[(&str, &str)]) -> Workspace {
+    let ws = Workspace::new();
+    ws.mkdir("skills/runners");
+    std::fs::copy(guests::RUNNER_PYTHON.path(), ws.path("skills/runners/python.wasm"))
+        .expect("install the runner");
+    copy_dir(&workspace().join("tests/fixtures/bundles/csv-report"), &ws.path("skills/csv-report"));
+    for (name, source) in extra {
+        ws.write(&format!("skills/csv-report/scripts/{name}"), source);
+    }
+    ws.write("data/sales.csv", "region,amount\nNorth,10\nSouth,5\nNorth,7.5\n");
+    ws.write("private/secret.txt", "not for scripts\n");
+    ws
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+fn table(ws: &Workspace, extra: &str) -> String {
+    format!(
+        "[skills.csv-report]\nlevel = \"auto\"\nread = [\"{}\"]\n{extra}",
+        ws.path("data").display()
+    )
+}
+
+#[tokio::test]
+async fn a_bundles_script_runs_in_the_sandbox_with_its_vendored_module() {
+    let ws = ws(&[]);
+    let host = ws.host(&table(&ws, "")).await;
+    let manifest = &host.registry().active_bundle("csv-report").expect("active").manifest;
+    let tools: Vec<&str> =
+        manifest.as_ref().unwrap().tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(tools, ["run_script"]);
+    let path = ws.path("data/sales.csv");
+    let out = call(
+        &host,
+        "csv-report.run_script",
+        json!({"script": "scripts/report.py", "args": [path.to_str().unwrap()]}),
+    )
+    .await
+    .expect("the script runs");
+    assert!(out.starts_with("# Report: sales.csv"), "{out}");
+    assert!(out.contains("3 rows, 2 columns"), "{out}");
+    assert!(out.contains("| amount | total 22.5, mean 7.5 |"), "{out}");
+    assert!(out.contains("| region | most common: North (2×) |"), "the vendored table: {out}");
+}
+
+#[tokio::test]
+async fn reading_outside_the_grants_is_denied_and_so_is_an_ungranted_host() {
+    let server = TestServer::start();
+    let peek = "import sys\nprint(open(sys.argv[1]).read())\n";
+    let fetch =
+        "import sys, urllib.request\nprint(urllib.request.urlopen(sys.argv[1]).read().decode())\n";
+    let ws = ws(&[("peek.py", peek), ("fetch.py", fetch)]);
+    let host = ws.host(&table(&ws, "")).await;
+    let secret = ws.path("private/secret.txt");
+    let err = call(
+        &host,
+        "csv-report.run_script",
+        json!({"script": "scripts/peek.py", "args": [secret.to_str().unwrap()]}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains("secret.txt"), "names the path: {err}");
+    // Inside the grant: read.
+    let granted = ws.path("data/sales.csv");
+    let out = call(
+        &host,
+        "csv-report.run_script",
+        json!({"script": "scripts/peek.py", "args": [granted.to_str().unwrap()]}),
+    )
+    .await
+    .expect("a granted file is read");
+    assert!(out.contains("North,10"), "{out}");
+
+    let url = server.url("/hello");
+    let err =
+        call(&host, "csv-report.run_script", json!({"script": "scripts/fetch.py", "args": [url]}))
+            .await
+            .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains(&server.addr.to_string()), "names the host: {err}");
+
+    // Granted to the bundle: the same script reaches it.
+    let host = ws.host(&table(&ws, &format!("net = [\"{}\"]\n", server.addr))).await;
+    let out =
+        call(&host, "csv-report.run_script", json!({"script": "scripts/fetch.py", "args": [url]}))
+            .await
+            .expect("a granted host answers");
+    assert!(out.contains("hello from /hello"), "{out}");
+}
+
+#[tokio::test]
+async fn only_listed_unchanged_python_scripts_run() {
+    let ws = ws(&[]);
+    let host = ws.host(&table(&ws, "")).await;
+    // A shell script is not on the menu, so the schema refuses it.
+    let err = call(&host, "csv-report.run_script", json!({"script": "scripts/install.sh"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
+    let entry = host.registry().active_bundle("csv-report").unwrap();
+    let sh = entry.scripts.iter().find(|s| s.path == "scripts/install.sh").unwrap();
+    assert!(sh.cannot_run.as_deref().unwrap().contains("never run"), "{sh:?}");
+    // Changed on disk after the scan: refused, not run.
+    ws.write("skills/csv-report/scripts/report.py", "print('swapped')\n");
+    let err = call(&host, "csv-report.run_script", json!({"script": "scripts/report.py"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(err.message.contains("changed since the bundle was loaded"), "{err}");
+}
+
+#[tokio::test]
+async fn a_failing_script_says_how_and_the_bundle_folder_is_read_only() {
+    let write = "open(__file__ + '.bak', 'w').write('x')\n";
+    let ws = ws(&[
+        ("fail.py", "import sys\nprint('usage: fail.py N', file=sys.stderr)\nsys.exit(2)\n"),
+        ("write.py", write),
+    ]);
+    let host = ws.host(&table(&ws, "")).await;
+    let err = call(&host, "csv-report.run_script", json!({"script": "scripts/fail.py"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Failed, "{err}");
+    assert!(err.message.contains("status 2") && err.message.contains("usage: fail.py"), "{err}");
+    let err = call(&host, "csv-report.run_script", json!({"script": "scripts/write.py"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code, ErrorCode::Denied, "{err}");
+    assert!(!ws.path("skills/csv-report/scripts/write.py.bak").exists());
+}
