@@ -19,6 +19,8 @@ use crate::model::{Message, ToolCall};
 use serde_json::{Value, json};
 use std::time::Instant;
 
+mod activate;
+pub(super) use activate::{activation_heading, activation_text};
 mod execute;
 
 impl Harness<'_> {

@@ -4,7 +4,9 @@
 
 use super::Harness;
 use super::audit::record;
+use super::call::{activation_heading, activation_text};
 use super::compaction::{self, Budget};
+use super::conversation::Turn;
 use super::prompt::{Around, PREAMBLE};
 use super::state::RunState;
 use crate::model::{ChatRequest, Message};
@@ -12,6 +14,29 @@ use crate::text::shorten_chars;
 use std::time::Instant;
 
 impl Harness<'_> {
+    /// The instructions of every bundle in `opened` that no turn of
+    /// `turns` holds any more, as harness turns.
+    fn open_instructions(&self, opened: &[String], turns: &[Turn]) -> Vec<Turn> {
+        let step = turns.get(1).map_or(0, |t| t.step);
+        opened
+            .iter()
+            .filter(|s| self.toolbox.is_bundle(s))
+            .filter(|s| {
+                let heading = activation_heading(s);
+                !turns.iter().any(|t| t.message.content.contains(&heading))
+            })
+            .filter_map(|s| {
+                let entry = self.host.registry().active_bundle(s)?;
+                let tools = self.toolbox.described_tools(s);
+                let text = format!(
+                    "[harness] The skill {s} is open; its instructions, kept through compaction:\n{}",
+                    activation_text(entry, &tools)
+                );
+                Some(Turn { message: Message::user(text), step, from_person: false })
+            })
+            .collect()
+    }
+
     /// The context window this run works against, and where it came from.
     pub(super) async fn budget(&self) -> (Budget, &'static str) {
         let server = if self.config.context_tokens.is_none() {
@@ -89,7 +114,11 @@ impl Harness<'_> {
             first.from_person,
         );
         let person = older.iter().filter(|t| t.from_person).count();
-        let rebuilt = compaction::rebuild(conversation.turns(), &plan, checkpoint);
+        let mut rebuilt = compaction::rebuild(conversation.turns(), &plan, checkpoint);
+        // An open skill's instructions are not summarised away: the ones
+        // whose activation was replaced come back whole, after the checkpoint.
+        let kept = self.open_instructions(&run.opened, &rebuilt);
+        rebuilt.splice(2..2, kept);
         conversation.replace(rebuilt);
         let after = self.estimate(run, &self.around(run, note));
         self.audit.record(record::Compaction {

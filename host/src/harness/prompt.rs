@@ -78,6 +78,9 @@ impl Harness<'_> {
         }
         if self.config.disclose != Disclosure::All && !run.offer_all {
             Cow::Owned(self.toolbox.on_demand(&run.opened))
+        } else if run.opened.iter().any(|s| self.toolbox.is_bundle(s)) {
+            // A bundle's tools, once it is open, after every other tool.
+            Cow::Owned(self.toolbox.with_opened_bundles(&run.opened))
         } else {
             Cow::Borrowed(self.toolbox.specs())
         }

@@ -2,6 +2,13 @@
 //! policy does not deny, under names every provider accepts, plus the
 //! harness's built-ins (`workbench__read`, `skills__instructions`, and
 //! `memory__remember` / `memory__recall` when the run has a memory).
+//!
+//! Agent Skills bundles are disclosed progressively, in every disclosure
+//! mode: their names and descriptions are the catalogue in `skills__open`
+//! (tier 1); opening one returns its `SKILL.md` body and file list and
+//! offers its tools from then on, appended after the others so the prompt
+//! prefix stays cached (tier 2); `skills__read` returns one of its files
+//! (tier 3).
 
 use crate::Host;
 use crate::model::ToolSpec;
@@ -37,6 +44,8 @@ pub enum Target {
     MemoryRecall,
     /// [`SKILL_OPEN`].
     SkillOpen,
+    /// [`SKILL_READ`].
+    SkillRead,
     /// [`crate::agents::DELEGATE`].
     Delegate,
 }
@@ -49,6 +58,13 @@ struct MenuEntry {
     tools: Vec<String>,
     /// Every word the skill offers about itself, for choosing it by task.
     words: String,
+}
+
+/// One Agent Skills bundle as the catalogue shows it.
+#[derive(Clone, Debug)]
+pub(super) struct BundleMenu {
+    pub(super) skill: String,
+    pub(super) description: String,
 }
 
 /// The offered tools and what each name means.
@@ -65,6 +81,12 @@ pub struct Toolbox {
     withheld: HashMap<String, String>,
     /// The offered skills that have instructions (`skills__instructions`).
     instructed: Vec<String>,
+    /// The offered bundles, in the catalogue's order.
+    bundles: Vec<BundleMenu>,
+    /// The bundles' tools: offered only once their bundle is open.
+    bundle_specs: Vec<ToolSpec>,
+    /// Whether [`Toolbox::enable_open`] ran (skills on demand).
+    on_demand: bool,
 }
 
 impl Toolbox {
@@ -126,7 +148,70 @@ impl Toolbox {
             }
         }
         toolbox.offer_instructions(with_instructions);
+        toolbox.add_bundles(host, &listed, compact);
         toolbox
+    }
+
+    /// The active bundles the table lists (all, when it lists none): their
+    /// tools resolve, but are offered only once opened; `skills__open`
+    /// carries the catalogue and `skills__read` their files.
+    fn add_bundles(&mut self, host: &Host, listed: &[&str], compact: bool) {
+        for entry in host.registry().active_bundles() {
+            let Some(m) = &entry.manifest else { continue };
+            if !listed.is_empty() && !listed.contains(&m.name.as_str()) {
+                continue;
+            }
+            for tool in &m.tools {
+                if host.policy().level(&m.name, &tool.name) == Level::Deny {
+                    continue;
+                }
+                let name = offered_name(&m.name, &tool.name);
+                if self.targets.contains_key(&name) {
+                    tracing::warn!(skill = %m.name, tool = %tool.name, "not offered: its name {name} is taken");
+                    continue;
+                }
+                let parameters = if compact {
+                    super::schema::compact(&tool.parameters)
+                } else {
+                    tool.parameters.clone()
+                };
+                let target = Target::Skill { skill: m.name.clone(), tool: tool.name.clone() };
+                if let Some(alias) = dotted(&name)
+                    && !self.targets.contains_key(&alias)
+                {
+                    self.targets.insert(alias, target.clone());
+                }
+                self.targets.insert(name.clone(), target);
+                self.bundle_specs.push(ToolSpec {
+                    name,
+                    description: format!("[{}] {}", m.name, tool.description),
+                    parameters,
+                });
+            }
+            self.bundles
+                .push(BundleMenu { skill: m.name.clone(), description: m.description.clone() });
+        }
+        self.offer_catalogue();
+    }
+
+    /// Whether `skill` is one of the offered bundles.
+    pub fn is_bundle(&self, skill: &str) -> bool {
+        self.bundles.iter().any(|b| b.skill == skill)
+    }
+
+    /// The offered bundles' names.
+    pub fn bundles(&self) -> Vec<&str> {
+        self.bundles.iter().map(|b| b.skill.as_str()).collect()
+    }
+
+    /// `specs` followed by the tools of the bundles in `opened`, in the
+    /// order they were opened.
+    pub fn with_opened_bundles(&self, opened: &[String]) -> Vec<ToolSpec> {
+        let mut out = self.specs.clone();
+        for skill in opened.iter().filter(|s| self.is_bundle(s)) {
+            out.extend(self.tools_of(skill).into_iter().cloned());
+        }
+        out
     }
 
     fn add(
@@ -166,6 +251,10 @@ impl Toolbox {
         let targets = &self.targets;
         self.specs.retain(|s| targets.contains_key(&s.name));
         self.menu.retain(|e| skills.contains(&e.skill));
+        self.bundles.retain(|b| skills.contains(&b.skill));
+        let targets = &self.targets;
+        self.bundle_specs.retain(|s| targets.contains_key(&s.name));
+        self.offer_catalogue();
         // Instructions only for the skills still offered (none: no tool).
         let with = self.instructed.iter().filter(|name| skills.contains(name)).cloned().collect();
         self.offer_instructions(with);
@@ -215,6 +304,7 @@ impl Toolbox {
     pub fn tools_of(&self, skill: &str) -> Vec<&ToolSpec> {
         self.specs
             .iter()
+            .chain(&self.bundle_specs)
             .filter(|s| {
                 matches!(
                     self.targets.get(&s.name),
@@ -224,10 +314,19 @@ impl Toolbox {
             .collect()
     }
 
+    /// The tools of `skill` as (offered name, description) pairs.
+    pub fn described_tools(&self, skill: &str) -> Vec<(String, String)> {
+        self.tools_of(skill).iter().map(|t| (t.name.clone(), t.description.clone())).collect()
+    }
+
     /// The parameters schema of the tool `name` runs, if it was offered.
     pub fn parameters(&self, name: &str) -> Option<&serde_json::Value> {
         let target = self.targets.get(name)?;
-        self.specs.iter().find(|s| self.targets.get(&s.name) == Some(target)).map(|s| &s.parameters)
+        self.specs
+            .iter()
+            .chain(&self.bundle_specs)
+            .find(|s| self.targets.get(&s.name) == Some(target))
+            .map(|s| &s.parameters)
     }
 
     /// What `name` runs, if it was offered.

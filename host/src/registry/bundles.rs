@@ -166,6 +166,13 @@ fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry
     if entry.status == Status::Broken {
         return entry;
     }
+    if crate::policy::RESERVED_SKILL_NAMES.contains(&name.as_str()) {
+        let reason = format!(
+            "the skill name `{name}` is reserved for the harness's built-in tools ({}); rename              the folder",
+            crate::policy::BUILTIN_TOOL_NAMES
+        );
+        return refused(entry, reason);
+    }
     if let Some(other) = components
         .iter()
         .find(|c| c.status != Status::Broken && c.manifest.as_ref().is_some_and(|m| m.name == name))

@@ -3,12 +3,17 @@
 //! fixture bundle (`tests/fixtures/bundles/csv-report`, shaped like the
 //! format's public examples) runs its script and imports its vendored
 //! module; reading outside the grants or reaching an ungranted host is
-//! `DENIED`; a shell script is never run.
+//! `DENIED`; a shell script is never run. And the same bundle in a run,
+//! disclosed progressively to a scripted model: catalogue, activation,
+//! its tools appended, one file read.
 
-use agent_reach::ErrorCode;
+use agent_reach::harness::RunConfig;
+use agent_reach::model::{OpenAiClient, OpenAiConfig};
+use agent_reach::{ErrorCode, NeverConfirm};
 use agent_reach_tests::guests;
+use agent_reach_tests::openai::{Reply, ScriptedModel};
 use agent_reach_tests::{TestServer, Workspace, call, workspace};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::path::Path;
 
 /// A workspace with the runner and the fixture bundle, plus `extra`
@@ -154,4 +159,76 @@ async fn a_failing_script_says_how_and_the_bundle_folder_is_read_only() {
         .unwrap_err();
     assert_eq!(err.code, ErrorCode::Denied, "{err}");
     assert!(!ws.path("skills/csv-report/scripts/write.py.bak").exists());
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"].as_array().map_or_else(Vec::new, |t| {
+        t.iter().map(|t| t["function"]["name"].as_str().unwrap().to_owned()).collect()
+    })
+}
+
+fn last_tool_result(request: &Value) -> String {
+    let messages = request["messages"].as_array().unwrap();
+    let last = messages.iter().rev().find(|m| m["role"] == "tool").expect("a tool result");
+    last["content"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_run_sees_the_catalogue_then_the_instructions_then_the_tools() {
+    let ws = ws(&[]);
+    let host = ws.host(&table(&ws, "")).await;
+    let csv = ws.path("data/sales.csv").display().to_string();
+    let server = ScriptedModel::start(vec![
+        Reply::call("skills__open", r#"{"skill": "csv-report"}"#),
+        Reply::call(
+            "csv-report__run_script",
+            &json!({"script": "scripts/report.py", "args": [csv]}).to_string(),
+        ),
+        Reply::call("skills__read", r#"{"skill": "csv-report", "path": "references/FORMAT.md"}"#),
+        Reply::call("skills__open", r#"{"skill": "csv-report"}"#),
+        Reply::text("Done."),
+    ]);
+    let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).unwrap();
+    let agent = agent_reach_tests::agent(
+        host,
+        model,
+        NeverConfirm,
+        RunConfig::default(),
+        Some(ws.path(".reach/runs")),
+    );
+    let report = agent_reach_tests::run(agent, "bundle", "Summarise data/sales.csv").await;
+    assert_eq!(report.answer.as_deref(), Some("Done."), "{}", report.summary());
+    let requests = server.requests();
+
+    // Tier 1: the catalogue, no bundle tool yet.
+    let first = tool_names(&requests[0]);
+    assert!(first.contains(&"skills__open".to_owned()), "{first:?}");
+    assert!(first.contains(&"skills__read".to_owned()), "{first:?}");
+    assert!(!first.iter().any(|n| n.starts_with("csv-report__")), "{first:?}");
+    let open = requests[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "skills__open")
+        .unwrap()
+        .to_string();
+    assert!(open.contains("csv-report — Summarise a CSV file"), "{open}");
+
+    // Tier 2: the body and the files; the tool appended, the rest unchanged.
+    let opened = last_tool_result(&requests[1]);
+    assert!(opened.starts_with("[skill csv-report] instructions"), "{opened}");
+    assert!(opened.contains("Run `scripts/report.py` with the CSV file's path"), "{opened}");
+    assert!(opened.contains("references/FORMAT.md"), "lists the files: {opened}");
+    assert!(!opened.contains("two-column table"), "not their contents: {opened}");
+    assert!(opened.contains("scripts/install.sh"), "says what cannot run: {opened}");
+    let second = tool_names(&requests[1]);
+    assert_eq!(&second[..first.len()], &first[..], "the prefix stays the same");
+    assert_eq!(&second[first.len()..], ["csv-report__run_script"]);
+
+    // The script's output, then tier 3.
+    assert!(last_tool_result(&requests[2]).contains("# Report: sales.csv"));
+    assert!(last_tool_result(&requests[3]).contains("two-column table"));
+    // Opened again: not sent twice.
+    let again = last_tool_result(&requests[4]);
+    assert!(again.contains("already open") && !again.contains("## Steps"), "{again}");
 }

@@ -115,7 +115,17 @@ impl Harness<'_> {
                 (out, Decision::Auto, arguments)
             }
             Target::SkillOpen => {
-                let out = self.open_skill(run, &arguments);
+                let skill = arguments.get("skill").and_then(Value::as_str).unwrap_or("");
+                let out = if self.toolbox.is_bundle(skill) {
+                    let skill = skill.to_owned();
+                    self.open_bundle(run, &skill)
+                } else {
+                    self.open_skill(run, &arguments)
+                };
+                (out, Decision::Auto, arguments)
+            }
+            Target::SkillRead => {
+                let out = self.read_bundle_file(&arguments);
                 (out, Decision::Auto, arguments)
             }
             Target::MemoryRemember => {
@@ -240,10 +250,11 @@ impl Harness<'_> {
         self.audit.record(decision_record(at, decision, reason));
     }
 
-    /// Marks `skill` open (on-demand disclosure), once.
-    fn open(&mut self, run: &mut RunState, skill: &str) {
-        if self.config.disclose == Disclosure::All
-            || run.offer_all
+    /// Marks `skill` open (on-demand disclosure, and a bundle in every
+    /// mode: its tools are offered only once it is open), once.
+    pub(super) fn open(&mut self, run: &mut RunState, skill: &str) {
+        let bundle = self.toolbox.is_bundle(skill);
+        if (!bundle && (self.config.disclose == Disclosure::All || run.offer_all))
             || run.opened.iter().any(|s| s == skill)
         {
             return;

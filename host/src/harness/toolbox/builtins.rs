@@ -15,6 +15,9 @@ pub const SKILL_INSTRUCTIONS: &str = "skills__instructions";
 /// (only when skills are disclosed on demand).
 pub const SKILL_OPEN: &str = "skills__open";
 
+/// The built-in that returns one file of an Agent Skills bundle (tier 3).
+pub const SKILL_READ: &str = "skills__read";
+
 /// The built-in that stores a note.
 pub const REMEMBER: &str = "memory__remember";
 /// The built-in that searches the notes.
@@ -190,26 +193,73 @@ impl Toolbox {
     /// Its spec, with the menu, is written here once: it is the same on
     /// every request.
     pub fn enable_open(&mut self) {
+        self.on_demand = true;
         self.targets.insert(SKILL_OPEN.to_owned(), Target::SkillOpen);
         self.targets.insert("skills.open".to_owned(), Target::SkillOpen);
-        if self.menu.is_empty() {
+        self.offer_catalogue();
+        if self.menu.is_empty() && self.bundles.is_empty() {
+            self.open_spec = None;
             return;
         }
-        let menu: Vec<String> = self
+        let mut menu: Vec<String> = self
             .menu
             .iter()
             .map(|e| format!("{} — {} (tools: {})", e.skill, e.description, e.tools.join(", ")))
             .collect();
-        let names: Vec<&str> = self.menu.iter().map(|e| e.skill.as_str()).collect();
+        menu.extend(self.bundles.iter().map(|b| format!("{} — {}", b.skill, b.description)));
+        let mut names: Vec<&str> = self.menu.iter().map(|e| e.skill.as_str()).collect();
+        names.extend(self.bundles.iter().map(|b| b.skill.as_str()));
         self.open_spec = Some(ToolSpec {
             name: SKILL_OPEN.to_owned(),
             description: format!(
-                "Open a skill to get its tools; call it before using a skill below. Skills: {}.",
+                "Open a skill to get its tools (and, for some, instructions to follow); call it \
+                 before using a skill below. Skills: {}.",
                 menu.join("; ")
             ),
-            parameters: json!({"type": "object", "properties": {
-                "skill": {"type": "string", "enum": names, "description": "The skill to open."}
-            }, "required": ["skill"], "additionalProperties": false}),
+            parameters: open_parameters(&names),
         });
     }
+
+    /// The bundles' built-ins: `skills__open` with their catalogue (unless
+    /// skills are disclosed on demand, whose `skills__open` lists them
+    /// too) and `skills__read`; neither when no bundle is offered.
+    pub(super) fn offer_catalogue(&mut self) {
+        self.specs.retain(|s| s.name != SKILL_OPEN && s.name != SKILL_READ);
+        self.targets.retain(|_, t| *t != Target::SkillRead);
+        if !self.on_demand {
+            self.targets.retain(|_, t| *t != Target::SkillOpen);
+        }
+        if self.bundles.is_empty() {
+            return;
+        }
+        let names: Vec<String> = self.bundles.iter().map(|b| b.skill.clone()).collect();
+        if !self.on_demand {
+            let catalogue: Vec<String> =
+                self.bundles.iter().map(|b| format!("{} — {}", b.skill, b.description)).collect();
+            let description = format!(
+                "Open a skill: get its instructions, the list of its files, and its tools (offered \
+                 from then on). When the task matches a skill below, open it first and follow its \
+                 instructions. Skills: {}.",
+                catalogue.join("; ")
+            );
+            let parameters = open_parameters(&names);
+            self.add(SKILL_OPEN, &description, parameters, Target::SkillOpen);
+        }
+        let description = "Read one file of an open skill (e.g. `references/REFERENCE.md`), as its \
+                           instructions or its file list name it.";
+        let parameters = json!({"type": "object", "properties": {
+            "skill": {"type": "string", "enum": names, "description": "The skill."},
+            "path": {
+                "type": "string",
+                "description": "The file's path inside the skill, e.g. \"references/FORMAT.md\"."
+            }
+        }, "required": ["skill", "path"], "additionalProperties": false});
+        self.add(SKILL_READ, description, parameters, Target::SkillRead);
+    }
+}
+
+fn open_parameters<S: serde::Serialize>(names: &[S]) -> Value {
+    json!({"type": "object", "properties": {
+        "skill": {"type": "string", "enum": names, "description": "The skill to open."}
+    }, "required": ["skill"], "additionalProperties": false})
 }
