@@ -15,6 +15,8 @@ test_only_interpreted_skills := "test-skill-misbehave-py test-skill-misbehave-js
 # Interpreters that run Agent Skills bundles' scripts in the sandbox: `runner-NAME` is built from
 # skills-src/runners/NAME and installed as skills/runners/NAME.wasm (never offered as a skill).
 runners := "runner-python"
+# Agent Skills bundles (`skills-src/bundles/NAME/SKILL.md`), copied into skills/NAME by `just skills`.
+bundles := "incident-triage release-notes"
 
 # The main job: build the skills, bring up a model (the local one unless one is configured),
 # serve a sample article on 127.0.0.1 and have the agent save it as Markdown with the web skill.
@@ -38,6 +40,9 @@ skills: (interpreted-skills bundled_interpreted_skills + " " + runners)
     done
     for krate in {{runners}}; do \
         cp "{{release}}/$(echo "$krate" | tr - _).wasm" "skills/runners/${krate#runner-}.wasm"; \
+    done
+    for bundle in {{bundles}}; do \
+        rm -rf "skills/$bundle" && cp -R "skills-src/bundles/$bundle" "skills/$bundle"; \
     done
 
 # Build every skill component the tests run (bundled and test-only).

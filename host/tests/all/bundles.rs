@@ -77,6 +77,28 @@ fn our_loader_and_the_reference_validator_agree_on_the_corpus() {
 }
 
 #[test]
+fn the_shipped_bundles_pass_the_reference_validator_and_ours_without_a_warning() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills-src/bundles");
+    let folders: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert!(folders.len() >= 2, "{folders:?}");
+    let reference = reference(&folders.iter().collect::<Vec<_>>());
+    for folder in &folders {
+        assert_eq!(
+            reference[&folder.display().to_string()],
+            Vec::<String>::new(),
+            "{}",
+            folder.display()
+        );
+        let b = bundle::load(folder).unwrap_or_else(|e| panic!("{}: {e}", folder.display()));
+        assert!(b.problems.is_empty(), "{}: {:?}", folder.display(), b.problems);
+    }
+}
+
+#[test]
 fn lenient_where_the_client_guidance_says_strict_where_a_skill_cannot_work() {
     let cases = corpus();
     let loads = |case: &str| match bundle::load(&cases[case]) {

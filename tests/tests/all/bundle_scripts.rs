@@ -232,3 +232,64 @@ async fn a_run_sees_the_catalogue_then_the_instructions_then_the_tools() {
     let again = last_tool_result(&requests[4]);
     assert!(again.contains("already open") && !again.contains("## Steps"), "{again}");
 }
+
+#[tokio::test]
+async fn the_shipped_bundles_load_and_their_scripts_run_in_the_sandbox() {
+    let ws = Workspace::new();
+    ws.mkdir("skills/runners");
+    std::fs::copy(guests::RUNNER_PYTHON.path(), ws.path("skills/runners/python.wasm")).unwrap();
+    for bundle in ["incident-triage", "release-notes"] {
+        copy_dir(
+            &workspace().join("skills-src/bundles").join(bundle),
+            &ws.path(&format!("skills/{bundle}")),
+        );
+    }
+    ws.mkdir("notes");
+    let host = ws
+        .host(&format!(
+            "[skills.incident-triage]\nlevel = \"auto\"\nwrite = [\"{}\"]\n\n[skills.release-notes]\nlevel = \"auto\"\n",
+            ws.path("notes").display()
+        ))
+        .await;
+    for bundle in ["incident-triage", "release-notes"] {
+        let entry =
+            host.registry().active_bundle(bundle).unwrap_or_else(|| panic!("{bundle} is active"));
+        assert!(entry.bundle.as_ref().unwrap().problems.is_empty(), "{bundle}: no warnings");
+    }
+    let incident = json!({
+        "title": "Checkout failing with 502", "severity": "sev2",
+        "start": "2024-05-01T03:12:07Z", "end": "2024-05-01T03:40:55Z",
+        "impact": "61 checkout requests failed", "cause": "payment gateway timeouts",
+        "evidence": ["61 × 502 on /api/checkout"], "next_steps": ["retry with backoff"]
+    });
+    let out_file = ws.path("notes/incident.md");
+    let out = call(
+        &host,
+        "incident-triage.run_script",
+        json!({
+            "script": "scripts/incident_note.py",
+            "args": ["--out", out_file.to_str().unwrap()],
+            "stdin": incident.to_string()
+        }),
+    )
+    .await
+    .expect("the note is written");
+    assert!(out.starts_with("# Incident: Checkout failing with 502"), "{out}");
+    assert!(out.contains("**Severity:** SEV2") && out.contains("**Duration:** 28 min"), "{out}");
+    let saved = std::fs::read_to_string(&out_file).expect("saved in the granted folder");
+    assert!(saved.contains("## Next steps\n- retry with backoff"), "{saved}");
+
+    let subjects = "feat(api): add bulk export\nfix: crash when the cart is empty\nMerge branch 'main'\n\
+                    chore: bump deps\nfix: escape titles (CVE-2024-1234)\n";
+    let out = call(
+        &host,
+        "release-notes.run_script",
+        json!({"script": "scripts/changelog.py", "args": ["1.4.0", "2024-06-01"], "stdin": subjects}),
+    )
+    .await
+    .expect("the entry is printed");
+    assert!(out.starts_with("## [1.4.0] - 2024-06-01"), "{out}");
+    assert!(out.contains("### Added\n- Add bulk export"), "{out}");
+    assert!(out.contains("### Security\n- Escape titles (CVE-2024-1234)"), "{out}");
+    assert!(!out.contains("bump deps") && !out.contains("Merge"), "{out}");
+}

@@ -10,6 +10,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
+mod bundle;
 mod imports;
 
 /// Hex characters of a digest shown in the table: enough to tell files
@@ -42,7 +43,7 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 "previous": change,
             })
         })
-        .chain(ctx.registry().bundles().iter().map(|b| bundle_row(b, ctx.policy())))
+        .chain(ctx.registry().bundles().iter().map(|b| bundle::row(b, ctx.policy())))
         .collect();
     if as_json {
         println!(
@@ -102,7 +103,17 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         let digest = b.sha256().map_or("-", |d| d.get(..SHORT_DIGEST).unwrap_or(d));
         let detail = match (b.status, bundle) {
             (Status::Active, Some(bundle)) => {
-                let mut detail = format!("bundle: instructions, {} file(s)", bundle.files.len());
+                let tools: Vec<&str> =
+                    b.manifest.iter().flat_map(|m| &m.tools).map(|t| t.name.as_str()).collect();
+                let mut detail = format!(
+                    "bundle: {}{} file(s)",
+                    if tools.is_empty() {
+                        "instructions, ".to_owned()
+                    } else {
+                        format!("{}; ", tools.join(", "))
+                    },
+                    bundle.files.len()
+                );
                 if let Some(first) = bundle.problems.first() {
                     detail.push_str(&format!(
                         "; {} warning(s): {}",
@@ -119,27 +130,6 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         println!("{name:<16} {version:<10} {status:<11} {digest:<SHORT_DIGEST$}  {detail}");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A bundle's row in `reach skills list --json`: the fields of a
-/// component's row (no tools yet), plus its files and warnings.
-fn bundle_row(b: &agent_reach::registry::BundleEntry, policy: &Policy) -> serde_json::Value {
-    let bundle = b.bundle.as_ref();
-    json!({
-        "kind": "bundle",
-        "name": b.name(),
-        "version": bundle.and_then(|b| b.metadata.get("version")),
-        "status": b.status,
-        "path": b.path,
-        "sha256": b.sha256(),
-        "pinned": policy.pin(&b.name()).is_some(),
-        "tools": Vec::<String>::new(),
-        "description": bundle.map(|b| b.description.clone()),
-        "reason": b.reason,
-        "previous": null,
-        "files": bundle.map(|b| b.files.len()),
-        "warnings": bundle.map(|b| b.problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>()),
-    })
 }
 
 /// The change recorded by this listing for an active entry.
@@ -188,6 +178,9 @@ fn record_seen(cli: &Cli, registry: &Registry) -> BTreeMap<String, Change> {
 
 pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<ExitCode> {
     let ctx = context::load(cli).await?;
+    if let Some(entry) = ctx.registry().bundles().iter().find(|b| b.name() == name) {
+        return bundle::inspect(&ctx, entry, as_json);
+    }
     let Some(skill) = ctx.registry().active(name) else {
         anyhow::bail!(
             "no active skill named `{name}` in {}; active: {}",
@@ -257,38 +250,7 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
         println!("{change}; review its tools below");
     }
     println!();
-    println!(
-        "grants from {}{}:",
-        ctx.policy().origin().display(),
-        if grants.listed { "" } else { " (not listed: defaults only)" }
-    );
-    let folders = |list: &[agent_reach::policy::FolderGrant]| {
-        if list.is_empty() {
-            "none".to_owned()
-        } else {
-            list.iter().map(|g| g.path.display().to_string()).collect::<Vec<_>>().join(", ")
-        }
-    };
-    println!("  read-only folders: {}", folders(&grants.read));
-    println!("  writable folders:  {}", folders(&grants.write));
-    println!(
-        "  network:           {}",
-        if grants.net.is_empty() { "none".to_owned() } else { grants.net.to_string() }
-    );
-    println!(
-        "  environment:       {}",
-        if grants.env.is_empty() { "none".to_owned() } else { grants.env.join(", ") }
-    );
-    if !grants.credentials.is_empty() {
-        let described: Vec<String> = grants.credentials.iter().map(describe_credential).collect();
-        println!("  credentials:       {}", described.join("; "));
-    }
-    println!(
-        "  limits:            {} MiB memory, {} ms, {} KiB output",
-        grants.limits.memory_bytes >> 20,
-        grants.limits.timeout.as_millis(),
-        grants.limits.max_output_bytes / 1024
-    );
+    print_grants(ctx.policy(), &grants);
     println!();
     println!("imports (what it can reach under these grants):");
     let mut plain = Vec::new();
@@ -362,6 +324,42 @@ pub async fn pin(cli: &Cli, name: &str) -> anyhow::Result<ExitCode> {
     }
     println!("{line}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The grants of one skill, as `inspect` shows them.
+fn print_grants(policy: &Policy, grants: &agent_reach::policy::SkillGrants) {
+    println!(
+        "grants from {}{}:",
+        policy.origin().display(),
+        if grants.listed { "" } else { " (not listed: defaults only)" }
+    );
+    let folders = |list: &[agent_reach::policy::FolderGrant]| {
+        if list.is_empty() {
+            "none".to_owned()
+        } else {
+            list.iter().map(|g| g.path.display().to_string()).collect::<Vec<_>>().join(", ")
+        }
+    };
+    println!("  read-only folders: {}", folders(&grants.read));
+    println!("  writable folders:  {}", folders(&grants.write));
+    println!(
+        "  network:           {}",
+        if grants.net.is_empty() { "none".to_owned() } else { grants.net.to_string() }
+    );
+    println!(
+        "  environment:       {}",
+        if grants.env.is_empty() { "none".to_owned() } else { grants.env.join(", ") }
+    );
+    if !grants.credentials.is_empty() {
+        let described: Vec<String> = grants.credentials.iter().map(describe_credential).collect();
+        println!("  credentials:       {}", described.join("; "));
+    }
+    println!(
+        "  limits:            {} MiB memory, {} ms, {} KiB output",
+        grants.limits.memory_bytes >> 20,
+        grants.limits.timeout.as_millis(),
+        grants.limits.max_output_bytes / 1024
+    );
 }
 
 fn active_names(registry: &Registry) -> String {
