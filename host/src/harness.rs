@@ -42,7 +42,7 @@ mod run;
 mod state;
 mod step;
 
-pub use config::RunConfig;
+pub use config::{BundleBody, RunConfig};
 pub use disclosure::Disclosure;
 pub use outcome::{Decision, Outcome, Verdict};
 pub use progress::{Progress, Quiet};

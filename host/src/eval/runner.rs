@@ -41,6 +41,8 @@ pub struct Setting {
     pub max_steps: usize,
     /// How tools are offered ([`RunConfig::disclose`]).
     pub disclose: crate::harness::Disclosure,
+    /// When bundles' instructions are given ([`RunConfig::bundle_body`]).
+    pub bundle_body: crate::harness::BundleBody,
     /// Offer compacted parameter schemas ([`RunConfig::compact_schemas`]).
     pub compact_schemas: bool,
     /// Grant case tables as written. When false (the default of `reach
@@ -204,6 +206,7 @@ async fn prepare_and_run(
     let config = RunConfig {
         max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)),
         disclose: setting.disclose,
+        bundle_body: setting.bundle_body,
         compact_schemas: setting.compact_schemas,
         ..RunConfig::default()
     };

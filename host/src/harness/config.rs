@@ -41,6 +41,23 @@ pub struct RunConfig {
     /// `revise` with issues, and on `revise` the run gets one more round
     /// (up to `max_steps` more requests) with the issues. `None`: no review.
     pub review: Option<String>,
+    /// When an Agent Skills bundle's instructions reach the model: when it
+    /// opens the bundle (the default), or up front for the bundle the task's
+    /// words match best ([`BundleBody::UpFront`]).
+    pub bundle_body: BundleBody,
+}
+
+/// When a bundle's `SKILL.md` body is given to the model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BundleBody {
+    /// When the model opens the bundle with `skills__open`.
+    #[default]
+    OnActivation,
+    /// The bundle whose name and description the task's words match best
+    /// is opened before the first request (its body after the task, its
+    /// tools offered); the others stay in the catalogue.
+    UpFront,
 }
 
 impl Default for RunConfig {
@@ -57,6 +74,7 @@ impl Default for RunConfig {
             disclose: Disclosure::All,
             compact_schemas: false,
             review: None,
+            bundle_body: BundleBody::OnActivation,
         }
     }
 }

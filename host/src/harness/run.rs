@@ -7,7 +7,8 @@ use super::conversation::Conversation;
 use super::progress::Progress;
 use super::report::{RunReport, Stop};
 use super::state::RunState;
-use super::{Disclosure, Harness, disclosure};
+use super::{BundleBody, Disclosure, Harness, disclosure};
+use crate::model::Message;
 
 impl Harness<'_> {
     /// The state of a run of `task` about to make its first request, with
@@ -57,7 +58,32 @@ impl Harness<'_> {
         run.opened = opened;
         run.offer_all = offer_all;
         run.remembered = self.remembered(task);
+        if self.config.bundle_body == BundleBody::UpFront {
+            self.open_bundle_up_front(&mut run, task);
+        }
         run
+    }
+
+    /// [`BundleBody::UpFront`]: the bundle the task's words match best,
+    /// opened before the first request — its instructions after the task,
+    /// its tools offered. Nothing when the words match none.
+    fn open_bundle_up_front(&mut self, run: &mut RunState, task: &str) {
+        let words: Vec<(String, String)> = self
+            .toolbox
+            .bundles()
+            .iter()
+            .filter_map(|name| {
+                let entry = self.host.registry().active_bundle(name)?;
+                Some((name.to_string(), entry.active()?.description.clone()))
+            })
+            .collect();
+        let Some(best) = disclosure::choose(task, &words).chosen.into_iter().next() else {
+            return;
+        };
+        let Ok(text) = self.open_bundle(run, &best) else { return };
+        run.conversation.push(Message::user(format!(
+            "[harness] The skill {best} matches this task, so it is open already:\n{text}"
+        )));
     }
 
     /// The report of `run`, stopped by `stop`, with `run_finished` on

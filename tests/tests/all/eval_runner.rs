@@ -119,6 +119,7 @@ async fn evaluate_in(
         out_dir: out,
         max_steps: 8,
         disclose: agent_reach::harness::Disclosure::All,
+        bundle_body: agent_reach::harness::BundleBody::OnActivation,
         compact_schemas: false,
         trust_cases,
     };

@@ -273,6 +273,10 @@ pub struct RunArgs {
     /// task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
+    /// When an Agent Skills bundle's instructions reach the model: when it opens the bundle, or
+    /// up front for the bundle the task's words match best.
+    #[arg(long, value_enum, default_value_t = BundleBodyArg::OnActivation)]
+    pub bundle_body: BundleBodyArg,
     /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens;
     /// off until the eval set says it helps.
     #[arg(long)]
@@ -320,6 +324,24 @@ impl From<Disclose> for agent_reach::harness::Disclosure {
             Disclose::All => Self::All,
             Disclose::OnDemand => Self::OnDemand,
             Disclose::ByTask => Self::ByTask,
+        }
+    }
+}
+
+/// `--bundle-body`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BundleBodyArg {
+    /// When the model opens the bundle (`skills__open`).
+    OnActivation,
+    /// Before the first request, for the bundle the task's words match best.
+    UpFront,
+}
+
+impl From<BundleBodyArg> for agent_reach::harness::BundleBody {
+    fn from(b: BundleBodyArg) -> Self {
+        match b {
+            BundleBodyArg::OnActivation => Self::OnActivation,
+            BundleBodyArg::UpFront => Self::UpFront,
         }
     }
 }
@@ -374,6 +396,10 @@ pub struct EvalArgs {
     /// task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
+    /// When an Agent Skills bundle's instructions reach the model: when it opens the bundle, or
+    /// up front for the bundle the task's words match best.
+    #[arg(long, value_enum, default_value_t = BundleBodyArg::OnActivation)]
+    pub bundle_body: BundleBodyArg,
     /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens;
     /// off until the eval set says it helps.
     #[arg(long)]

@@ -179,6 +179,7 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         out_dir: out_dir.clone(),
         max_steps: args.max_steps,
         disclose: args.disclose.into(),
+        bundle_body: args.bundle_body.into(),
         compact_schemas: args.compact_schemas,
         trust_cases: args.trust_cases,
     };

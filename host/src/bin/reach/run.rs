@@ -156,6 +156,7 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
         disclose: args.disclose.into(),
         compact_schemas: args.compact_schemas,
         review: args.review.clone(),
+        bundle_body: args.bundle_body.into(),
         ..RunConfig::default()
     };
     let mut agent = Agent::builder(std::sync::Arc::clone(&host), model)

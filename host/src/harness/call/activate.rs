@@ -65,7 +65,7 @@ pub(crate) fn activation_text(entry: &BundleEntry, tools: &[(String, String)]) -
 
 impl Harness<'_> {
     /// `skills__open` of a bundle: its instructions, files and tools, once.
-    pub(super) fn open_bundle(
+    pub(in crate::harness) fn open_bundle(
         &mut self,
         run: &mut RunState,
         skill: &str,
