@@ -22,6 +22,7 @@ pub mod validate;
 pub use files::BundleFile;
 pub use validate::{Problem, Severity};
 
+use crate::policy::Requests;
 use frontmatter::Node;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -52,6 +53,9 @@ pub struct Bundle {
     pub allowed_tools: Option<String>,
     /// Frontmatter `metadata`, text values only.
     pub metadata: BTreeMap<String, String>,
+    /// What it asks the table for (`metadata` keys `agent-reach.read`, `.write`, `.net`,
+    /// `.credentials`, `.env`). Shown beside the grants; grants nothing.
+    pub requests: Requests,
     /// The Markdown after the frontmatter, trimmed: the instructions.
     pub body: String,
     /// Every file, sorted by path.
@@ -127,6 +131,10 @@ pub fn load(dir: &Path) -> Result<Bundle, BundleError> {
             BTreeMap::new()
         }
     };
+    let (requests, warnings) = Requests::from_metadata(&metadata);
+    problems.extend(
+        warnings.into_iter().map(|message| Problem { severity: Severity::Warning, message }),
+    );
     let files = files::list(dir).map_err(broken)?;
     if problems.iter().any(|p| p.severity == Severity::Broken) {
         problems.sort_by_key(|p| p.severity != Severity::Broken);
@@ -143,6 +151,7 @@ pub fn load(dir: &Path) -> Result<Bundle, BundleError> {
         compatibility: text("compatibility"),
         allowed_tools: text("allowed-tools"),
         metadata,
+        requests,
         body: split.body,
         files,
         sha256,
@@ -199,10 +208,28 @@ mod tests {
         assert_eq!(b.license.as_deref(), Some("Apache-2.0"));
         assert_eq!(b.allowed_tools.as_deref(), Some("logs.top"));
         assert_eq!(b.metadata["version"], "1.2");
+        assert!(b.requests.is_empty());
         assert_eq!(b.body, "# Triage\n\nRead the logs first.");
         assert_eq!(b.files.len(), 2);
         assert_eq!(b.sha256.len(), 64);
         assert!(b.problems.is_empty(), "{:?}", b.problems);
+    }
+
+    #[test]
+    fn metadata_under_the_prefix_is_what_the_bundle_requests() {
+        let (_root, dir) = bundle(
+            "triage",
+            "---\nname: triage\ndescription: d\nmetadata:\n  agent-reach.read: ./logs\n  \
+             agent-reach.net: \"api.example.com, docs.rs\"\n  agent-reach.hosts: x\n---\n",
+        );
+        let b = load(&dir).unwrap();
+        assert_eq!(b.requests.read, ["./logs"]);
+        assert_eq!(b.requests.net, ["api.example.com", "docs.rs"]);
+        assert!(
+            b.problems.iter().any(|p| p.message.contains("agent-reach.hosts")),
+            "{:?}",
+            b.problems
+        );
     }
 
     #[test]

@@ -86,6 +86,7 @@ mod level;
 mod memory;
 mod model;
 mod raw;
+mod requests;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -100,6 +101,10 @@ pub use hosts::{HostPattern, NetAllowlist};
 pub use level::{Level, LevelParseError};
 pub use memory::{DEFAULT_MEMORY_PATH, MemorySettings};
 pub use model::ModelSettings;
+pub use requests::{
+    Answer, Capability, METADATA_PREFIX as REQUESTS_METADATA_PREFIX, Requests, Row as RequestRow,
+    SECTION as REQUESTS_SECTION,
+};
 
 use error::Source;
 use raw::{ListedSkill, RawPolicy};
@@ -124,6 +129,7 @@ pub const BUILTIN_TOOL_NAMES: &str = "memory__remember, memory__recall, skills__
 #[derive(Clone, Debug, PartialEq)]
 pub struct Policy {
     origin: PathBuf,
+    base_dir: PathBuf,
     default_level: Level,
     default_limits: Limits,
     /// In file order.
@@ -219,6 +225,7 @@ impl Policy {
         );
         Ok(Policy {
             origin: origin.to_owned(),
+            base_dir,
             default_level: resolved.level,
             default_limits: resolved.limits,
             skills: resolved.skills,
@@ -235,6 +242,7 @@ impl Policy {
     pub fn builtin() -> Policy {
         Policy {
             origin: PathBuf::from(BUILTIN_ORIGIN),
+            base_dir: std::path::absolute(".").unwrap_or_default(),
             default_level: Level::Confirm,
             default_limits: Limits::default(),
             skills: Vec::new(),
@@ -244,6 +252,12 @@ impl Policy {
             delegation: DelegationSettings::default(),
             working_dir: None,
         }
+    }
+
+    /// The folder relative table paths start from (the table's own folder),
+    /// absolute: where a skill's requested folders are looked for too.
+    pub fn base_dir(&self) -> &Path {
+        &self.base_dir
     }
 
     /// Skills resolve relative paths against `dir` instead of the host's

@@ -436,10 +436,22 @@ async fn load_component(
         Ok(raw) => raw,
         Err(f) => return broken(format!("describe failed: {} ({})", f.message, f.code), sha256),
     };
-    let manifest = match Manifest::from_raw(raw) {
+    let mut manifest = match Manifest::from_raw(raw) {
         Ok(manifest) => manifest,
         Err(reason) => return broken(format!("invalid manifest: {reason}"), sha256),
     };
+    let requests = loaded
+        .requests_section()
+        .map_err(str::to_owned)
+        .and_then(|text| text.map(crate::policy::Requests::from_toml).transpose());
+    match requests {
+        Ok(None) => {}
+        Ok(Some(requests)) => manifest.requests = requests,
+        Err(why) => {
+            tracing::warn!(path = %path.display(), "{why}; its requests are not shown");
+            manifest.requests_problem = Some(why);
+        }
+    }
     SkillEntry {
         path: path.to_owned(),
         status: Status::Active,

@@ -94,6 +94,7 @@ pub struct LoadedSkill {
     source: LoadSource,
     digest: String,
     sha256: String,
+    requests: Result<Option<String>, String>,
 }
 
 impl LoadedSkill {
@@ -124,6 +125,16 @@ impl LoadedSkill {
         &self.sha256
     }
 
+    /// The text of its `agent-reach:requests` custom section (what it asks
+    /// the table for, TOML; see [`crate::policy::Requests`]), `None`
+    /// without one, or why the section cannot be read.
+    pub fn requests_section(&self) -> Result<Option<&str>, &str> {
+        match &self.requests {
+            Ok(text) => Ok(text.as_deref()),
+            Err(why) => Err(why),
+        }
+    }
+
     /// The interfaces the component imports, by full name (`wasi:http/outgoing-handler@0.2.0`),
     /// sorted: what it could reach if the table granted it.
     pub fn imports(&self) -> Vec<String> {
@@ -134,6 +145,41 @@ impl LoadedSkill {
         names.sort();
         names
     }
+}
+
+/// Longest requests section read: a list of folders and hosts, not a file.
+const MAX_REQUESTS_SECTION: usize = 64 * 1024;
+
+/// The text of the `agent-reach:requests` custom section, wherever it is in
+/// the component (a Rust guest's `requests!` puts it in its core module).
+fn requests_section(wasm: &[u8]) -> Result<Option<String>, String> {
+    let mut found: Option<String> = None;
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        let Ok(wasmparser::Payload::CustomSection(section)) = payload else { continue };
+        if section.name() != crate::policy::REQUESTS_SECTION {
+            continue;
+        }
+        let data = section.data();
+        if found.is_some() {
+            return Err(format!(
+                "two `{}` sections; a component has one",
+                crate::policy::REQUESTS_SECTION
+            ));
+        }
+        if data.len() > MAX_REQUESTS_SECTION {
+            return Err(format!(
+                "the `{}` section is {} KiB; at most {} KiB are read",
+                crate::policy::REQUESTS_SECTION,
+                data.len() >> 10,
+                MAX_REQUESTS_SECTION >> 10
+            ));
+        }
+        let text = std::str::from_utf8(data).map_err(|_| {
+            format!("the `{}` section is not UTF-8 text", crate::policy::REQUESTS_SECTION)
+        })?;
+        found = Some(text.to_owned());
+    }
+    Ok(found)
 }
 
 /// The sha256 of `bytes`, as 64 lowercase hex characters.
@@ -217,6 +263,8 @@ impl Runtime {
         }
         let digest = blake3::hash(&wasm).to_hex().to_string();
         let sha256 = sha256_hex(&wasm);
+        // From the very bytes compiled, like the digest.
+        let requests = requests_section(&wasm);
         let (component, source) = self
             .cache
             .load(&self.engine, &wasm, &digest, on_compile)
@@ -229,7 +277,7 @@ impl Runtime {
         let pre = SkillPre::new(pre).map_err(|e| {
             invalid(format!("does not match the agent-reach:skill contract: {e:#}"))
         })?;
-        Ok(LoadedSkill { pre, path: path.to_owned(), contract, source, digest, sha256 })
+        Ok(LoadedSkill { pre, path: path.to_owned(), contract, source, digest, sha256, requests })
     }
 
     /// Call `describe` in a sandbox with nothing granted.

@@ -103,6 +103,51 @@ pub mod __private {
     }
 }
 
+/// Say what this skill asks the operator's permission table for: folders
+/// to `read` or `write`, hosts (`net`), hosts it needs a `credentials` for,
+/// environment variables (`env`), as TOML with the table's own keys.
+///
+/// ```
+/// agent_reach_sdk::requests!(
+///     r#"
+///     net = ["api.example.com"]
+///     credentials = ["api.example.com"]
+///     env = ["TZ"]
+///     "#
+/// );
+/// ```
+///
+/// It grants nothing: the table alone does. `reach skills inspect` and
+/// `reach policy check` show each request beside the grant that answers it
+/// (or say it will be refused), `reach policy suggest NAME` prints the table
+/// lines that grant it, and `reach skills list` points out an upgrade that
+/// requests more. The text goes into the `agent-reach:requests` custom
+/// section of the component; use the macro once per skill.
+#[macro_export]
+macro_rules! requests {
+    ($toml:expr) => {
+        const _: () = {
+            const TEXT: &str = $toml;
+            const LEN: usize = TEXT.len();
+            const fn bytes() -> [u8; LEN] {
+                let text = TEXT.as_bytes();
+                let mut out = [0u8; LEN];
+                let mut i = 0;
+                while i < LEN {
+                    out[i] = text[i];
+                    i += 1;
+                }
+                out
+            }
+            // A custom section, not a WIT field: hosts that know nothing of
+            // requests load the component unchanged.
+            #[used]
+            #[unsafe(link_section = "agent-reach:requests")]
+            static REQUESTS: [u8; LEN] = bytes();
+        };
+    };
+}
+
 /// Export a [`Skill`] implementation as the component's `guest` interface.
 ///
 /// Use it once per skill crate, at the top level: `export_skill!(MySkill);`.

@@ -98,6 +98,30 @@ impl HostPattern {
             }
     }
 
+    /// True when every request `other` allows, this pattern allows too:
+    /// whether a grant answers a skill's request for `other`.
+    pub fn covers(&self, other: &HostPattern) -> bool {
+        if self == other {
+            return true;
+        }
+        let port_ok = match (self.port, other.port) {
+            (PortMatch::Any, _) => true,
+            (mine, theirs) => mine == theirs,
+        };
+        port_ok
+            && match (&self.host, &other.host) {
+                (HostMatch::Name(a), HostMatch::Name(b)) => a == b,
+                (HostMatch::Ip(a), HostMatch::Ip(b)) => a == b,
+                (HostMatch::Subdomains(suffix), HostMatch::Name(name)) => {
+                    is_subdomain(name, suffix)
+                }
+                (HostMatch::Subdomains(suffix), HostMatch::Subdomains(other)) => {
+                    other == suffix || is_subdomain(other, suffix)
+                }
+                _ => false,
+            }
+    }
+
     /// True when this pattern lets a request reach `addr` and nothing else:
     /// that IP literal (IPv4-mapped IPv6 is the IPv4 address) with that
     /// exact port. A name never counts, not even `localhost` — DNS decides
@@ -107,6 +131,14 @@ impl HostPattern {
         matches!(self.host, HostMatch::Ip(ip) if ip == addr.ip().to_canonical())
             && self.port == PortMatch::Exact(addr.port())
     }
+}
+
+/// Whether `name` lies strictly below `suffix` (`a.example.com` below
+/// `example.com`; not `example.com` itself, nor `evil-example.com`).
+fn is_subdomain(name: &str, suffix: &str) -> bool {
+    name.strip_suffix(suffix)
+        .and_then(|rest| rest.strip_suffix('.'))
+        .is_some_and(|rest| !rest.is_empty())
 }
 
 impl FromStr for HostPattern {

@@ -283,6 +283,8 @@ async fn offer(
         description: b.description.clone(),
         tools,
         instructions: Some(b.body.clone()).filter(|body| !body.is_empty()),
+        requests: b.requests.clone(),
+        requests_problem: None,
     });
     entry.serving = serving;
 }

@@ -132,6 +132,8 @@ mod tests {
             description: String::new(),
             tools: Vec::new(),
             instructions: None,
+            requests: Default::default(),
+            requests_problem: None,
         };
         let reason =
             name_mismatch(Path::new("/srv/skills/weather.wasm"), &manifest).expect("refused");

@@ -1,7 +1,7 @@
 //! A skill's manifest as the host uses it: validated, with parsed schemas.
 
 use crate::error::{ErrorCode, ToolFailure};
-use crate::policy::{BUILTIN_TOOL_NAMES, RESERVED_SKILL_NAMES};
+use crate::policy::{BUILTIN_TOOL_NAMES, RESERVED_SKILL_NAMES, Requests};
 use crate::runtime::RawManifest;
 use serde::Serialize;
 use std::sync::{Arc, OnceLock};
@@ -20,6 +20,14 @@ pub struct Manifest {
     /// Long-form Markdown instructions, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
+    /// What the skill asks the table for: a component's
+    /// `agent-reach:requests` section, a bundle's `metadata`. Grants nothing.
+    #[serde(skip_serializing_if = "Requests::is_empty")]
+    pub requests: Requests,
+    /// Why its requests could not be read, when they could not (the skill
+    /// loads: requests only inform the operator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests_problem: Option<String>,
 }
 
 /// One tool of a skill.
@@ -134,6 +142,8 @@ impl Manifest {
             description: raw.description,
             tools,
             instructions: raw.instructions,
+            requests: Requests::default(),
+            requests_problem: None,
         })
     }
 

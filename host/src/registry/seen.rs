@@ -5,7 +5,9 @@
 //! active with everything `[skills.files]` grants — and it may bring tools
 //! the operator never reviewed. The state is a small JSON file,
 //! [`SEEN_FILE`] under the policy file's folder (beside the audit logs in
-//! `.reach/`), holding each name's last seen version, sha256 and tools.
+//! `.reach/`), holding each name's last seen version, sha256, tools, what
+//! it requests of the table and, for a bundle, each file's digest — so the
+//! notice says what changed: new tools, new requests, which files.
 //!
 //! Only `reach skills list` records what it shows: "seen" means seen by a
 //! person. If every load recorded, an unattended `reach run` would
@@ -18,14 +20,9 @@
 //!
 //! let dir = tempfile::tempdir()?;
 //! let mut state = SeenState::load(&dir.path().join("skills-seen.json"))?;
-//! let v1 =
-//!     SeenSkill { version: "1.0.0".parse()?, sha256: "a".repeat(64), tools: vec!["read".into()] };
+//! let v1 = SeenSkill::new("1.0.0".parse()?, "a".repeat(64), vec!["read".into()]);
 //! assert!(state.record("files", v1.clone()).is_none(), "first sight is not a change");
-//! let v2 = SeenSkill {
-//!     version: "2.0.0".parse()?,
-//!     sha256: "b".repeat(64),
-//!     tools: vec!["read".into(), "delete".into()],
-//! };
+//! let v2 = SeenSkill::new("2.0.0".parse()?, "b".repeat(64), vec!["read".into(), "delete".into()]);
 //! let change = state.record("files", v2.clone()).expect("a new file");
 //! assert_eq!(change.to_string(), "upgraded from 1.0.0 (new tools: delete)");
 //! assert!(state.record("files", v2).is_none(), "told once");
@@ -33,7 +30,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use super::ActiveSkill;
+use super::{ActiveSkill, Manifest};
+use crate::bundle::Bundle;
+use crate::policy::{Capability, Requests};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -89,15 +88,41 @@ pub struct SeenSkill {
     pub sha256: String,
     /// Its tool names, in manifest order.
     pub tools: Vec<String>,
+    /// What it requested of the table.
+    #[serde(default, skip_serializing_if = "Requests::is_empty")]
+    pub requests: Requests,
+    /// A bundle's files: path to sha256 (empty for a component).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
 }
 
 impl SeenSkill {
+    /// A component seen with this version, digest and tools, requesting nothing.
+    pub fn new(version: semver::Version, sha256: String, tools: Vec<String>) -> SeenSkill {
+        SeenSkill { version, sha256, tools, requests: Requests::default(), files: BTreeMap::new() }
+    }
+
     /// What `skill` looks like now.
     pub fn of(skill: &ActiveSkill<'_>) -> SeenSkill {
         SeenSkill {
-            version: skill.manifest.version.clone(),
-            sha256: skill.loaded().sha256().to_owned(),
-            tools: skill.manifest.tools.iter().map(|t| t.name.clone()).collect(),
+            requests: skill.manifest.requests.clone(),
+            ..SeenSkill::new(
+                skill.manifest.version.clone(),
+                skill.loaded().sha256().to_owned(),
+                skill.manifest.tools.iter().map(|t| t.name.clone()).collect(),
+            )
+        }
+    }
+
+    /// What an active bundle looks like now: its digest over every file,
+    /// and each file's own digest.
+    pub fn of_bundle(bundle: &Bundle, manifest: &Manifest) -> SeenSkill {
+        SeenSkill {
+            version: manifest.version.clone(),
+            sha256: bundle.sha256.clone(),
+            tools: manifest.tools.iter().map(|t| t.name.clone()).collect(),
+            requests: bundle.requests.clone(),
+            files: bundle.files.iter().map(|f| (f.path.clone(), f.sha256.clone())).collect(),
         }
     }
 }
@@ -126,6 +151,44 @@ pub struct Change {
     pub added_tools: Vec<String>,
     /// Tools the previous file had that the active one does not.
     pub removed_tools: Vec<String>,
+    /// What the active file requests that the previous one did not: an
+    /// upgrade that asks for more is pointed out like one with new tools.
+    #[serde(skip_serializing_if = "Requests::is_empty")]
+    pub added_requests: Requests,
+    /// A bundle's files that are new, gone or changed.
+    #[serde(skip_serializing_if = "FileChanges::is_empty")]
+    pub files: FileChanges,
+}
+
+/// How a bundle's files differ between two versions, by path.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FileChanges {
+    /// Files only the active version has.
+    pub added: Vec<String>,
+    /// Files only the previous version had.
+    pub removed: Vec<String>,
+    /// Files both have, with other content.
+    pub changed: Vec<String>,
+}
+
+impl FileChanges {
+    /// True when no file differs.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
+    }
+
+    fn between(previous: &BTreeMap<String, String>, now: &BTreeMap<String, String>) -> Self {
+        let mut changes = FileChanges::default();
+        for (path, digest) in now {
+            match previous.get(path) {
+                None => changes.added.push(path.clone()),
+                Some(old) if old != digest => changes.changed.push(path.clone()),
+                Some(_) => {}
+            }
+        }
+        changes.removed = previous.keys().filter(|p| !now.contains_key(*p)).cloned().collect();
+        changes
+    }
 }
 
 impl Change {
@@ -143,6 +206,8 @@ impl Change {
             previous: previous.clone(),
             added_tools: missing(&now.tools, &previous.tools),
             removed_tools: missing(&previous.tools, &now.tools),
+            added_requests: now.requests.added_since(&previous.requests),
+            files: FileChanges::between(&previous.files, &now.files),
         }
     }
 }
@@ -169,6 +234,23 @@ impl fmt::Display for Change {
         }
         if !self.removed_tools.is_empty() {
             parts.push(format!("removed: {}", self.removed_tools.join(", ")));
+        }
+        let asked: Vec<String> = Capability::ALL
+            .into_iter()
+            .filter(|c| !self.added_requests.list(*c).is_empty())
+            .map(|c| format!("{} {}", c.key(), self.added_requests.list(c).join(", ")))
+            .collect();
+        if !asked.is_empty() {
+            parts.push(format!("now requests {}", asked.join("; ")));
+        }
+        for (what, files) in [
+            ("changed", &self.files.changed),
+            ("added", &self.files.added),
+            ("removed files", &self.files.removed),
+        ] {
+            if !files.is_empty() {
+                parts.push(format!("{what}: {}", files.join(", ")));
+            }
         }
         if !parts.is_empty() {
             write!(f, " ({})", parts.join("; "))?;
@@ -276,11 +358,36 @@ mod tests {
     use super::*;
 
     fn seen(version: &str, digest: char, tools: &[&str]) -> SeenSkill {
-        SeenSkill {
-            version: version.parse().unwrap(),
-            sha256: digest.to_string().repeat(64),
-            tools: tools.iter().map(|t| (*t).to_owned()).collect(),
-        }
+        SeenSkill::new(
+            version.parse().unwrap(),
+            digest.to_string().repeat(64),
+            tools.iter().map(|t| (*t).to_owned()).collect(),
+        )
+    }
+
+    #[test]
+    fn an_upgrade_that_asks_for_more_or_changes_files_says_so() {
+        let mut v1 = seen("1.0.0", 'a', &["run_script"]);
+        v1.requests = Requests::from_toml("net = [\"docs.rs\"]").unwrap();
+        v1.files = [("SKILL.md", "1"), ("scripts/a.py", "2"), ("old.md", "3")]
+            .into_iter()
+            .map(|(p, d)| (p.to_owned(), d.to_owned()))
+            .collect();
+        let mut v2 = seen("1.0.0", 'b', &["run_script"]);
+        v2.requests = Requests::from_toml("net = [\"docs.rs\", \"evil.example\"]").unwrap();
+        v2.files = [("SKILL.md", "1"), ("scripts/a.py", "9"), ("new.md", "4")]
+            .into_iter()
+            .map(|(p, d)| (p.to_owned(), d.to_owned()))
+            .collect();
+        let change = Change::between(&v1, &v2);
+        assert_eq!(
+            change.to_string(),
+            "replaced: same version 1.0.0, another file (was sha256 aaaaaaaaaaaa…) (now requests \
+             net evil.example; changed: scripts/a.py; added: new.md; removed files: old.md)"
+        );
+        let json = serde_json::to_value(&change).unwrap();
+        assert_eq!(json["added_requests"]["net"], serde_json::json!(["evil.example"]));
+        assert_eq!(json["files"]["changed"], serde_json::json!(["scripts/a.py"]));
     }
 
     #[test]

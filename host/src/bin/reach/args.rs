@@ -59,7 +59,7 @@ pub enum Command {
     },
     /// Call one tool: `reach call files.read '{"path": "README.md"}'`.
     Call(CallArgs),
-    /// Check the permission table.
+    /// Check the permission table; what skills request against what it grants.
     Policy {
         /// What to do with the policy.
         #[command(subcommand)]
@@ -176,11 +176,22 @@ pub struct McpArgs {
 /// `reach policy …`
 #[derive(Debug, Subcommand)]
 pub enum PolicyCommand {
-    /// Validate the permission table against the installed skills.
+    /// Validate the permission table against the installed skills, and
+    /// each skill's requests against its grants.
+    ///
+    /// `--json` prints {"policy", "ok", "errors", "warnings", "requests":
+    /// {SKILL: [{"capability", "item", "state": "granted"|"refused"|"not_requested",
+    /// "by" (the grant, when granted)}]}} — only skills that declare requests.
     Check {
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
+    },
+    /// Print the narrowest table lines that grant what a skill requests, to
+    /// read and paste into the table (nothing is edited).
+    Suggest {
+        /// The skill (a `.wasm` skill or a bundle).
+        name: String,
     },
 }
 

@@ -2,6 +2,7 @@
 
 use crate::args::Cli;
 use crate::context;
+use agent_reach::policy::Answer;
 use agent_reach::registry::Status;
 use serde_json::json;
 use std::process::ExitCode;
@@ -57,6 +58,40 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // Requests against grants, for every active skill that declares any.
+    let mut requests = serde_json::Map::new();
+    let names: Vec<String> = ctx
+        .registry()
+        .active_skills()
+        .iter()
+        .map(|s| s.manifest.name.clone())
+        .chain(ctx.registry().active_bundles().map(|b| b.name()))
+        .collect();
+    for name in names {
+        let Some(manifest) = crate::skills::requests::declared(ctx.registry(), &name) else {
+            continue;
+        };
+        if let Some(why) = &manifest.requests_problem {
+            warnings.push(format!("skill {name}: its requests cannot be read: {why}"));
+        }
+        let rows = crate::skills::requests::rows(ctx.policy(), manifest);
+        for row in &rows {
+            let what = format!("{} {}", row.capability.key(), row.item);
+            match row.answer {
+                Answer::Refused => warnings.push(format!(
+                    "{origin}: skill {name} requests {what}, which [skills.{name}] does not grant: \
+                     what needs it will be refused (`reach policy suggest {name}`)"
+                )),
+                Answer::NotRequested => warnings.push(format!(
+                    "{origin}: [skills.{name}] grants {what}, which the skill does not request"
+                )),
+                Answer::Granted(_) => {}
+            }
+        }
+        if !rows.is_empty() {
+            requests.insert(name, serde_json::to_value(&rows)?);
+        }
+    }
     for w in ctx.policy().auto_writes_where_confirm_asks() {
         warnings.push(format!("{origin}: {w}"));
     }
@@ -84,6 +119,7 @@ pub async fn run(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 "ok": errors.is_empty(),
                 "errors": errors,
                 "warnings": warnings,
+                "requests": requests,
             }))?
         );
     } else {

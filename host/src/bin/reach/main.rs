@@ -58,6 +58,9 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Policy { command: args::PolicyCommand::Check { json } } => {
             check::run(&cli, *json).await
         }
+        args::Command::Policy { command: args::PolicyCommand::Suggest { name } } => {
+            skills::requests::suggest(&cli, name).await
+        }
         args::Command::Agents { command: args::AgentsCommand::List { json } } => {
             agents::list(&cli, *json).await
         }

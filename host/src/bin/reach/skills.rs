@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 mod bundle;
 mod imports;
+pub mod requests;
 
 /// Hex characters of a digest shown in the table: enough to tell files
 /// apart at a glance; `--json`, `inspect` and `pin` give all 64.
@@ -43,7 +44,10 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 "previous": change,
             })
         })
-        .chain(ctx.registry().bundles().iter().map(|b| bundle::row(b, ctx.policy())))
+        .chain(ctx.registry().bundles().iter().map(|b| {
+            let change = changes.get(&b.name()).filter(|_| b.active().is_some());
+            bundle::row(b, ctx.policy(), change)
+        }))
         .collect();
     if as_json {
         println!(
@@ -128,6 +132,11 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         let (name, version) = (escape_for_terminal(&b.name()), escape_for_terminal(version));
         let detail = escape_for_terminal(&detail);
         println!("{name:<16} {version:<10} {status:<11} {digest:<SHORT_DIGEST$}  {detail}");
+        if let Some(change) = changes.get(&b.name()).filter(|_| b.status == Status::Active) {
+            // File names are the bundle author's: escaped.
+            let change = escape_for_terminal(&change.to_string());
+            println!("{:<16} {change} — review: reach skills inspect {name}", "");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -167,6 +176,18 @@ fn record_seen(cli: &Cli, registry: &Registry) -> BTreeMap<String, Change> {
             changes.insert(name, change);
         }
     }
+    for b in registry.active_bundles() {
+        let (Some(bundle), Some(manifest)) = (b.active(), b.manifest.as_ref()) else { continue };
+        if let Some(change) = state.record(&b.name(), SeenSkill::of_bundle(bundle, manifest)) {
+            tracing::warn!(
+                skill = %b.name(),
+                change = %change,
+                sha256 = %bundle.sha256,
+                "active skill bundle changed since the last listing"
+            );
+            changes.insert(b.name(), change);
+        }
+    }
     if let Err(err) = state.save() {
         eprintln!(
             "warning: could not record what was listed, so changes will be reported again: {:#}",
@@ -179,7 +200,7 @@ fn record_seen(cli: &Cli, registry: &Registry) -> BTreeMap<String, Change> {
 pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<ExitCode> {
     let ctx = context::load(cli).await?;
     if let Some(entry) = ctx.registry().bundles().iter().find(|b| b.name() == name) {
-        return bundle::inspect(&ctx, entry, as_json);
+        return bundle::inspect(&ctx, entry, &cli.policy, as_json);
     }
     let Some(skill) = ctx.registry().active(name) else {
         anyhow::bail!(
@@ -220,6 +241,7 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
             "contract": skill.loaded().contract().to_string(),
             "policy": ctx.policy().origin(),
             "grants": grants,
+            "requests_against_grants": requests::rows(ctx.policy(), m),
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
@@ -251,6 +273,7 @@ pub async fn inspect(cli: &Cli, name: &str, as_json: bool) -> anyhow::Result<Exi
     }
     println!();
     print_grants(ctx.policy(), &grants);
+    requests::print(ctx.policy(), m);
     println!();
     println!("imports (what it can reach under these grants):");
     let mut plain = Vec::new();

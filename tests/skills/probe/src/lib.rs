@@ -96,3 +96,12 @@ impl Skill for Probe {
 }
 
 export_skill!(Probe);
+
+// What the host shows beside the grants (tests/tests/all/skill_requests.rs).
+agent_reach_sdk::requests!(
+    r#"
+net = ["127.0.0.1:*", "api.example.com"]
+env = ["PROBE_TOKEN"]
+read = ["./data"]
+"#
+);

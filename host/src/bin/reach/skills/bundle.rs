@@ -1,16 +1,17 @@
 //! `reach skills list` and `reach skills inspect` for Agent Skills bundles.
 
-use super::print_grants;
+use super::{print_grants, requests};
 use agent_reach::Host as Context;
 use agent_reach::policy::Policy;
 use agent_reach::registry::BundleEntry;
+use agent_reach::registry::seen::{Change, SeenSkill, SeenState};
 use agent_reach::text::{escape_for_terminal, escape_keeping_lines};
 use serde_json::json;
 use std::process::ExitCode;
 
 /// A bundle's row in `reach skills list --json`: the fields of a
 /// component's row, plus its files and warnings.
-pub(super) fn row(b: &BundleEntry, policy: &Policy) -> serde_json::Value {
+pub(super) fn row(b: &BundleEntry, policy: &Policy, change: Option<&Change>) -> serde_json::Value {
     let bundle = b.bundle.as_ref();
     json!({
         "kind": "bundle",
@@ -23,7 +24,7 @@ pub(super) fn row(b: &BundleEntry, policy: &Policy) -> serde_json::Value {
         "tools": b.manifest.iter().flat_map(|m| &m.tools).map(|t| t.name.clone()).collect::<Vec<_>>(),
         "description": bundle.map(|b| b.description.clone()),
         "reason": b.reason,
-        "previous": null,
+        "previous": change,
         "files": bundle.map(|b| b.files.len()),
         "warnings": bundle.map(|b| b.problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>()),
     })
@@ -32,11 +33,32 @@ pub(super) fn row(b: &BundleEntry, policy: &Policy) -> serde_json::Value {
 /// `reach skills inspect NAME` for a bundle: what it is, its digest and
 /// pin, its grants, its tools and scripts (which run, which never do), its
 /// files and its instructions.
-pub(super) fn inspect(ctx: &Context, b: &BundleEntry, as_json: bool) -> anyhow::Result<ExitCode> {
+pub(super) fn inspect(
+    ctx: &Context,
+    b: &BundleEntry,
+    seen_from: &std::path::Path,
+    as_json: bool,
+) -> anyhow::Result<ExitCode> {
     let name = b.name();
     let grants = ctx.policy().grants(&name);
     let pin = ctx.policy().pin(&name);
     let bundle = b.bundle.as_ref();
+    // Read only, as for a component: what `skills list` last showed stays.
+    let change = match (SeenState::load(&SeenState::beside(seen_from)), bundle, &b.manifest) {
+        (Ok(state), Some(bundle), Some(manifest))
+            if b.status == agent_reach::registry::Status::Active =>
+        {
+            state.last_change(&name, &SeenSkill::of_bundle(bundle, manifest))
+        }
+        (Err(err), ..) => {
+            eprintln!(
+                "warning: cannot tell whether {name} changed: {:#}",
+                anyhow::Error::from(err)
+            );
+            None
+        }
+        _ => None,
+    };
     if as_json {
         let out = json!({
             "kind": "bundle",
@@ -51,6 +73,8 @@ pub(super) fn inspect(ctx: &Context, b: &BundleEntry, as_json: bool) -> anyhow::
             "scripts": b.scripts,
             "policy": ctx.policy().origin(),
             "grants": grants,
+            "previous": change,
+            "requests_against_grants": b.manifest.as_ref().map(|m| requests::rows(ctx.policy(), m)),
         });
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
@@ -93,8 +117,14 @@ pub(super) fn inspect(ctx: &Context, b: &BundleEntry, as_json: bool) -> anyhow::
     for problem in &bundle.problems {
         println!("warning: {}", escape_for_terminal(&problem.message));
     }
+    if let Some(change) = &change {
+        println!("{}; review it below", escape_for_terminal(&change.to_string()));
+    }
     println!();
     print_grants(ctx.policy(), &grants);
+    if let Some(manifest) = &b.manifest {
+        requests::print(ctx.policy(), manifest);
+    }
     println!();
     for t in b.manifest.iter().flat_map(|m| &m.tools) {
         println!("tool {name}.{} — level {}", t.name, grants.level_for(&t.name));
