@@ -500,7 +500,7 @@ mod tests {
             rows.iter().all(|row| matches!(row.answer, Answer::Granted(_))),
             "{lines}\n{rows:#?}"
         );
-        assert_eq!(rows.len(), 4, "{rows:#?}");
+        assert_eq!(rows.len(), 5, "{rows:#?}");
     }
 
     #[test]
