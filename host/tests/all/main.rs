@@ -24,6 +24,8 @@ mod mcp_stdio;
 mod memory_cli;
 // The OpenAI and Anthropic clients over the wire: requests, replies, retries, failures.
 mod model_clients;
+// What skills request against what the table grants: inspect, check, suggest, upgrades.
+mod requests_cli;
 // `reach runs show` and `reach runs list` on the log of a run that delegated.
 mod runs_tree;
 // `reach skill new`: the folder builds outside the repository and its test calls it.
