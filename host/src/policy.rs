@@ -154,10 +154,16 @@ impl Policy {
         };
         let base_dir = std::path::absolute(dir).map_err(io)?;
         let policy = Policy::parse(&text, path, &base_dir)?;
-        policy.check_protected(&[
+        let mut protected = vec![
             ProtectedPath::new("the permission table", path),
             ProtectedPath::private("the audit logs and memory in .reach/", base_dir.join(".reach")),
-        ])?;
+        ];
+        // A bundle loaded from a project folder is the host's code like the
+        // skills folder: no skill may rewrite its instructions or scripts.
+        for (name, folder, _) in policy.bundle_folders() {
+            protected.push(ProtectedPath::new(&format!("the bundle {name}"), folder));
+        }
+        policy.check_protected(&protected)?;
         Ok(policy)
     }
 
@@ -407,6 +413,20 @@ impl Policy {
             }
         }
         found
+    }
+
+    /// The bundles the table loads from outside the skills folder, by name
+    /// (`[skills.NAME] bundle = "…"`): each name, its folder (absolute) and
+    /// the line that names it, in file order. Project folders other clients
+    /// scan (`.agents/skills/`) are loaded only this way, one named bundle at
+    /// a time, so a cloned repository cannot add instructions to a run.
+    pub fn bundle_folders(&self) -> Vec<(&str, &Path, usize)> {
+        self.skills
+            .iter()
+            .filter_map(|s| {
+                s.bundle.as_ref().map(|(path, line)| (s.grants.skill.as_str(), path.as_path(), *line))
+            })
+            .collect()
     }
 
     fn listed(&self, skill: &str) -> Option<&ListedSkill> {

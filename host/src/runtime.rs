@@ -6,6 +6,7 @@ mod cache;
 mod engine;
 mod folders;
 mod net;
+pub mod requests_section;
 pub(crate) mod redact;
 mod sandbox;
 mod state;
@@ -147,41 +148,6 @@ impl LoadedSkill {
     }
 }
 
-/// Longest requests section read: a list of folders and hosts, not a file.
-const MAX_REQUESTS_SECTION: usize = 64 * 1024;
-
-/// The text of the `agent-reach:requests` custom section, wherever it is in
-/// the component (a Rust guest's `requests!` puts it in its core module).
-fn requests_section(wasm: &[u8]) -> Result<Option<String>, String> {
-    let mut found: Option<String> = None;
-    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
-        let Ok(wasmparser::Payload::CustomSection(section)) = payload else { continue };
-        if section.name() != crate::policy::REQUESTS_SECTION {
-            continue;
-        }
-        let data = section.data();
-        if found.is_some() {
-            return Err(format!(
-                "two `{}` sections; a component has one",
-                crate::policy::REQUESTS_SECTION
-            ));
-        }
-        if data.len() > MAX_REQUESTS_SECTION {
-            return Err(format!(
-                "the `{}` section is {} KiB; at most {} KiB are read",
-                crate::policy::REQUESTS_SECTION,
-                data.len() >> 10,
-                MAX_REQUESTS_SECTION >> 10
-            ));
-        }
-        let text = std::str::from_utf8(data).map_err(|_| {
-            format!("the `{}` section is not UTF-8 text", crate::policy::REQUESTS_SECTION)
-        })?;
-        found = Some(text.to_owned());
-    }
-    Ok(found)
-}
-
 /// The sha256 of `bytes`, as 64 lowercase hex characters.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
@@ -264,7 +230,7 @@ impl Runtime {
         let digest = blake3::hash(&wasm).to_hex().to_string();
         let sha256 = sha256_hex(&wasm);
         // From the very bytes compiled, like the digest.
-        let requests = requests_section(&wasm);
+        let requests = requests_section::read(&wasm);
         let (component, source) = self
             .cache
             .load(&self.engine, &wasm, &digest, on_compile)

@@ -70,6 +70,7 @@ struct RawSkill {
     #[serde(default)]
     credentials: Vec<Spanned<RawCredential>>,
     sha256: Option<Spanned<String>>,
+    bundle: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +115,9 @@ pub(super) struct ListedSkill {
     pub(super) credential_lines: Vec<usize>,
     /// The `sha256` the skill's file must have, if pinned.
     pub(super) pin: Option<super::SkillPin>,
+    /// `bundle = "…"`: a bundle folder outside the skills folder the
+    /// operator loads by name (absolute, lexically normalised), with its line.
+    pub(super) bundle: Option<(PathBuf, usize)>,
 }
 
 /// Where an entry of the table is, for checks made after every skill is
@@ -344,6 +348,12 @@ fn resolve_skill(
         .map(|digest| resolve_pin(src, &prefix, name.get_ref(), digest))
         .transpose()?;
 
+    let bundle = raw
+        .bundle
+        .as_ref()
+        .map(|folder| resolve_bundle(src, base_dir, &prefix, name.get_ref(), folder))
+        .transpose()?;
+
     let mut tools: Vec<_> = raw.tools.into_iter().collect();
     tools.sort_by_key(|(tool, _)| tool.span().start);
     let mut tool_levels = BTreeMap::new();
@@ -388,7 +398,36 @@ fn resolve_skill(
         env_at,
         credential_lines,
         pin,
+        bundle,
     })
+}
+
+/// Check `bundle = "…"`: a folder named as the skill is (the folder is bound
+/// to the name, as in the skills folder), relative to the table's folder.
+fn resolve_bundle(
+    src: &Source<'_>,
+    base_dir: &Path,
+    prefix: &str,
+    skill: &str,
+    folder: &Spanned<String>,
+) -> Result<(PathBuf, usize), PolicyError> {
+    let declared = folder.get_ref();
+    let invalid = |why: String| src.invalid(&folder.span(), format!("{prefix}.bundle"), why);
+    if declared.is_empty() || declared.starts_with('~') || declared.contains('\0') {
+        return Err(invalid(format!(
+            "{declared:?} is not a folder; write the bundle's folder relative to this table, \
+             e.g. \".agents/skills/{skill}\""
+        )));
+    }
+    let path = super::folders::lexical_normalize(&base_dir.join(declared));
+    if path.file_name().and_then(|n| n.to_str()) != Some(skill) {
+        return Err(invalid(format!(
+            "{declared:?} is not named {skill}: a bundle's folder is its name (as in the skills \
+             folder), so the table grants by the name it loads under; point at a folder named \
+             {skill}, e.g. \".agents/skills/{skill}\""
+        )));
+    }
+    Ok((path, src.line(&folder.span())))
 }
 
 /// Check a pin: exactly the 64 lowercase hex characters `reach skills pin`

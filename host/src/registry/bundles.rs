@@ -138,7 +138,59 @@ pub(super) async fn scan(
         }
         out.push(entry);
     }
+    for (name, folder, line) in policy.bundle_folders() {
+        if out.iter().any(|b| b.path == folder) {
+            continue; // named, but in the skills folder anyway: loaded once
+        }
+        let mut entry = named(name, folder, line, policy, components, &out);
+        if entry.status == Status::Active {
+            offer(runtime, dir, &mut entry, &mut runner, on_compile).await;
+        }
+        out.push(entry);
+    }
     out
+}
+
+/// A bundle the table names outside the skills folder (`[skills.NAME]
+/// bundle = "…"`): loaded like one inside it, broken with the reason when
+/// the folder is not a bundle or the name is taken in the skills folder.
+fn named(
+    name: &str,
+    folder: &Path,
+    line: usize,
+    policy: &Policy,
+    components: &[SkillEntry],
+    found: &[BundleEntry],
+) -> BundleEntry {
+    let at = format!("{} line {line}", policy.origin().display());
+    let broken = |reason: String| BundleEntry {
+        path: folder.to_owned(),
+        status: Status::Broken,
+        bundle: None,
+        reason: Some(reason),
+        manifest: None,
+        scripts: Vec::new(),
+        serving: Vec::new(),
+    };
+    if let Some(other) = found.iter().find(|b| b.name() == name) {
+        return broken(format!(
+            "`{name}` is a bundle in the skills folder too ({}); the table grants by name, so \
+             keep one: remove it there or drop `bundle` ({at})",
+            other.path.display()
+        ));
+    }
+    // No link: the folder the operator named is the one loaded.
+    let is_dir = std::fs::symlink_metadata(folder).is_ok_and(|m| m.file_type().is_dir());
+    if !is_dir || !bundle::is_bundle(folder) {
+        return broken(format!(
+            "the table names {} as the bundle `{name}` ({at}), but {}; put the bundle there \
+             (a folder holding SKILL.md) or fix the path",
+            folder.display(),
+            if is_dir { "it holds no SKILL.md" } else { "there is no folder there" }
+        ));
+    }
+    tracing::info!(skill = %name, path = %folder.display(), "bundle loaded from outside the skills folder, as the table names it");
+    one(folder.to_owned(), policy, components)
 }
 
 fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry {
@@ -168,7 +220,7 @@ fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry
     }
     if crate::policy::RESERVED_SKILL_NAMES.contains(&name.as_str()) {
         let reason = format!(
-            "the skill name `{name}` is reserved for the harness's built-in tools ({}); rename              the folder",
+            "the skill name `{name}` is reserved for the harness's built-in tools ({}); rename the folder",
             crate::policy::BUILTIN_TOOL_NAMES
         );
         return refused(entry, reason);

@@ -195,3 +195,71 @@ fn reach_skills_list_shows_bundles_and_a_pin_covers_every_file() {
     let reason = row["reason"].as_str().unwrap();
     assert!(reason.contains(&digest) && reason.contains("a file in it changed"), "{reason}");
 }
+
+/// `reach` in `dir` with these arguments: (success, stdout, stderr).
+fn reach_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = crate::support::isolated(env!("CARGO_BIN_EXE_reach"), dir).args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.success(), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn a_project_bundle_loads_only_when_the_table_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("skills")).unwrap();
+    // What a cloned repository brings: other clients would load it on sight.
+    let project = dir.path().join(".agents/skills");
+    std::fs::create_dir_all(&project).unwrap();
+    let review = install(&project, "valid-folded-description");
+    assert_eq!(review.file_name().unwrap(), "code-review");
+    let names = |table: &str| -> BTreeMap<String, serde_json::Value> {
+        std::fs::write(dir.path().join("reach.toml"), table).unwrap();
+        let (ok, out, err) = reach_in(dir.path(), &["skills", "list", "--json"]);
+        assert!(ok, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        v["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["name"].as_str().unwrap().to_owned(), r.clone()))
+            .collect()
+    };
+    assert!(names("").is_empty(), "a project folder is never scanned");
+    assert!(names("[skills.code-review]\nlevel = \"auto\"\n").is_empty(), "granting is not naming");
+
+    let rows = names("[skills.code-review]\nbundle = \".agents/skills/code-review\"\n");
+    let row = &rows["code-review"];
+    assert_eq!(row["status"], "active", "{row}");
+    assert_eq!(row["path"].as_str().unwrap(), review.to_str().unwrap());
+    assert_eq!(rows.len(), 1, "only the bundle named: {rows:?}");
+
+    // Named but missing, or there in the skills folder as well: broken, with the reason.
+    let rows = names("[skills.code-review]\nbundle = \"elsewhere/code-review\"\n");
+    let reason = rows["code-review"]["reason"].as_str().unwrap().to_owned();
+    assert!(reason.contains("there is no folder there") && reason.contains("line 2"), "{reason}");
+    install(&dir.path().join("skills"), "valid-folded-description");
+    let rows = names("[skills.code-review]\nbundle = \".agents/skills/code-review\"\n");
+    let in_skills: Vec<_> = rows.values().filter(|r| r["status"] == "active").collect();
+    assert_eq!(in_skills.len(), 1, "{rows:?}");
+    assert!(in_skills[0]["path"].as_str().unwrap().contains("/skills/code-review"));
+}
+
+#[test]
+fn the_table_binds_a_project_bundle_to_its_name_and_no_skill_may_write_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = |text: &str| {
+        std::fs::write(dir.path().join("reach.toml"), text).unwrap();
+        reach_in(dir.path(), &["policy", "check"])
+    };
+    let (ok, _, err) = table("[skills.code-review]\nbundle = \".agents/skills/other\"\n");
+    assert!(!ok);
+    assert!(err.contains("skills.code-review.bundle") && err.contains("is not named code-review"), "{err}");
+
+    std::fs::create_dir_all(dir.path().join(".agents/skills/code-review")).unwrap();
+    let (ok, _, err) = table(
+        "[skills.code-review]\nbundle = \".agents/skills/code-review\"\n\n\
+         [skills.files]\nwrite = [\".agents\"]\n",
+    );
+    assert!(!ok, "a skill could rewrite the bundle's instructions");
+    assert!(err.contains("the bundle code-review") && err.contains("skills.files.write[0]"), "{err}");
+}

@@ -208,3 +208,42 @@ fn strip_requests(wasm: &[u8]) -> Vec<u8> {
     out[at..at + name.len()].copy_from_slice(b"agent-reach:unrelate");
     out
 }
+
+#[test]
+fn a_python_or_javascript_component_gets_its_requests_after_its_build() {
+    for guest in [guests::TEST_SKILL_MISBEHAVE_PY, guests::TEST_SKILL_MISBEHAVE_JS] {
+        let name = guest.skill;
+        let env = Env::new(&format!("[skills.{name}]\nlevel = \"auto\"\nread = [\"./data\"]\n"));
+        let wasm = env.path(&format!("skills/{}", guest.file_name()));
+        std::fs::copy(guest.path(), &wasm).unwrap();
+        let wasm = wasm.to_str().unwrap();
+        std::fs::write(env.path("requests.toml"), "read = [\"./data\"]\nnet = [\"api.example.com\"]\n")
+            .unwrap();
+        assert_eq!(env.ok(&["skill", "requests", wasm]), "requests: none\n");
+
+        env.ok(&["skill", "requests", wasm, "--set", "requests.toml"]);
+        let shown: Value =
+            serde_json::from_str(&env.ok(&["skill", "requests", wasm, "--json"])).unwrap();
+        assert_eq!(shown["requests"]["net"], serde_json::json!(["api.example.com"]), "{name}");
+        let text = env.ok(&["skills", "inspect", name]);
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("read ./data granted by read ./data"), "{name}: {text}");
+        assert!(
+            words.contains("net api.example.com requested, not granted"),
+            "{name}: {text}"
+        );
+        // The component still loads and runs with the section in it.
+        assert!(env.ok(&["skills", "list"]).contains(name), "{name}");
+
+        // Once only, and a bad file says what is wrong and changes nothing.
+        let before = std::fs::read(wasm).unwrap();
+        let again = env.reach(&["skill", "requests", wasm, "--set", "requests.toml"]);
+        assert!(!again.status.success());
+        assert!(String::from_utf8_lossy(&again.stderr).contains("already carries"), "{again:?}");
+        std::fs::write(env.path("bad.toml"), "hosts = [\"x\"]\n").unwrap();
+        let bad = env.reach(&["skill", "requests", wasm, "--set", "bad.toml"]);
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(err.contains("bad.toml") && err.contains("read, write, net"), "{err}");
+        assert_eq!(std::fs::read(wasm).unwrap(), before, "{name} unchanged");
+    }
+}

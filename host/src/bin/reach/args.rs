@@ -237,6 +237,21 @@ pub enum SkillCommand {
         #[arg(long, value_name = "PATH")]
         sdk_path: Option<PathBuf>,
     },
+    /// Show the requests a built component carries, or add them with `--set`: how a
+    /// Python, JavaScript or Go skill says which folders, hosts, credentials and variables
+    /// it needs (a Rust skill uses `agent_reach_sdk::requests!`). Requests grant nothing;
+    /// `reach skills inspect` shows them beside the table's grants.
+    Requests {
+        /// The component (`.wasm`).
+        wasm: PathBuf,
+        /// Add the requests in this TOML file (keys read, write, net, credentials, env, each
+        /// a list) to the component, in place. Refused when it already carries requests.
+        #[arg(long, value_name = "FILE")]
+        set: Option<PathBuf>,
+        /// Print {"wasm", "requests": {…} | null} as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The languages `reach skill new` writes a skill in.

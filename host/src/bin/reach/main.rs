@@ -18,6 +18,7 @@ mod model_setup;
 mod new_skill;
 mod run;
 mod runs;
+mod skill_requests;
 mod skills;
 
 use clap::Parser;
@@ -71,6 +72,9 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
                 lang: *lang,
                 sdk_path: sdk_path.as_deref(),
             })
+        }
+        args::Command::Skill { command: args::SkillCommand::Requests { wasm, set, json } } => {
+            skill_requests::run(wasm, set.as_deref(), *json)
         }
         args::Command::Run(args) => run::run(&cli, args).await,
         args::Command::Eval(args) => eval::run(&cli, args).await,
