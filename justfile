@@ -14,7 +14,7 @@ bundled_interpreted_skills := "skill-data skill-feeds"
 test_only_interpreted_skills := "test-skill-misbehave-py test-skill-misbehave-js"
 # Interpreters that run Agent Skills bundles' scripts in the sandbox: `runner-NAME` is built from
 # skills-src/runners/NAME and installed as skills/runners/NAME.wasm (never offered as a skill).
-runners := "runner-python"
+runners := "runner-python runner-js"
 # Agent Skills bundles (`skills-src/bundles/NAME/SKILL.md`), copied into skills/NAME by `just skills`.
 bundles := "incident-triage release-notes"
 

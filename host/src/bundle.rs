@@ -53,6 +53,9 @@ pub struct Bundle {
     pub allowed_tools: Option<String>,
     /// Frontmatter `metadata`, text values only.
     pub metadata: BTreeMap<String, String>,
+    /// The whole frontmatter as JSON, every field as written (scalars as
+    /// strings): what the MCP Skills extension serves as `frontmatter`.
+    pub frontmatter: serde_json::Map<String, serde_json::Value>,
     /// What it asks the table for (`metadata` keys `agent-reach.read`, `.write`, `.net`,
     /// `.credentials`, `.env`). Shown beside the grants; grants nothing.
     pub requests: Requests,
@@ -151,6 +154,7 @@ pub fn load(dir: &Path) -> Result<Bundle, BundleError> {
         compatibility: text("compatibility"),
         allowed_tools: text("allowed-tools"),
         metadata,
+        frontmatter: split.fields.iter().map(|(k, v)| (k.clone(), v.to_json())).collect(),
         requests,
         body: split.body,
         files,

@@ -356,8 +356,8 @@ impl Host {
             Reach::Granted => self.policy.grants(&call.skill),
             Reach::ReadOnly => self.policy.grants(&call.skill).read_only(),
         };
-        if let Some(bundle) = found.script_of() {
-            return scripts::run(&self.runtime, found.loaded(), bundle, grants, &call.value).await;
+        if let Some((bundle, runners)) = found.script_of() {
+            return scripts::run(&self.runtime, runners, bundle, grants, &call.value).await;
         }
         self.runtime.call(found.loaded(), &grants, &call.tool, &call.arguments).await
     }

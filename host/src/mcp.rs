@@ -30,6 +30,7 @@ pub mod approvals;
 mod confirm;
 pub mod http;
 mod masking;
+pub mod skills;
 mod tools;
 
 use crate::Host;
@@ -42,7 +43,7 @@ use crate::policy::Level;
 use crate::reload::{Closed, LiveHost};
 use crate::runtime::redact::Redactor;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig,
@@ -271,6 +272,11 @@ impl ServerHandler for McpServer {
             .enable_resources()
             .enable_resources_list_changed()
             .build();
+        let mut capabilities = capabilities;
+        // The Skills extension, with no optional feature (no directory reads:
+        // every entry lists its files in full).
+        capabilities.extensions =
+            Some([(skills::EXTENSION.to_owned(), rmcp::model::JsonObject::new())].into());
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("agent-reach", env!("CARGO_PKG_VERSION")))
             .with_instructions(
@@ -357,7 +363,13 @@ impl ServerHandler for McpServer {
         _: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         Ok(ListResourcesResult::with_all_items(
-            self.host().map(|host| tools::resources(&host)).unwrap_or_default(),
+            self.host()
+                .map(|host| {
+                    let mut all = tools::resources(&host);
+                    all.extend(skills::resources(&host));
+                    all
+                })
+                .unwrap_or_default(),
         ))
     }
 
@@ -368,12 +380,54 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, McpError> {
         let host =
             self.host().map_err(|closed| McpError::resource_not_found(closed.to_string(), None))?;
+        if let Some(read) = skills::read(&host, &params.uri) {
+            let contents = read.map_err(|why| McpError::resource_not_found(why, None))?;
+            return Ok(ReadResourceResult::new(vec![contents]).into());
+        }
         let text = tools::skill_of_uri(&params.uri)
             .and_then(|skill| tools::instructions(&host, skill))
             .ok_or_else(|| {
                 McpError::resource_not_found(format!("no resource `{}`", params.uri), None)
             })?;
         Ok(ReadResourceResult::new(vec![ResourceContents::text(text, params.uri.clone())]).into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let host =
+            self.host().map_err(|closed| McpError::invalid_params(closed.to_string(), None));
+        match request.method.as_str() {
+            // One page: a served catalogue is a folder of bundles, not a feed.
+            "skills/list" => {
+                let host: Arc<Host> = host?;
+                Ok(CustomResult::new(skills::list(&host)))
+            }
+            "skills/get" => {
+                let uri = request
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("uri"))
+                    .and_then(|u| u.as_str())
+                    .ok_or_else(|| {
+                        McpError::invalid_params(
+                            "skills/get needs params.uri, the skill's skill://NAME/SKILL.md",
+                            None,
+                        )
+                    })?;
+                let host: Arc<Host> = host?;
+                skills::get(&host, uri)
+                    .map(CustomResult::new)
+                    .map_err(|why| McpError::invalid_params(why, None))
+            }
+            other => Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("no method `{other}`"),
+                None,
+            )),
+        }
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -27,7 +27,7 @@ mod manifest;
 pub mod seen;
 
 pub(crate) use bundles::RUNNER_TOOL;
-pub use bundles::{BundleEntry, RUN_SCRIPT, RUNNERS, Script};
+pub use bundles::{BundleEntry, Language, RUN_SCRIPT, RUNNERS, Script};
 pub use manifest::{Example, Manifest, ToolSpec};
 
 use crate::error::{ErrorCode, ToolFailure};
@@ -128,7 +128,7 @@ pub struct ToolRef<'a> {
     /// The tool.
     pub spec: &'a ToolSpec,
     loaded: &'a LoadedSkill,
-    script_of: Option<&'a crate::bundle::Bundle>,
+    script_of: Option<(&'a crate::bundle::Bundle, &'a [(Language, LoadedSkill)])>,
 }
 
 impl<'a> ToolRef<'a> {
@@ -137,9 +137,9 @@ impl<'a> ToolRef<'a> {
         self.loaded
     }
 
-    /// For a bundle's `run_script`, the bundle whose script the runner
-    /// ([`ToolRef::loaded`]) runs.
-    pub fn script_of(&self) -> Option<&'a crate::bundle::Bundle> {
+    /// For a bundle's `run_script`: the bundle whose script runs, and the
+    /// runner for each language its scripts are in.
+    pub fn script_of(&self) -> Option<(&'a crate::bundle::Bundle, &'a [(Language, LoadedSkill)])> {
         self.script_of
     }
 }
@@ -268,7 +268,12 @@ impl Registry {
             let spec = manifest.tool(tool).ok_or_else(|| no_tool(manifest))?;
             let (loaded, script_of) = match entry.backend(tool) {
                 Some(bundles::Backend::Component(loaded)) => (loaded, None),
-                Some(bundles::Backend::Script(loaded, bundle)) => (loaded, Some(bundle)),
+                // The first runner stands for the call in listings; the script's
+                // language picks the one that runs it.
+                Some(bundles::Backend::Script(runners, bundle)) => match runners.first() {
+                    Some((_, loaded)) => (loaded, Some((bundle, runners))),
+                    None => return Err(no_tool(manifest)),
+                },
                 None => return Err(no_tool(manifest)),
             };
             return Ok(ToolRef { manifest, spec, loaded, script_of });

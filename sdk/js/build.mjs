@@ -2,7 +2,7 @@
 /**
  * Build a JavaScript skill into a component, in one command:
  *
- *     node build.mjs ENTRY.js OUT.wasm [--http] [--env] [--disable FEATURE,…] [--wit CONTRACT.wit]
+ *     node build.mjs ENTRY.js OUT.wasm [--http] [--env] [--fs] [--disable FEATURE,…] [--wit CONTRACT.wit]
  *
  * run from the skill's folder, whose `node_modules` holds the pinned tools
  * (`npm ci`). It
@@ -11,7 +11,8 @@
  *    module with esbuild (componentize-js takes a single file);
  * 2. writes the WIT world to build against: the contract's world `skill`,
  *    plus `wasi:http` (`--http`, needed by `agent-reach-http.js`) and
- *    `wasi:cli/environment` (`--env`, to read granted variables) when asked;
+ *    `wasi:cli/environment` (`--env`, to read granted variables) and
+ *    `wasi:filesystem` (`--fs`, to open files in the granted folders) when asked;
  * 3. runs componentize-js, with the WASI features the skill does not use
  *    disabled, and writes OUT.
  *
@@ -36,21 +37,23 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 const FEATURES = ["stdio", "random", "clocks", "http", "fetch-event"];
 const HTTP_IMPORTS = ["wasi:http/outgoing-handler@0.2.12", "wasi:http/types@0.2.12"];
 const ENV_IMPORTS = ["wasi:cli/environment@0.2.12"];
+const FS_IMPORTS = ["wasi:filesystem/preopens@0.2.12", "wasi:filesystem/types@0.2.12"];
 // The WASI 0.2.12 packages `wasi:http` and `wasi:cli` need, as jco ships them.
 const WASI_PACKAGES = ["http", "io", "clocks", "random", "cli", "filesystem", "sockets"];
 
 function usage(message) {
   console.error(`build.mjs: ${message}`);
-  console.error("usage: node build.mjs ENTRY.js OUT.wasm [--http] [--env] [--disable FEATURE,…] [--wit CONTRACT.wit]");
+  console.error("usage: node build.mjs ENTRY.js OUT.wasm [--http] [--env] [--fs] [--disable FEATURE,…] [--wit CONTRACT.wit]");
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const options = { http: false, env: false, disable: [], wit: undefined, positional: [] };
+  const options = { http: false, env: false, fs: false, disable: [], wit: undefined, positional: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--http") options.http = true;
     else if (arg === "--env") options.env = true;
+    else if (arg === "--fs") options.fs = true;
     else if (arg === "--disable") options.disable.push(...(argv[++i] ?? "").split(",").filter(Boolean));
     else if (arg === "--wit") options.wit = argv[++i];
     else if (arg.startsWith("--")) usage(`unknown option ${arg}`);
@@ -141,7 +144,11 @@ async function main() {
       logLevel: "warning",
     });
 
-    const imports = [...(options.http ? HTTP_IMPORTS : []), ...(options.env ? ENV_IMPORTS : [])];
+    const imports = [
+      ...(options.http ? HTTP_IMPORTS : []),
+      ...(options.env ? ENV_IMPORTS : []),
+      ...(options.fs ? FS_IMPORTS : []),
+    ];
     const witDir = join(work, "wit");
     await mkdir(witDir);
     const contract = contractPath(options.wit);

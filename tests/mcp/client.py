@@ -17,13 +17,15 @@ keeps it in (.reach/mcp-token in the working folder, which is the server's).
 2026-07-28, fall back to `initialize`); --mode legacy is the `initialize`
 handshake at 2025-11-25, which most desktop clients speak.
 
-Scenarios: tools, elicit, no-elicit, prompts, list-changed (the last with
+Scenarios: skills (the Skills extension, raw requests), tools, elicit, no-elicit, prompts, list-changed (the last with
 --copy SRC DEST: copies a skill into the skills folder once it listens).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import shutil
@@ -37,6 +39,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
 
 # How long to wait for `notifications/tools/list_changed` after the copy.
 LIST_CHANGED_WAIT_S = 20
@@ -181,7 +184,46 @@ async def list_changed(args: argparse.Namespace) -> dict[str, Any]:
         return out
 
 
-SCENARIOS = {"tools": tools, "elicit": elicit, "no-elicit": no_elicit, "prompts": prompts, "list-changed": list_changed}
+async def raw(client: Client, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """A request the SDK has no method for (an extension's), sent through its session as is."""
+    request = types.Request[dict[str, Any], str](method=method, params=params)
+    try:
+        return {"result": await client.session.send_request(request, TypeAdapter(dict[str, Any]))}
+    except MCPError as e:
+        return {"protocol_error": {"code": e.code, "message": e.message}}
+
+
+async def skills(args: argparse.Namespace) -> dict[str, Any]:
+    """The Skills extension (io.modelcontextprotocol/skills) as a client that loads skills uses it:
+    list, get, then read every file of the first skill and check it against the entry's digest and size."""
+    async with connect(args) as client:
+        out: dict[str, Any] = {"protocol_version": client.protocol_version}
+        out["capabilities"] = dump(client.server_capabilities)
+        out["tools"] = [t.name for t in (await client.list_tools()).tools]
+        listed = await raw(client, "skills/list", {})
+        out["list"] = listed
+        entries = listed.get("result", {}).get("skills", [])
+        out["verified"] = {}
+        if entries:
+            first = entries[0]
+            out["get"] = await raw(client, "skills/get", {"uri": first["uri"]})
+            for resource in first["resources"]:
+                read = dump(await client.read_resource(resource["uri"]))
+                content = read["contents"][0]
+                data = content["text"].encode() if "text" in content else base64.b64decode(content["blob"])
+                ok = f"sha256:{hashlib.sha256(data).hexdigest()}" == resource["digest"] and len(data) == resource["size"]
+                out["verified"][resource["uri"]] = ok
+        out["script"] = await attempt(
+            client.call_tool("code-review__run_script", {"script": "scripts/count.py", "args": ["a", "b"]})
+        )
+        out["get_unknown"] = await raw(client, "skills/get", {"uri": "skill://nope/SKILL.md"})
+        out["resources"] = await attempt(client.list_resources())
+        out["read_unserved"] = await attempt(client.read_resource("skill://unserved/SKILL.md"))
+        out["read_unlisted"] = await attempt(client.read_resource("skill://code-review/../../reach.toml"))
+        return out
+
+
+SCENARIOS = {"skills": skills, "tools": tools, "elicit": elicit, "no-elicit": no_elicit, "prompts": prompts, "list-changed": list_changed}
 
 
 def main() -> None:

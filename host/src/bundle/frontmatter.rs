@@ -32,6 +32,18 @@ impl Node {
             _ => None,
         }
     }
+
+    /// The node as JSON: text as strings (as written: no type guessing),
+    /// lists as arrays, mappings as objects.
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Node::Text(text) => serde_json::Value::String(text.clone()),
+            Node::List(items) => items.iter().map(Node::to_json).collect(),
+            Node::Map(map) => {
+                map.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>().into()
+            }
+        }
+    }
 }
 
 /// The frontmatter's fields and the Markdown body after it.

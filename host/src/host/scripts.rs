@@ -1,5 +1,6 @@
-//! A bundle's `run_script`: one of its Python scripts, run by the Python
-//! runner component with the bundle's grants and its folder read-only.
+//! A bundle's `run_script`: one of its Python or JavaScript scripts, run by
+//! the runner component for its language with the bundle's grants and its
+//! folder read-only.
 //!
 //! The host, not the runner, reads the script: only a path the bundle's
 //! manifest lists, only bytes matching the digest taken when the bundle
@@ -11,23 +12,31 @@
 use crate::bundle::{self, Bundle};
 use crate::error::{ErrorCode, ToolFailure};
 use crate::policy::{FolderGrant, SkillGrants};
-use crate::registry::RUNNER_TOOL;
+use crate::registry::{Language, RUNNER_TOOL};
 use crate::runtime::{LoadedSkill, Runtime};
 use serde_json::{Value, json};
 
 /// Most characters of a failing script's stderr put into the error.
 const STDERR_TAIL: usize = 4000;
 
-/// Run `arguments.script` of `bundle` in `runner` with `grants` (the
-/// bundle's, already narrowed to the call's reach).
+/// Run `arguments.script` of `bundle` in the runner for its language (from
+/// `runners`) with `grants` (the bundle's, already narrowed to the call's
+/// reach).
 pub(super) async fn run(
     runtime: &Runtime,
-    runner: &LoadedSkill,
+    runners: &[(Language, LoadedSkill)],
     bundle: &Bundle,
     mut grants: SkillGrants,
     arguments: &Value,
 ) -> Result<String, ToolFailure> {
     let script = arguments.get("script").and_then(Value::as_str).unwrap_or_default();
+    let language = Language::of(script);
+    let Some((language, runner)) = runners.iter().find(|(l, _)| Some(*l) == language) else {
+        return Err(ToolFailure::new(
+            ErrorCode::InvalidArgs,
+            format!("{script} is not a script this bundle can run here; run_script lists those"),
+        ));
+    };
     let source = bundle::read::text(bundle, script).map_err(|e| {
         tracing::warn!(skill = %bundle.name, script, "script refused: {e}");
         ToolFailure::new(ErrorCode::Denied, e.to_string())
@@ -49,7 +58,7 @@ pub(super) async fn run(
             exists: true,
         });
     }
-    tracing::info!(skill = %bundle.name, script, "running a bundle script in the Python runner");
+    tracing::info!(skill = %bundle.name, script, runner = language.name(), "running a bundle script in its runner");
     let request = json!({
         "path": format!("{shown}/{}", script.trim_start_matches("./")),
         "source": source,
@@ -58,15 +67,15 @@ pub(super) async fn run(
         "stdin": arguments.get("stdin").cloned().unwrap_or_else(|| json!("")),
     });
     let out = runtime.call(runner, &grants, RUNNER_TOOL, &request.to_string()).await?;
-    shape(script, &out)
+    shape(script, language.name(), &out)
 }
 
 /// The runner's `{exit_code, stdout, stderr}` as the model reads it: what
 /// the script printed, stderr after it; a non-zero exit is a `FAILED`
 /// error with the end of stderr.
-fn shape(script: &str, out: &str) -> Result<String, ToolFailure> {
+fn shape(script: &str, language: &str, out: &str) -> Result<String, ToolFailure> {
     let value: Value = serde_json::from_str(out).map_err(|e| {
-        ToolFailure::new(ErrorCode::Failed, format!("the Python runner answered no JSON: {e}"))
+        ToolFailure::new(ErrorCode::Failed, format!("the {language} runner answered no JSON: {e}"))
     })?;
     let text = |key: &str| value.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
     let (stdout, stderr) = (text("stdout"), text("stderr"));
@@ -101,14 +110,14 @@ mod tests {
 
     #[test]
     fn a_failing_script_is_an_error_with_its_stderr() {
-        let ok = shape("scripts/a.py", r#"{"exit_code":0,"stdout":"done\n","stderr":""}"#);
+        let ok = shape("scripts/a.py", "Python", r#"{"exit_code":0,"stdout":"done\n","stderr":""}"#);
         assert_eq!(ok.unwrap(), "done\n");
         let err =
-            shape("scripts/a.py", r#"{"exit_code":2,"stdout":"","stderr":"usage: a.py FILE\n"}"#)
+            shape("scripts/a.py", "Python", r#"{"exit_code":2,"stdout":"","stderr":"usage: a.py FILE\n"}"#)
                 .unwrap_err();
         assert_eq!(err.code, ErrorCode::Failed);
         assert!(err.message.contains("status 2") && err.message.contains("usage: a.py"), "{err:?}");
-        let quiet = shape("scripts/a.py", r#"{"exit_code":0,"stdout":"","stderr":""}"#).unwrap();
+        let quiet = shape("scripts/a.py", "Python", r#"{"exit_code":0,"stdout":"","stderr":""}"#).unwrap();
         assert!(quiet.contains("printed nothing"));
     }
 }

@@ -5,7 +5,7 @@
 use crate::Host;
 use crate::error::{ErrorCode, ToolFailure};
 use crate::policy::{Level, SkillGrants};
-use crate::registry::ActiveSkill;
+use crate::registry::{ActiveSkill, Manifest};
 use rmcp::model::{
     CallToolResult, ContentBlock, JsonObject, Prompt, Resource, Tool, ToolAnnotations,
 };
@@ -34,6 +34,28 @@ fn served_skills(host: &Host) -> impl Iterator<Item = ActiveSkill<'_>> {
     host.registry().active_skills().into_iter().filter(|skill| served(host, &skill.manifest.name))
 }
 
+/// What the served skills and bundles offer, `.wasm` skills first: a
+/// bundle's tools (`tools/*.wasm`, `run_script`) are served like any
+/// skill's, with the bundle's grants.
+fn served_manifests(host: &Host) -> Vec<&Manifest> {
+    let mut all: Vec<&Manifest> = served_skills(host).map(|s| s.manifest).collect();
+    all.extend(
+        host.registry()
+            .active_bundles()
+            .filter_map(|b| b.manifest.as_ref())
+            .filter(|m| served(host, &m.name)),
+    );
+    all
+}
+
+/// Every active skill and bundle, served or not.
+fn all_manifests(host: &Host) -> Vec<&Manifest> {
+    let mut all: Vec<&Manifest> =
+        host.registry().active_skills().into_iter().map(|s| s.manifest).collect();
+    all.extend(host.registry().active_bundles().filter_map(|b| b.manifest.as_ref()));
+    all
+}
+
 /// The active skills left out because the table does not name them, for
 /// the log.
 pub fn unserved(host: &Host) -> Vec<String> {
@@ -48,17 +70,17 @@ pub fn unserved(host: &Host) -> Vec<String> {
 /// The `(skill, tool)` an MCP tool name stands for, looked up among the
 /// served skills (not split on `__`, which a skill name may contain).
 pub fn resolve(host: &Host, name: &str) -> Result<(String, String), ToolFailure> {
-    let tool_of = |skill: &ActiveSkill<'_>| {
-        name.strip_prefix(skill.manifest.name.as_str())
+    let tool_of = |manifest: &&Manifest| {
+        name.strip_prefix(manifest.name.as_str())
             .and_then(|rest| rest.strip_prefix("__"))
-            .filter(|tool| skill.manifest.tool(tool).is_some())
-            .map(|tool| (skill.manifest.name.clone(), tool.to_owned()))
+            .filter(|tool| manifest.tool(tool).is_some())
+            .map(|tool| (manifest.name.clone(), tool.to_owned()))
     };
-    if let Some(found) = served_skills(host).find_map(|skill| tool_of(&skill)) {
+    if let Some(found) = served_manifests(host).iter().find_map(tool_of) {
         return Ok(found);
     }
     // Installed but not named: say so, so the operator sees why.
-    let message = match host.registry().active_skills().iter().find_map(tool_of) {
+    let message = match all_manifests(host).iter().find_map(tool_of) {
         Some((skill, _)) => format!(
             "no tool `{name}`: the permission table {} does not name skill `{skill}` \
              ([skills.{skill}]), so it is not served; the tools served are listed with tools/list",
@@ -74,10 +96,10 @@ pub fn resolve(host: &Host, name: &str) -> Result<(String, String), ToolFailure>
 /// and a model should not be offered them.
 pub fn list(host: &Host) -> Vec<Tool> {
     let mut tools = Vec::new();
-    for skill in served_skills(host) {
-        let grants = host.policy().grants(&skill.manifest.name);
+    for manifest in served_manifests(host) {
+        let grants = host.policy().grants(&manifest.name);
         let annotations = annotations(&grants);
-        for spec in &skill.manifest.tools {
+        for spec in &manifest.tools {
             if grants.level_for(&spec.name) == Level::Deny {
                 continue;
             }
@@ -88,7 +110,7 @@ pub fn list(host: &Host) -> Vec<Tool> {
             let description = described(&spec.description, grants.level_for(&spec.name));
             tools.push(
                 Tool::new(
-                    tool_name(&skill.manifest.name, &spec.name),
+                    tool_name(&manifest.name, &spec.name),
                     description,
                     Arc::new(schema),
                 )

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::{Range, RangeInclusive};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;

@@ -12,13 +12,15 @@
 //!
 //! A bundle's tools are those of its `tools/*.wasm` components (their own
 //! skill names are ignored: they are the bundle's tools, under its name and
-//! grants) and, when it has Python scripts and the skills folder has the
-//! Python runner (`runners/python.wasm`), `run_script`, which runs one of
-//! them in that runner with the bundle's grants.
+//! grants) and, when it has Python or JavaScript scripts and the skills
+//! folder has the runner for them (`runners/python.wasm`, `runners/js.wasm`),
+//! `run_script`, which runs one of them in its runner with the bundle's
+//! grants.
 //!
 //! Only the folder the operator set is scanned: project folders that other
 //! clients read (`.agents/skills/`) are not, so a cloned repository cannot
-//! add instructions to a run.
+//! add instructions to a run; the table loads one by name
+//! (`[skills.NAME] bundle = "…"`).
 
 use super::manifest::{Manifest, ToolSpec};
 use super::{SkillEntry, Status};
@@ -30,8 +32,57 @@ use std::path::{Path, PathBuf};
 
 /// The folder, inside the skills folder, holding the script runners.
 pub const RUNNERS: &str = "runners";
-/// The tool a bundle with Python scripts gets.
+/// The tool a bundle with Python or JavaScript scripts gets.
 pub const RUN_SCRIPT: &str = "run_script";
+
+/// A language bundle scripts are written in, each run by its own runner
+/// component in `runners/`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Language {
+    /// `scripts/*.py`, run by `runners/python.wasm` (CPython, componentize-py).
+    Python,
+    /// `scripts/*.js`, `.mjs`, `.cjs`, run by `runners/js.wasm` (SpiderMonkey, componentize-js).
+    JavaScript,
+}
+
+impl Language {
+    /// Every language, in the order the runners load.
+    pub const ALL: [Language; 2] = [Language::Python, Language::JavaScript];
+
+    /// The language of a script, by its file name; `None` for what never runs.
+    pub fn of(path: &str) -> Option<Language> {
+        let extension = path.rsplit_once('.').map(|(_, e)| e)?;
+        match extension {
+            "py" => Some(Language::Python),
+            "js" | "mjs" | "cjs" => Some(Language::JavaScript),
+            _ => None,
+        }
+    }
+
+    /// The runner's file name in `runners/`.
+    pub fn runner_file(self) -> &'static str {
+        match self {
+            Language::Python => "python.wasm",
+            Language::JavaScript => "js.wasm",
+        }
+    }
+
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Python => "Python",
+            Language::JavaScript => "JavaScript",
+        }
+    }
+
+    /// How the script is run, as the model would picture it.
+    fn command(self) -> &'static str {
+        match self {
+            Language::Python => "python SCRIPT ARGS...",
+            Language::JavaScript => "node SCRIPT ARGS...",
+        }
+    }
+}
 /// The runner's own tool, which `run_script` calls.
 pub(crate) const RUNNER_TOOL: &str = "run";
 
@@ -53,6 +104,8 @@ pub struct BundleEntry {
     pub scripts: Vec<Script>,
     /// Which component serves each tool of `manifest`, by tool name.
     serving: Vec<(String, LoadedSkill)>,
+    /// The runners `run_script` uses, for the languages its scripts are in.
+    runners: Vec<(Language, LoadedSkill)>,
 }
 
 /// A file under a bundle's `scripts/`.
@@ -68,8 +121,8 @@ pub struct Script {
 pub(crate) enum Backend<'a> {
     /// A `tools/*.wasm` component's own tool.
     Component(&'a LoadedSkill),
-    /// `run_script`: the runner, with the bundle folder to preopen.
-    Script(&'a LoadedSkill, &'a Bundle),
+    /// `run_script`: the runners by language, with the bundle folder to preopen.
+    Script(&'a [(Language, LoadedSkill)], &'a Bundle),
 }
 
 impl BundleEntry {
@@ -91,22 +144,22 @@ impl BundleEntry {
     /// What serves `tool`, when the bundle is active and has it.
     pub(crate) fn backend(&self, tool: &str) -> Option<Backend<'_>> {
         let bundle = self.active()?;
+        if tool == RUN_SCRIPT && self.scripts_run() {
+            return Some(Backend::Script(&self.runners, bundle));
+        }
         let (_, loaded) = self.serving.iter().find(|(t, _)| t == tool)?;
-        Some(if tool == RUN_SCRIPT && self.scripts_run() {
-            Backend::Script(loaded, bundle)
-        } else {
-            Backend::Component(loaded)
-        })
+        Some(Backend::Component(loaded))
     }
 
     /// Whether `run_script` is one of its tools.
     fn scripts_run(&self) -> bool {
-        self.scripts.iter().any(|s| s.cannot_run.is_none())
+        !self.runners.is_empty() && self.scripts.iter().any(|s| s.cannot_run.is_none())
     }
 }
 
-/// The Python runner, loaded once per scan when a bundle needs it.
+/// A script runner, loaded once per scan when a bundle needs it.
 pub(super) struct Runner {
+    language: Language,
     path: PathBuf,
     loaded: Result<LoadedSkill, String>,
 }
@@ -129,12 +182,12 @@ pub(super) async fn scan(
         .filter(|p| bundle::is_bundle(p))
         .collect();
     folders.sort();
-    let mut runner: Option<Runner> = None;
+    let mut runners: Vec<Runner> = Vec::new();
     let mut out = Vec::with_capacity(folders.len());
     for path in folders {
         let mut entry = one(path, policy, components);
         if entry.status == Status::Active {
-            offer(runtime, dir, &mut entry, &mut runner, on_compile).await;
+            offer(runtime, dir, &mut entry, &mut runners, on_compile).await;
         }
         out.push(entry);
     }
@@ -144,7 +197,7 @@ pub(super) async fn scan(
         }
         let mut entry = named(name, folder, line, policy, components, &out);
         if entry.status == Status::Active {
-            offer(runtime, dir, &mut entry, &mut runner, on_compile).await;
+            offer(runtime, dir, &mut entry, &mut runners, on_compile).await;
         }
         out.push(entry);
     }
@@ -171,6 +224,7 @@ fn named(
         manifest: None,
         scripts: Vec::new(),
         serving: Vec::new(),
+        runners: Vec::new(),
     };
     if let Some(other) = found.iter().find(|b| b.name() == name) {
         return broken(format!(
@@ -203,6 +257,7 @@ fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry
             manifest: None,
             scripts: Vec::new(),
             serving: Vec::new(),
+            runners: Vec::new(),
         },
         Err(e) => BundleEntry {
             path,
@@ -212,6 +267,7 @@ fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry
             manifest: None,
             scripts: Vec::new(),
             serving: Vec::new(),
+            runners: Vec::new(),
         },
     };
     let name = entry.name();
@@ -267,7 +323,7 @@ async fn offer(
     runtime: &Runtime,
     dir: &Path,
     entry: &mut BundleEntry,
-    runner: &mut Option<Runner>,
+    loaded_runners: &mut Vec<Runner>,
     on_compile: &mut impl FnMut(&Path),
 ) {
     let Some(b) = entry.bundle.clone() else { return };
@@ -303,27 +359,41 @@ async fn offer(
         }
     }
     entry.scripts = scripts(&b);
-    let python: Vec<&str> =
-        entry.scripts.iter().filter(|s| s.path.ends_with(".py")).map(|s| s.path.as_str()).collect();
-    if !python.is_empty() {
-        let runner = match runner {
-            Some(r) => r,
-            None => runner.insert(load_runner(runtime, dir, on_compile).await),
-        };
-        match &runner.loaded {
-            Ok(component) => {
-                tools.push(run_script_spec(&b.name, &python, &entry.scripts));
-                serving.push((RUN_SCRIPT.to_owned(), component.clone()));
+    let mut runners: Vec<(Language, LoadedSkill)> = Vec::new();
+    for language in Language::ALL {
+        if !entry.scripts.iter().any(|s| Language::of(&s.path) == Some(language)) {
+            continue;
+        }
+        let at = match loaded_runners.iter().position(|r| r.language == language) {
+            Some(at) => at,
+            None => {
+                loaded_runners.push(load_runner(runtime, dir, language, on_compile).await);
+                loaded_runners.len() - 1
             }
+        };
+        let runner = &loaded_runners[at];
+        match &runner.loaded {
+            Ok(component) => runners.push((language, component.clone())),
             Err(why) => {
                 let why = format!("cannot run here: {why}");
-                for s in entry.scripts.iter_mut().filter(|s| s.path.ends_with(".py")) {
+                for s in entry.scripts.iter_mut().filter(|s| Language::of(&s.path) == Some(language))
+                {
                     s.cannot_run = Some(why.clone());
                 }
                 tracing::warn!(skill = %b.name, runner = %runner.path.display(), "{why}");
             }
         }
     }
+    let runnable: Vec<&str> = entry
+        .scripts
+        .iter()
+        .filter(|s| s.cannot_run.is_none())
+        .map(|s| s.path.as_str())
+        .collect();
+    if !runnable.is_empty() {
+        tools.push(run_script_spec(&b.name, &runnable, &entry.scripts));
+    }
+    entry.runners = runners;
     let version = b
         .metadata
         .get("version")
@@ -346,39 +416,37 @@ fn is_tool_component(path: &str) -> bool {
     path.strip_prefix("tools/").is_some_and(|rest| !rest.contains('/') && rest.ends_with(".wasm"))
 }
 
-/// Every file under `scripts/`: `.py` ones run (when the runner loads),
-/// nothing else ever does.
+/// Every file under `scripts/`: Python and JavaScript ones run (when their
+/// runner loads), nothing else ever does.
 fn scripts(b: &Bundle) -> Vec<Script> {
     b.files
         .iter()
         .filter(|f| f.path.starts_with("scripts/"))
         .map(|f| {
-            let cannot_run = if f.path.ends_with(".py") {
-                None
-            } else if f.path.ends_with(".js") || f.path.ends_with(".mjs") {
-                Some(
-                    "JavaScript scripts are not run yet (no JavaScript runner); the model can \
-                     read it with skills__read"
+            let cannot_run = match Language::of(&f.path) {
+                Some(_) => None,
+                None => Some(
+                    "only Python and JavaScript scripts run, inside the sandbox; shell scripts \
+                     and binaries never run (the model can read it with skills__read)"
                         .to_owned(),
-                )
-            } else {
-                Some(
-                    "only Python scripts run, inside the sandbox; shell scripts and binaries \
-                     never run (the model can read it with skills__read)"
-                        .to_owned(),
-                )
+                ),
             };
             Script { path: f.path.clone(), cannot_run }
         })
         .collect()
 }
 
-async fn load_runner(runtime: &Runtime, dir: &Path, on_compile: &mut impl FnMut(&Path)) -> Runner {
-    let path = dir.join(RUNNERS).join("python.wasm");
+async fn load_runner(
+    runtime: &Runtime,
+    dir: &Path,
+    language: Language,
+    on_compile: &mut impl FnMut(&Path),
+) -> Runner {
+    let path = dir.join(RUNNERS).join(language.runner_file());
+    let name = language.name();
     if !path.is_file() {
-        let why =
-            format!("the Python runner {} is missing (`just skills` builds it)", path.display());
-        return Runner { path, loaded: Err(why) };
+        let why = format!("the {name} runner {} is missing (`just skills` builds it)", path.display());
+        return Runner { language, path, loaded: Err(why) };
     }
     let entry = super::load_component(runtime, &path, on_compile).await;
     let loaded = match (entry.status, entry.manifest, entry.loaded) {
@@ -388,23 +456,41 @@ async fn load_runner(runtime: &Runtime, dir: &Path, on_compile: &mut impl FnMut(
             path.display()
         )),
         (_, _, _) => Err(format!(
-            "the Python runner {} does not load: {}",
+            "the {name} runner {} does not load: {}",
             path.display(),
             entry.reason.unwrap_or_default()
         )),
     };
-    Runner { path, loaded }
+    Runner { language, path, loaded }
 }
 
-/// What the model is offered for running the bundle's Python scripts: an
-/// enum of their real paths.
-fn run_script_spec(skill: &str, python: &[&str], all: &[Script]) -> ToolSpec {
+/// What the model is offered for running the bundle's scripts: an enum
+/// of their real paths.
+fn run_script_spec(skill: &str, runnable: &[&str], all: &[Script]) -> ToolSpec {
+    let languages: Vec<Language> =
+        Language::ALL.into_iter().filter(|l| runnable.iter().any(|p| Language::of(p) == Some(*l))).collect();
+    let how = languages
+        .iter()
+        .map(|l| format!("`{}`", l.command()))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let names = languages.iter().map(|l| l.name()).collect::<Vec<_>>().join(" and ");
+    // What each runner provides; with Python alone, the text is the one the
+    // eval figures were measured with.
+    let provided = languages
+        .iter()
+        .map(|l| match l {
+            Language::Python => "Python's standard library is there",
+            Language::JavaScript => "for JavaScript, Node's fs, path and process and fetch are there",
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
     let mut description = format!(
-        "Run one of the {skill} skill's Python scripts inside the sandbox, as `python SCRIPT \
-         ARGS...` would, with `stdin` as its standard input; the result is what it prints. \
-         Python's standard library is there; the script reaches only the folders and hosts the \
-         permission table grants this skill. Scripts: {}.",
-        python.join(", ")
+        "Run one of the {skill} skill's {names} scripts inside the sandbox, as {how} would, \
+         with `stdin` as its standard input; the result is what it prints. {provided}; the \
+         script reaches only the folders and hosts the permission table grants this skill. \
+         Scripts: {}.",
+        runnable.join(", ")
     );
     let others: Vec<&str> =
         all.iter().filter(|s| s.cannot_run.is_some()).map(|s| s.path.as_str()).collect();
@@ -420,7 +506,7 @@ fn run_script_spec(skill: &str, python: &[&str], all: &[Script]) -> ToolSpec {
         json!({
             "type": "object",
             "properties": {
-                "script": {"type": "string", "enum": python, "description": "The script to run."},
+                "script": {"type": "string", "enum": runnable, "description": "The script to run."},
                 "args": {
                     "type": "array",
                     "items": {"type": "string", "maxLength": 4096},

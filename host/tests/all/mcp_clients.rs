@@ -298,6 +298,90 @@ fn instructions_are_prompts_and_resources(transport: Transport, revision: Revisi
     );
 }
 
+/// A bundle served through the Skills extension, beside one the table does not name.
+fn skills_workspace() -> Workspace {
+    let policy = format!("{POLICY}\n[skills.code-review]\nlevel = \"auto\"\n");
+    let ws = Workspace::new(&policy, SKILLS);
+    let bundle = ws.path("skills/code-review");
+    for folder in ["references", "scripts", "assets"] {
+        std::fs::create_dir_all(bundle.join(folder)).unwrap();
+    }
+    std::fs::write(
+        bundle.join("SKILL.md"),
+        "---\nname: code-review\ndescription: Review a change against the team's checklist.\n\
+         license: Apache-2.0\nmetadata:\n  version: \"1.0\"\n---\nRead references/checklist.md, then \
+         run scripts/count.py.\n",
+    )
+    .unwrap();
+    std::fs::write(bundle.join("references/checklist.md"), "# Checklist\n- tests\n").unwrap();
+    std::fs::write(bundle.join("scripts/count.py"), "import sys\nprint(len(sys.argv) - 1, 'args')\n")
+        .unwrap();
+    std::fs::write(bundle.join("assets/logo.bin"), [0u8, 159, 146, 150, 255]).unwrap();
+    std::fs::create_dir_all(ws.path("skills/runners")).unwrap();
+    std::fs::copy(guests::RUNNER_PYTHON.path(), ws.path("skills/runners/python.wasm")).unwrap();
+    let unserved = ws.path("skills/unserved");
+    std::fs::create_dir_all(&unserved).unwrap();
+    std::fs::write(unserved.join("SKILL.md"), "---\nname: unserved\ndescription: Not in the table.\n---\nx\n")
+        .unwrap();
+    ws
+}
+
+fn bundles_are_served_as_skills(transport: Transport, revision: Revision) {
+    let ws = skills_workspace();
+    let seen = client(&ws, "skills", transport, revision, &[]);
+    assert_eq!(
+        seen["capabilities"]["extensions"]["io.modelcontextprotocol/skills"],
+        json!({}),
+        "{}",
+        seen["capabilities"]
+    );
+    let listed = &seen["list"]["result"];
+    let skills = listed["skills"].as_array().unwrap_or_else(|| panic!("{}", seen["list"]));
+    assert_eq!(skills.len(), 1, "only the bundle the table names: {skills:?}");
+    let entry = &skills[0];
+    assert_eq!(entry["uri"], "skill://code-review/SKILL.md");
+    assert_eq!(
+        entry["frontmatter"],
+        json!({"name": "code-review", "description": "Review a change against the team's checklist.",
+               "license": "Apache-2.0", "metadata": {"version": "1.0"}})
+    );
+    assert_eq!(listed["resultType"], "complete");
+    assert!(listed["ttlMs"].is_u64() && listed["cacheScope"].is_string(), "{listed}");
+    let uris: Vec<&str> =
+        entry["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://code-review/SKILL.md",
+            "skill://code-review/assets/logo.bin",
+            "skill://code-review/references/checklist.md",
+            "skill://code-review/scripts/count.py",
+        ]
+    );
+    assert_eq!(seen["get"]["result"]["skill"], *entry, "skills/get answers the listed entry");
+    // Every file read back matches its digest and size, the binary one too.
+    let verified = seen["verified"].as_object().unwrap();
+    assert_eq!(verified.len(), 4, "{verified:?}");
+    assert!(verified.values().all(|ok| ok == true), "{verified:?}");
+    assert_eq!(seen["get_unknown"]["protocol_error"]["code"], -32602, "{}", seen["get_unknown"]);
+    let resources: Vec<&str> = seen["resources"]["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert!(resources.contains(&"skill://code-review/SKILL.md"), "{resources:?}");
+    assert!(!resources.iter().any(|u| u.contains("unserved")), "{resources:?}");
+    for refused in ["read_unserved", "read_unlisted"] {
+        assert!(seen[refused]["protocol_error"].is_object(), "{refused}: {}", seen[refused]);
+    }
+    // Its script is a tool beside the others, and runs in the sandbox.
+    let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert!(tools.contains(&"code-review__run_script") && tools.contains(&"files__read"), "{tools:?}");
+    let ran = success(&seen["script"]);
+    assert!(ran.to_string().contains("2 args"), "{ran}");
+}
+
 fn a_new_skill_is_announced(transport: Transport, revision: Revision) {
     let ws = Workspace::new(POLICY, &[guests::SKILL_FILES]);
     let source = guests::TEST_SKILL_ECHO.path();
@@ -357,6 +441,7 @@ with_every_client!(
     a_confirm_tool_asks_the_person,
     a_client_that_cannot_ask_is_refused,
     instructions_are_prompts_and_resources,
+    bundles_are_served_as_skills,
     a_new_skill_is_announced,
 );
 

@@ -6,6 +6,8 @@
 //! The real-model tests (`e2e_real_model`) are ignored unless asked for:
 //! `just e2e`, `just e2e-memory`, `just e2e-agents`.
 
+// Agent Skills bundles' JavaScript scripts in the sandboxed runner, with the bundle's grants.
+mod bundle_js_scripts;
 // Agent Skills bundles' Python scripts in the sandboxed runner, with the bundle's grants.
 mod bundle_scripts;
 // Compaction of long runs: summaries, the kept turns, the goal anchor.

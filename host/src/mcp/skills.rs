@@ -1,0 +1,157 @@
+//! The MCP Skills extension (`io.modelcontextprotocol/skills`, SEP-2640):
+//! the bundles the table serves, to clients that load Agent Skills
+//! themselves. `skills/list` and `skills/get` answer with each bundle's
+//! entry — its frontmatter as written and every file with its sha256 and
+//! size — and `resources/read` of `skill://NAME/PATH` serves a file,
+//! checked against the digest the bundle loaded with (a file changed since
+//! is refused, never served unverified).
+//!
+//! Which bundles: those the table names (`[skills.NAME]`), as for tools; a
+//! bundle the table does not name is neither listed nor readable. Serving a
+//! bundle's files runs nothing: its scripts run only as `NAME__run_script`,
+//! in the sandbox, like every other tool.
+
+use crate::Host;
+use crate::bundle::{Bundle, read};
+use base64::Engine as _;
+use rmcp::model::{Resource, ResourceContents};
+use serde_json::{Value, json};
+
+/// The extension's identifier, as declared in the server's capabilities.
+pub const EXTENSION: &str = "io.modelcontextprotocol/skills";
+
+/// The URI scheme of a bundle's files.
+const SCHEME: &str = "skill://";
+
+/// How long a client may keep a listing or an entry before asking again.
+/// Short: a reload can change a bundle at any time, and the digests tell a
+/// client when what it kept is stale.
+const TTL_MS: u64 = 30_000;
+
+/// The bundles served: active, and named by the table (or every one under
+/// the built-in table, as for tools).
+fn served(host: &Host) -> impl Iterator<Item = &Bundle> {
+    host.registry()
+        .active_bundles()
+        .filter_map(|entry| entry.active())
+        .filter(|bundle| super::tools::served(host, &bundle.name))
+}
+
+/// `skill://NAME/PATH`.
+pub fn uri(skill: &str, path: &str) -> String {
+    format!("{SCHEME}{skill}/{path}")
+}
+
+/// A bundle's `Skill` entry: the URI of its `SKILL.md`, its frontmatter,
+/// and the complete list of its files with digest and size.
+pub fn entry(bundle: &Bundle) -> Value {
+    let resources: Vec<Value> = bundle
+        .files
+        .iter()
+        .map(|f| {
+            json!({
+                "uri": uri(&bundle.name, &f.path),
+                "digest": format!("sha256:{}", f.sha256),
+                "size": f.bytes,
+            })
+        })
+        .collect();
+    json!({
+        "uri": uri(&bundle.name, crate::bundle::SKILL_MD),
+        "frontmatter": bundle.frontmatter,
+        "resources": resources,
+    })
+}
+
+/// The result of `skills/list`: every served bundle, in one page.
+pub fn list(host: &Host) -> Value {
+    let skills: Vec<Value> = served(host).map(entry).collect();
+    json!({ "resultType": "complete", "skills": skills, "ttlMs": TTL_MS, "cacheScope": "private" })
+}
+
+/// The result of `skills/get` for `uri` (a bundle's `SKILL.md`), or the
+/// message of the invalid-params error the extension asks for.
+pub fn get(host: &Host, uri: &str) -> Result<Value, String> {
+    let bundle = served(host)
+        .find(|b| self::uri(&b.name, crate::bundle::SKILL_MD) == uri)
+        .ok_or_else(|| {
+            format!(
+                "no skill at `{uri}`: skills are skill://NAME/SKILL.md for the bundles the \
+                 table serves; skills/list lists them"
+            )
+        })?;
+    Ok(json!({
+        "resultType": "complete",
+        "skill": entry(bundle),
+        "ttlMs": TTL_MS,
+        "cacheScope": "private",
+    }))
+}
+
+/// One resource per served bundle: its `SKILL.md`, named and described
+/// from its frontmatter. Its other files are addressable by URI (the entry
+/// lists them) without being listed here.
+pub fn resources(host: &Host) -> Vec<Resource> {
+    served(host)
+        .map(|bundle| {
+            let mut resource =
+                Resource::new(uri(&bundle.name, crate::bundle::SKILL_MD), bundle.name.clone());
+            resource.description = Some(bundle.description.clone());
+            resource.mime_type = Some("text/markdown".to_owned());
+            resource
+        })
+        .collect()
+}
+
+/// What `resources/read` of a `skill://` URI answers: `None` when the URI
+/// is not one (another scheme is someone else's), else the file's content
+/// or why it cannot be served.
+pub fn read(host: &Host, uri: &str) -> Option<Result<ResourceContents, String>> {
+    let rest = uri.strip_prefix(SCHEME)?;
+    let Some((skill, path)) = rest.split_once('/') else {
+        return Some(Err(format!("`{uri}` names no file: write skill://NAME/PATH")));
+    };
+    let Some(bundle) = served(host).find(|b| b.name == skill) else {
+        return Some(Err(format!(
+            "no skill `{skill}` is served: skills/list lists the bundles the table serves"
+        )));
+    };
+    Some(contents(bundle, path, uri))
+}
+
+/// A file of `bundle`, digest-checked: text as text, anything else as a blob.
+fn contents(bundle: &Bundle, path: &str, uri: &str) -> Result<ResourceContents, String> {
+    let bytes = read::bytes(bundle, path).map_err(|e| e.to_string())?;
+    let mime = mime_type(path);
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => ResourceContents::text(text, uri).with_mime_type(mime),
+        Err(e) => ResourceContents::blob(
+            base64::engine::general_purpose::STANDARD.encode(e.into_bytes()),
+            uri,
+        )
+        .with_mime_type(mime),
+    })
+}
+
+/// The media type a file's name suggests.
+fn mime_type(path: &str) -> &'static str {
+    let extension = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match extension.as_deref() {
+        Some("md" | "markdown") => "text/markdown",
+        Some("py") => "text/x-python",
+        Some("js" | "mjs") => "text/javascript",
+        Some("json") => "application/json",
+        Some("toml") => "application/toml",
+        Some("yaml" | "yml") => "application/yaml",
+        Some("csv") => "text/csv",
+        Some("html" | "htm") => "text/html",
+        Some("sh") => "text/x-shellscript",
+        Some("wasm") => "application/wasm",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("svg") => "image/svg+xml",
+        Some("pdf") => "application/pdf",
+        Some("txt" | "log") | None => "text/plain",
+        Some(_) => "application/octet-stream",
+    }
+}
