@@ -128,6 +128,7 @@ async fn a_script_writes_where_granted_never_into_its_bundle_and_failures_say_ho
     assert!(err.message.contains("status 3") && err.message.contains("usage: fail.js"), "{err}");
     let err = run(&host, "scripts/throws.js", &[]).await.unwrap_err();
     assert!(err.message.contains("status 1") && err.message.contains("RangeError: bad input"), "{err}");
+    assert!(err.message.contains("at parse (") && err.message.contains("scripts/throws.js:1:"), "where: {err}");
     let err = run(&host, "scripts/child.js", &[]).await.unwrap_err();
     assert!(err.message.contains("Cannot find module 'child_process'"), "{err}");
 }

@@ -241,7 +241,9 @@ export function mkdirSync(path, options) {
   let made;
   for (let i = 1; i <= parts.length; i++) {
     const step = `/${parts.slice(0, i).join("/")}`;
-    if (existsSync(step)) continue;
+    // A folder above a granted one exists, though the sandbox cannot see it.
+    const above = roots().some((r) => r.path === step || r.path.startsWith(`${step}/`));
+    if (above || existsSync(step)) continue;
     const t = target(step, "mkdir");
     wasi("mkdir", step, () => t.dir.createDirectoryAt(t.rel));
     made ??= step;

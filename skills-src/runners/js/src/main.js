@@ -78,6 +78,27 @@ function show(value) {
   return String(value);
 }
 
+/**
+ * An uncaught error as Node prints one: `Name: message`, then the frames in
+ * the script and its modules (`at fn (FILE:LINE:COL)`), the runner's own
+ * left out. Each evaluated file is named by its `sourceURL`; SpiderMonkey
+ * numbers a `new Function` body from line 3, and the main script's async
+ * wrapper adds one more.
+ */
+function describeError(thrown, mainPath, files) {
+  if (!(thrown instanceof Error)) return `Uncaught ${show(thrown)}`;
+  const frames = String(thrown.stack || "")
+    .split("\n")
+    .map((line) => /^(.*)@(.*):(\d+):(\d+)$/.exec(line))
+    .filter((m) => m && files.has(m[2]))
+    .map(([, fn, file, line, col]) => {
+      const name = fn.replace(/\/<$/, "").replace(/^anonymous$/, "<script>") || "<anonymous>";
+      const offset = file === mainPath ? 3 : 2;
+      return `    at ${name} (${file}:${Math.max(1, Number(line) - offset)}:${col})`;
+    });
+  return [`${thrown.name}: ${thrown.message}`, ...frames].join("\n");
+}
+
 /** `process.exit(code)` unwinds the script with this. */
 class Exit {
   constructor(code) {
@@ -180,7 +201,8 @@ async function runScript({ path, source, bundle, args = [], stdin = "" }) {
   /** Run `code` as the CommonJS module `module` at `file`; the main script may await at its top level. */
   function evaluate(code, file, module, main) {
     const dir = pathModule.dirname(file);
-    const body = main ? `return (async () => {\n${code}\n})();` : code;
+    // The sourceURL names the file in stack traces, instead of the runner's own.
+    const body = `${main ? `return (async () => {\n${code}\n})();` : code}\n//# sourceURL=${file}`;
     // eslint-disable-next-line no-new-func -- running the script is the point of a runner
     const run = new Function("require", "module", "exports", "__filename", "__dirname", "process", "console", "fetch", "__default", body);
     return run(requireFrom(dir), module, module.exports, file, dir, process, console, fetchChecked, __default);
@@ -201,7 +223,7 @@ async function runScript({ path, source, bundle, args = [], stdin = "" }) {
       throw failed(`${pathModule.basename(path)} does not compile: ${thrown.message}`);
     } else {
       status = 1;
-      stderr.write(`${thrown?.stack || thrown}\n`);
+      stderr.write(`${describeError(thrown, path, new Set([path, ...cache.keys()]))}\n`);
     }
   }
   return { exit_code: status, stdout: stdout.text(), stderr: stderr.text() };
