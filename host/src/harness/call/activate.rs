@@ -55,7 +55,7 @@ pub(crate) fn activation_text(entry: &BundleEntry, tools: &[(String, String)]) -
     }
     if !cannot.is_empty() {
         out.push_str(&format!(
-            "\n\nThese scripts cannot run here (only Python scripts run, in the sandbox): {}. Do \
+            "\n\nThese scripts cannot run here (only Python and JavaScript scripts run, in the sandbox): {}. Do \
              what they do with the tools you have, or tell the user.",
             cannot.join(", ")
         ));
