@@ -43,11 +43,11 @@ use crate::policy::Level;
 use crate::reload::{Closed, LiveHost};
 use crate::runtime::redact::Redactor;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
+    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role,
+    ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt as _};
@@ -271,12 +271,9 @@ impl ServerHandler for McpServer {
             .enable_prompts_list_changed()
             .enable_resources()
             .enable_resources_list_changed()
+            // No directory reads: every entry lists its files in full.
+            .enable_skills()
             .build();
-        let mut capabilities = capabilities;
-        // The Skills extension, with no optional feature (no directory reads:
-        // every entry lists its files in full).
-        capabilities.extensions =
-            Some([(skills::EXTENSION.to_owned(), rmcp::model::JsonObject::new())].into());
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("agent-reach", env!("CARGO_PKG_VERSION")))
             .with_instructions(
@@ -392,42 +389,23 @@ impl ServerHandler for McpServer {
         Ok(ReadResourceResult::new(vec![ResourceContents::text(text, params.uri.clone())]).into())
     }
 
-    async fn on_custom_request(
+    async fn list_skills(
         &self,
-        request: CustomRequest,
+        _: Option<PaginatedRequestParams>,
         _: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, McpError> {
+    ) -> Result<ListSkillsResult, McpError> {
+        // One page: a served catalogue is a folder of bundles, not a feed.
+        Ok(self.host().map(|host| skills::list(&host)).unwrap_or_default())
+    }
+
+    async fn get_skill(
+        &self,
+        params: GetSkillRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
         let host =
-            self.host().map_err(|closed| McpError::invalid_params(closed.to_string(), None));
-        match request.method.as_str() {
-            // One page: a served catalogue is a folder of bundles, not a feed.
-            "skills/list" => {
-                let host: Arc<Host> = host?;
-                Ok(CustomResult::new(skills::list(&host)))
-            }
-            "skills/get" => {
-                let uri = request
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("uri"))
-                    .and_then(|u| u.as_str())
-                    .ok_or_else(|| {
-                        McpError::invalid_params(
-                            "skills/get needs params.uri, the skill's skill://NAME/SKILL.md",
-                            None,
-                        )
-                    })?;
-                let host: Arc<Host> = host?;
-                skills::get(&host, uri)
-                    .map(CustomResult::new)
-                    .map_err(|why| McpError::invalid_params(why, None))
-            }
-            other => Err(McpError::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                format!("no method `{other}`"),
-                None,
-            )),
-        }
+            self.host().map_err(|closed| McpError::invalid_params(closed.to_string(), None))?;
+        skills::get(&host, &params.uri).map_err(|why| McpError::invalid_params(why, None))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

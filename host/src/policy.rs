@@ -424,7 +424,9 @@ impl Policy {
         self.skills
             .iter()
             .filter_map(|s| {
-                s.bundle.as_ref().map(|(path, line)| (s.grants.skill.as_str(), path.as_path(), *line))
+                s.bundle
+                    .as_ref()
+                    .map(|(path, line)| (s.grants.skill.as_str(), path.as_path(), *line))
             })
             .collect()
     }

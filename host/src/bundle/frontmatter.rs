@@ -39,9 +39,11 @@ impl Node {
         match self {
             Node::Text(text) => serde_json::Value::String(text.clone()),
             Node::List(items) => items.iter().map(Node::to_json).collect(),
-            Node::Map(map) => {
-                map.iter().map(|(k, v)| (k.clone(), v.to_json())).collect::<serde_json::Map<_, _>>().into()
-            }
+            Node::Map(map) => map
+                .iter()
+                .map(|(k, v)| (k.clone(), v.to_json()))
+                .collect::<serde_json::Map<_, _>>()
+                .into(),
         }
     }
 }

@@ -110,14 +110,19 @@ mod tests {
 
     #[test]
     fn a_failing_script_is_an_error_with_its_stderr() {
-        let ok = shape("scripts/a.py", "Python", r#"{"exit_code":0,"stdout":"done\n","stderr":""}"#);
+        let ok =
+            shape("scripts/a.py", "Python", r#"{"exit_code":0,"stdout":"done\n","stderr":""}"#);
         assert_eq!(ok.unwrap(), "done\n");
-        let err =
-            shape("scripts/a.py", "Python", r#"{"exit_code":2,"stdout":"","stderr":"usage: a.py FILE\n"}"#)
-                .unwrap_err();
+        let err = shape(
+            "scripts/a.py",
+            "Python",
+            r#"{"exit_code":2,"stdout":"","stderr":"usage: a.py FILE\n"}"#,
+        )
+        .unwrap_err();
         assert_eq!(err.code, ErrorCode::Failed);
         assert!(err.message.contains("status 2") && err.message.contains("usage: a.py"), "{err:?}");
-        let quiet = shape("scripts/a.py", "Python", r#"{"exit_code":0,"stdout":"","stderr":""}"#).unwrap();
+        let quiet =
+            shape("scripts/a.py", "Python", r#"{"exit_code":0,"stdout":"","stderr":""}"#).unwrap();
         assert!(quiet.contains("printed nothing"));
     }
 }

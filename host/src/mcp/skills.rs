@@ -14,11 +14,13 @@
 use crate::Host;
 use crate::bundle::{Bundle, read};
 use base64::Engine as _;
-use rmcp::model::{Resource, ResourceContents};
-use serde_json::{Value, json};
+use rmcp::model::{
+    CacheScope, GetSkillResult, ListSkillsResult, Resource, ResourceContents, Skill,
+    SkillFrontmatter, SkillResource, SkillResources,
+};
 
 /// The extension's identifier, as declared in the server's capabilities.
-pub const EXTENSION: &str = "io.modelcontextprotocol/skills";
+pub const EXTENSION: &str = rmcp::model::SKILLS_EXTENSION_ID;
 
 /// The URI scheme of a bundle's files.
 const SCHEME: &str = "skill://";
@@ -42,50 +44,72 @@ pub fn uri(skill: &str, path: &str) -> String {
     format!("{SCHEME}{skill}/{path}")
 }
 
-/// A bundle's `Skill` entry: the URI of its `SKILL.md`, its frontmatter,
-/// and the complete list of its files with digest and size.
-pub fn entry(bundle: &Bundle) -> Value {
-    let resources: Vec<Value> = bundle
+/// A bundle's `Skill` entry: the URI of its `SKILL.md`, its frontmatter as
+/// written, and the complete list of its files with digest and size (the
+/// digests taken when the bundle loaded, which every read is checked
+/// against).
+pub fn entry(bundle: &Bundle) -> Skill {
+    let files = bundle
         .files
         .iter()
         .map(|f| {
-            json!({
-                "uri": uri(&bundle.name, &f.path),
-                "digest": format!("sha256:{}", f.sha256),
-                "size": f.bytes,
-            })
+            SkillResource::new(uri(&bundle.name, &f.path), format!("sha256:{}", f.sha256), f.bytes)
         })
         .collect();
-    json!({
-        "uri": uri(&bundle.name, crate::bundle::SKILL_MD),
-        "frontmatter": bundle.frontmatter,
-        "resources": resources,
+    let mut frontmatter = SkillFrontmatter::new(bundle.name.clone(), bundle.description.clone());
+    for (key, value) in &bundle.frontmatter {
+        match key.as_str() {
+            // As written, not as trimmed or named after the folder.
+            "name" | "description" => {}
+            _ => {
+                frontmatter.extra.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if let Some(serde_json::Value::String(name)) = bundle.frontmatter.get("name") {
+        frontmatter.name = name.clone();
+    }
+    if let Some(serde_json::Value::String(description)) = bundle.frontmatter.get("description") {
+        frontmatter.description = description.clone();
+    }
+    Skill::new(
+        uri(&bundle.name, crate::bundle::SKILL_MD),
+        frontmatter,
+        SkillResources::Files(files),
+    )
+}
+
+/// The served bundles whose entries the extension's rules accept (the URI's
+/// last segment is the frontmatter `name`): a bundle whose frontmatter names
+/// another skill is left out of the extension, as a client must refuse it.
+fn entries(host: &Host) -> impl Iterator<Item = Skill> + '_ {
+    served(host).map(entry).filter(|skill| match skill.validate() {
+        Ok(()) => true,
+        Err(why) => {
+            tracing::warn!(uri = %skill.uri, "bundle not served over the Skills extension: {why}");
+            false
+        }
     })
 }
 
 /// The result of `skills/list`: every served bundle, in one page.
-pub fn list(host: &Host) -> Value {
-    let skills: Vec<Value> = served(host).map(entry).collect();
-    json!({ "resultType": "complete", "skills": skills, "ttlMs": TTL_MS, "cacheScope": "private" })
+pub fn list(host: &Host) -> ListSkillsResult {
+    let mut result = ListSkillsResult::with_all_items(entries(host).collect());
+    result.ttl_ms = Some(TTL_MS);
+    result.cache_scope = Some(CacheScope::Private);
+    result
 }
 
 /// The result of `skills/get` for `uri` (a bundle's `SKILL.md`), or the
 /// message of the invalid-params error the extension asks for.
-pub fn get(host: &Host, uri: &str) -> Result<Value, String> {
-    let bundle = served(host)
-        .find(|b| self::uri(&b.name, crate::bundle::SKILL_MD) == uri)
-        .ok_or_else(|| {
-            format!(
-                "no skill at `{uri}`: skills are skill://NAME/SKILL.md for the bundles the \
-                 table serves; skills/list lists them"
-            )
-        })?;
-    Ok(json!({
-        "resultType": "complete",
-        "skill": entry(bundle),
-        "ttlMs": TTL_MS,
-        "cacheScope": "private",
-    }))
+pub fn get(host: &Host, uri: &str) -> Result<GetSkillResult, String> {
+    let skill = entries(host).find(|s| s.uri == uri).ok_or_else(|| {
+        format!(
+            "no skill at `{uri}`: skills are skill://NAME/SKILL.md for the bundles the table \
+             serves; skills/list lists them"
+        )
+    })?;
+    Ok(GetSkillResult::new(skill).with_ttl_ms(TTL_MS).with_cache_scope(CacheScope::Private))
 }
 
 /// One resource per served bundle: its `SKILL.md`, named and described

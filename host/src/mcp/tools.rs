@@ -109,12 +109,8 @@ pub fn list(host: &Host) -> Vec<Tool> {
             };
             let description = described(&spec.description, grants.level_for(&spec.name));
             tools.push(
-                Tool::new(
-                    tool_name(&manifest.name, &spec.name),
-                    description,
-                    Arc::new(schema),
-                )
-                .with_annotations(annotations.clone()),
+                Tool::new(tool_name(&manifest.name, &spec.name), description, Arc::new(schema))
+                    .with_annotations(annotations.clone()),
             );
         }
     }

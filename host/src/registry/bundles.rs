@@ -376,7 +376,8 @@ async fn offer(
             Ok(component) => runners.push((language, component.clone())),
             Err(why) => {
                 let why = format!("cannot run here: {why}");
-                for s in entry.scripts.iter_mut().filter(|s| Language::of(&s.path) == Some(language))
+                for s in
+                    entry.scripts.iter_mut().filter(|s| Language::of(&s.path) == Some(language))
                 {
                     s.cannot_run = Some(why.clone());
                 }
@@ -384,12 +385,8 @@ async fn offer(
             }
         }
     }
-    let runnable: Vec<&str> = entry
-        .scripts
-        .iter()
-        .filter(|s| s.cannot_run.is_none())
-        .map(|s| s.path.as_str())
-        .collect();
+    let runnable: Vec<&str> =
+        entry.scripts.iter().filter(|s| s.cannot_run.is_none()).map(|s| s.path.as_str()).collect();
     if !runnable.is_empty() {
         tools.push(run_script_spec(&b.name, &runnable, &entry.scripts));
     }
@@ -445,7 +442,8 @@ async fn load_runner(
     let path = dir.join(RUNNERS).join(language.runner_file());
     let name = language.name();
     if !path.is_file() {
-        let why = format!("the {name} runner {} is missing (`just skills` builds it)", path.display());
+        let why =
+            format!("the {name} runner {} is missing (`just skills` builds it)", path.display());
         return Runner { language, path, loaded: Err(why) };
     }
     let entry = super::load_component(runtime, &path, on_compile).await;
@@ -467,13 +465,12 @@ async fn load_runner(
 /// What the model is offered for running the bundle's scripts: an enum
 /// of their real paths.
 fn run_script_spec(skill: &str, runnable: &[&str], all: &[Script]) -> ToolSpec {
-    let languages: Vec<Language> =
-        Language::ALL.into_iter().filter(|l| runnable.iter().any(|p| Language::of(p) == Some(*l))).collect();
-    let how = languages
-        .iter()
-        .map(|l| format!("`{}`", l.command()))
-        .collect::<Vec<_>>()
-        .join(" or ");
+    let languages: Vec<Language> = Language::ALL
+        .into_iter()
+        .filter(|l| runnable.iter().any(|p| Language::of(p) == Some(*l)))
+        .collect();
+    let how =
+        languages.iter().map(|l| format!("`{}`", l.command())).collect::<Vec<_>>().join(" or ");
     let names = languages.iter().map(|l| l.name()).collect::<Vec<_>>().join(" and ");
     // What each runner provides; with Python alone, the text is the one the
     // eval figures were measured with.
@@ -481,7 +478,9 @@ fn run_script_spec(skill: &str, runnable: &[&str], all: &[Script]) -> ToolSpec {
         .iter()
         .map(|l| match l {
             Language::Python => "Python's standard library is there",
-            Language::JavaScript => "for JavaScript, Node's fs, path and process and fetch are there",
+            Language::JavaScript => {
+                "for JavaScript, Node's fs, path and process and fetch are there"
+            }
         })
         .collect::<Vec<_>>()
         .join("; ");

@@ -112,6 +112,8 @@ mod tests {
         let again = with_requests(&once, &requests).unwrap_err();
         assert!(again.contains("already carries"), "{again}");
         let module = b"\0asm\x01\0\0\0";
-        assert!(with_requests(module, &requests).unwrap_err().contains("not a WebAssembly component"));
+        assert!(
+            with_requests(module, &requests).unwrap_err().contains("not a WebAssembly component")
+        );
     }
 }

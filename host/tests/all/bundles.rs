@@ -198,7 +198,8 @@ fn reach_skills_list_shows_bundles_and_a_pin_covers_every_file() {
 
 /// `reach` in `dir` with these arguments: (success, stdout, stderr).
 fn reach_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = crate::support::isolated(env!("CARGO_BIN_EXE_reach"), dir).args(args).output().unwrap();
+    let out =
+        crate::support::isolated(env!("CARGO_BIN_EXE_reach"), dir).args(args).output().unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     (out.status.success(), text(&out.stdout), text(&out.stderr))
 }
@@ -238,10 +239,16 @@ fn a_project_bundle_loads_only_when_the_table_names_it() {
     let reason = rows["code-review"]["reason"].as_str().unwrap().to_owned();
     assert!(reason.contains("there is no folder there") && reason.contains("line 2"), "{reason}");
     install(&dir.path().join("skills"), "valid-folded-description");
-    let rows = names("[skills.code-review]\nbundle = \".agents/skills/code-review\"\n");
-    let in_skills: Vec<_> = rows.values().filter(|r| r["status"] == "active").collect();
-    assert_eq!(in_skills.len(), 1, "{rows:?}");
-    assert!(in_skills[0]["path"].as_str().unwrap().contains("/skills/code-review"));
+    let (ok, out, err) = reach_in(dir.path(), &["skills", "list", "--json"]);
+    assert!(ok, "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = listed["skills"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    // The skills folder's copy serves; the named one says why it does not.
+    assert_eq!(rows[0]["status"], "active", "{rows:?}");
+    assert!(rows[0]["path"].as_str().unwrap().ends_with("skills/code-review"), "{rows:?}");
+    assert_eq!(rows[1]["status"], "broken", "{rows:?}");
+    assert!(rows[1]["reason"].as_str().unwrap().contains("in the skills folder too"), "{rows:?}");
 }
 
 #[test]
@@ -253,7 +260,10 @@ fn the_table_binds_a_project_bundle_to_its_name_and_no_skill_may_write_it() {
     };
     let (ok, _, err) = table("[skills.code-review]\nbundle = \".agents/skills/other\"\n");
     assert!(!ok);
-    assert!(err.contains("skills.code-review.bundle") && err.contains("is not named code-review"), "{err}");
+    assert!(
+        err.contains("skills.code-review.bundle") && err.contains("is not named code-review"),
+        "{err}"
+    );
 
     std::fs::create_dir_all(dir.path().join(".agents/skills/code-review")).unwrap();
     let (ok, _, err) = table(
@@ -261,5 +271,8 @@ fn the_table_binds_a_project_bundle_to_its_name_and_no_skill_may_write_it() {
          [skills.files]\nwrite = [\".agents\"]\n",
     );
     assert!(!ok, "a skill could rewrite the bundle's instructions");
-    assert!(err.contains("the bundle code-review") && err.contains("skills.files.write[0]"), "{err}");
+    assert!(
+        err.contains("the bundle code-review") && err.contains("skills.files.write[0]"),
+        "{err}"
+    );
 }

@@ -314,15 +314,21 @@ fn skills_workspace() -> Workspace {
     )
     .unwrap();
     std::fs::write(bundle.join("references/checklist.md"), "# Checklist\n- tests\n").unwrap();
-    std::fs::write(bundle.join("scripts/count.py"), "import sys\nprint(len(sys.argv) - 1, 'args')\n")
-        .unwrap();
+    std::fs::write(
+        bundle.join("scripts/count.py"),
+        "import sys\nprint(len(sys.argv) - 1, 'args')\n",
+    )
+    .unwrap();
     std::fs::write(bundle.join("assets/logo.bin"), [0u8, 159, 146, 150, 255]).unwrap();
     std::fs::create_dir_all(ws.path("skills/runners")).unwrap();
     std::fs::copy(guests::RUNNER_PYTHON.path(), ws.path("skills/runners/python.wasm")).unwrap();
     let unserved = ws.path("skills/unserved");
     std::fs::create_dir_all(&unserved).unwrap();
-    std::fs::write(unserved.join("SKILL.md"), "---\nname: unserved\ndescription: Not in the table.\n---\nx\n")
-        .unwrap();
+    std::fs::write(
+        unserved.join("SKILL.md"),
+        "---\nname: unserved\ndescription: Not in the table.\n---\nx\n",
+    )
+    .unwrap();
     ws
 }
 
@@ -345,8 +351,11 @@ fn bundles_are_served_as_skills(transport: Transport, revision: Revision) {
         json!({"name": "code-review", "description": "Review a change against the team's checklist.",
                "license": "Apache-2.0", "metadata": {"version": "1.0"}})
     );
-    assert_eq!(listed["resultType"], "complete");
-    assert!(listed["ttlMs"].is_u64() && listed["cacheScope"].is_string(), "{listed}");
+    if let Revision::Modern = revision {
+        // Result types and cache hints exist from 2026-07-28 on; the SDK leaves them out before.
+        assert_eq!(listed["resultType"], "complete", "{listed}");
+        assert!(listed["ttlMs"].is_u64() && listed["cacheScope"] == "private", "{listed}");
+    }
     let uris: Vec<&str> =
         entry["resources"].as_array().unwrap().iter().map(|r| r["uri"].as_str().unwrap()).collect();
     assert_eq!(
@@ -376,10 +385,15 @@ fn bundles_are_served_as_skills(transport: Transport, revision: Revision) {
         assert!(seen[refused]["protocol_error"].is_object(), "{refused}: {}", seen[refused]);
     }
     // Its script is a tool beside the others, and runs in the sandbox.
-    let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
-    assert!(tools.contains(&"code-review__run_script") && tools.contains(&"files__read"), "{tools:?}");
-    let ran = success(&seen["script"]);
-    assert!(ran.to_string().contains("2 args"), "{ran}");
+    let tools: Vec<&str> =
+        seen["tools"].as_array().unwrap().iter().map(|t| t.as_str().unwrap()).collect();
+    assert!(
+        tools.contains(&"code-review__run_script") && tools.contains(&"files__read"),
+        "{tools:?}"
+    );
+    let ran = &seen["script"]["result"];
+    assert_ne!(ran["isError"], true, "{ran}");
+    assert_eq!(ran["content"][0]["text"], "2 args\n", "{ran}");
 }
 
 fn a_new_skill_is_announced(transport: Transport, revision: Revision) {

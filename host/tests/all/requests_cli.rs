@@ -217,8 +217,11 @@ fn a_python_or_javascript_component_gets_its_requests_after_its_build() {
         let wasm = env.path(&format!("skills/{}", guest.file_name()));
         std::fs::copy(guest.path(), &wasm).unwrap();
         let wasm = wasm.to_str().unwrap();
-        std::fs::write(env.path("requests.toml"), "read = [\"./data\"]\nnet = [\"api.example.com\"]\n")
-            .unwrap();
+        std::fs::write(
+            env.path("requests.toml"),
+            "read = [\"./data\"]\nnet = [\"api.example.com\"]\n",
+        )
+        .unwrap();
         assert_eq!(env.ok(&["skill", "requests", wasm]), "requests: none\n");
 
         env.ok(&["skill", "requests", wasm, "--set", "requests.toml"]);
@@ -228,10 +231,7 @@ fn a_python_or_javascript_component_gets_its_requests_after_its_build() {
         let text = env.ok(&["skills", "inspect", name]);
         let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(words.contains("read ./data granted by read ./data"), "{name}: {text}");
-        assert!(
-            words.contains("net api.example.com requested, not granted"),
-            "{name}: {text}"
-        );
+        assert!(words.contains("net api.example.com requested, not granted"), "{name}: {text}");
         // The component still loads and runs with the section in it.
         assert!(env.ok(&["skills", "list"]).contains(name), "{name}");
 

@@ -18,7 +18,10 @@ fn ws(extra: &[(&str, &str)]) -> Workspace {
     let ws = Workspace::new();
     ws.mkdir("skills/runners");
     std::fs::copy(guests::RUNNER_JS.path(), ws.path("skills/runners/js.wasm")).unwrap();
-    copy_dir(&workspace().join("tests/fixtures/bundles/json-summary"), &ws.path("skills/json-summary"));
+    copy_dir(
+        &workspace().join("tests/fixtures/bundles/json-summary"),
+        &ws.path("skills/json-summary"),
+    );
     for (name, source) in extra {
         ws.write(&format!("skills/json-summary/scripts/{name}"), source);
     }
@@ -52,7 +55,11 @@ fn table(ws: &Workspace, extra: &str) -> String {
     )
 }
 
-async fn run(host: &agent_reach::Host, script: &str, args: &[&str]) -> Result<String, agent_reach::ToolFailure> {
+async fn run(
+    host: &agent_reach::Host,
+    script: &str,
+    args: &[&str],
+) -> Result<String, agent_reach::ToolFailure> {
     call(host, "json-summary.run_script", json!({"script": script, "args": args})).await
 }
 
@@ -61,7 +68,8 @@ async fn an_es_module_script_runs_with_node_modules_and_its_vendored_one() {
     let ws = ws(&[]);
     let host = ws.host(&table(&ws, "")).await;
     let entry = host.registry().active_bundle("json-summary").expect("active");
-    let tools: Vec<&str> = entry.manifest.as_ref().unwrap().tools.iter().map(|t| t.name.as_str()).collect();
+    let tools: Vec<&str> =
+        entry.manifest.as_ref().unwrap().tools.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(tools, ["run_script"]);
     assert!(entry.scripts.iter().all(|s| s.cannot_run.is_none()), "{:?}", entry.scripts);
     let file = ws.path("data/orders.json");
@@ -75,7 +83,8 @@ async fn an_es_module_script_runs_with_node_modules_and_its_vendored_one() {
 #[tokio::test]
 async fn reading_outside_the_grants_is_denied_and_so_is_an_ungranted_host() {
     let server = TestServer::start();
-    let peek = "const fs = require('fs');\nconsole.log(fs.readFileSync(process.argv[2], 'utf8'));\n";
+    let peek =
+        "const fs = require('fs');\nconsole.log(fs.readFileSync(process.argv[2], 'utf8'));\n";
     let fetch = "const r = await fetch(process.argv[2]);\nconsole.log(await r.text());\n";
     let ws = ws(&[("peek.js", peek), ("fetch.mjs", fetch)]);
     let host = ws.host(&table(&ws, "")).await;
@@ -105,7 +114,13 @@ async fn a_script_writes_where_granted_never_into_its_bundle_and_failures_say_ho
     let fail = "console.error('usage: fail.js N');\nprocess.exit(3);\n";
     let throws = "function parse() { throw new RangeError('bad input'); }\nparse();\n";
     let child = "require('child_process').execSync('id');\n";
-    let ws = ws(&[("write.js", write), ("tamper.js", tamper), ("fail.js", fail), ("throws.js", throws), ("child.js", child)]);
+    let ws = ws(&[
+        ("write.js", write),
+        ("tamper.js", tamper),
+        ("fail.js", fail),
+        ("throws.js", throws),
+        ("child.js", child),
+    ]);
     let host = ws.host(&table(&ws, "")).await;
 
     let out_dir = ws.path("out");
@@ -127,8 +142,14 @@ async fn a_script_writes_where_granted_never_into_its_bundle_and_failures_say_ho
     assert_eq!(err.code, ErrorCode::Failed, "{err}");
     assert!(err.message.contains("status 3") && err.message.contains("usage: fail.js"), "{err}");
     let err = run(&host, "scripts/throws.js", &[]).await.unwrap_err();
-    assert!(err.message.contains("status 1") && err.message.contains("RangeError: bad input"), "{err}");
-    assert!(err.message.contains("at parse (") && err.message.contains("scripts/throws.js:1:"), "where: {err}");
+    assert!(
+        err.message.contains("status 1") && err.message.contains("RangeError: bad input"),
+        "{err}"
+    );
+    assert!(
+        err.message.contains("at parse (") && err.message.contains("scripts/throws.js:1:"),
+        "where: {err}"
+    );
     let err = run(&host, "scripts/child.js", &[]).await.unwrap_err();
     assert!(err.message.contains("Cannot find module 'child_process'"), "{err}");
 }
