@@ -85,7 +85,7 @@ suite: fmt test-skills mcp-clients doc book guest-sdks
 guest-sdks:
     python3 -m unittest discover -q -s sdk/python/tests
     cd skills-src/data && PYTHONPATH=../../sdk/python:. python3 -m unittest discover -q -s tests
-    node --test sdk/js/tests/ skills-src/feeds/tests/
+    node --test sdk/js/tests/ skills-src/feeds/tests/ skills-src/runners/js/tests/
 
 # Pinned, in ~/.cache/agent-reach: fetched once, then a no-op.
 # Install the MCP clients the `reach mcp` tests drive (Python SDK, Inspector, conformance suite).
