@@ -201,7 +201,8 @@ fn errors_from_the_parser_name_line_column_and_key() {
     insta::assert_snapshot!(
         error("[skills.files]\nlevel = \"auto\"\nlevle = \"auto\"\n"),
         @"reach.toml:3:1: unknown field `levle`, expected one of `level`, `read`, `write`, `net`, \
-          `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`, `credentials`, `sha256`"
+          `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`, `credentials`, `sha256`, \
+          `bundle`"
     );
     insta::assert_snapshot!(
         error("[defaults]\nmemory = 64\n"),

@@ -293,3 +293,67 @@ async fn the_shipped_bundles_load_and_their_scripts_run_in_the_sandbox() {
     assert!(out.contains("### Security\n- Escape titles (CVE-2024-1234)"), "{out}");
     assert!(!out.contains("bump deps") && !out.contains("Merge"), "{out}");
 }
+
+/// How many times `text` occurs in the request's messages.
+fn occurrences(request: &Value, text: &str) -> usize {
+    request["messages"].to_string().matches(text).count()
+}
+
+#[tokio::test]
+async fn an_open_bundles_instructions_survive_compaction_once() {
+    let ws = ws(&[]);
+    ws.install(guests::SKILL_FILES);
+    let filler =
+        "Minutes: schedules, budgets and the usual risks were discussed at length. ".repeat(12);
+    for i in 1..=12 {
+        ws.write(&format!("data/note{i}.txt"), &format!("Note {i}. {filler}\n"));
+    }
+    let data = ws.path("data");
+    let policy = format!(
+        "{}\n[skills.files]\nlevel = \"auto\"\nread = [\"{}\"]\n",
+        table(&ws, ""),
+        data.display()
+    );
+    let host = ws.host(&policy).await;
+    let normal = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let n = normal.clone();
+    let server = ScriptedModel::start_with(move |body| {
+        // A summary request (no tools): a faithful checkpoint.
+        if body.get("tools").is_none() {
+            return Reply::text("Goal: read the notes.\nLeft to do: read the rest.");
+        }
+        let k = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        match k {
+            0 => Reply::call("skills__open", r#"{"skill": "csv-report"}"#),
+            1..=12 => Reply::call(
+                "files__read",
+                &json!({"path": data.join(format!("note{k}.txt"))}).to_string(),
+            ),
+            _ => Reply::text("Done."),
+        }
+    });
+    let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).unwrap();
+    let config = RunConfig {
+        max_steps: 20,
+        context_tokens: Some(6_000),
+        compact_at: 80,
+        ..RunConfig::default()
+    };
+    let agent =
+        agent_reach_tests::agent(host, model, NeverConfirm, config, Some(ws.path(".reach/runs")));
+    let report = agent_reach_tests::run(agent, "long", "Read every note in data/").await;
+    assert_eq!(report.answer.as_deref(), Some("Done."), "{}", report.summary());
+    let requests: Vec<Value> =
+        server.requests().into_iter().filter(|r| r.get("tools").is_some()).collect();
+    let compacted_at = requests
+        .iter()
+        .position(|r| occurrences(r, "kept through compaction") > 0)
+        .expect("twelve notes of ~250 tokens cannot fit 4,800 tokens: a compaction happened");
+    let body = "Run `scripts/report.py` with the CSV file's path";
+    for (i, request) in requests.iter().enumerate().skip(2) {
+        // Opened at the first step: from the next request on, the instructions
+        // are there exactly once, before and after every compaction.
+        assert_eq!(occurrences(request, body), 1, "request {i} (compacted at {compacted_at})");
+        assert!(tool_names(request).contains(&"csv-report__run_script".to_owned()), "request {i}");
+    }
+}
