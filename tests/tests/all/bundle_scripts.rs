@@ -322,15 +322,19 @@ async fn an_open_bundles_instructions_survive_compaction_once() {
         if body.get("tools").is_none() {
             return Reply::text("Goal: read the notes.\nLeft to do: read the rest.");
         }
+        // Tokens as a server would count them, so the harness learns the real size.
+        let tokens =
+            (body["messages"].to_string().len() + body["tools"].to_string().len()) as u64 / 3;
         let k = n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        match k {
+        let reply = match k {
             0 => Reply::call("skills__open", r#"{"skill": "csv-report"}"#),
             1..=12 => Reply::call(
                 "files__read",
                 &json!({"path": data.join(format!("note{k}.txt"))}).to_string(),
             ),
             _ => Reply::text("Done."),
-        }
+        };
+        reply.with_usage(tokens, 20)
     });
     let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).unwrap();
     let config = RunConfig {
@@ -343,12 +347,18 @@ async fn an_open_bundles_instructions_survive_compaction_once() {
         agent_reach_tests::agent(host, model, NeverConfirm, config, Some(ws.path(".reach/runs")));
     let report = agent_reach_tests::run(agent, "long", "Read every note in data/").await;
     assert_eq!(report.answer.as_deref(), Some("Done."), "{}", report.summary());
-    let requests: Vec<Value> =
-        server.requests().into_iter().filter(|r| r.get("tools").is_some()).collect();
-    let compacted_at = requests
-        .iter()
-        .position(|r| occurrences(r, "kept through compaction") > 0)
-        .expect("twelve notes of ~250 tokens cannot fit 4,800 tokens: a compaction happened");
+    let all = server.requests();
+    assert!(
+        all.iter().any(|r| r.get("tools").is_none()),
+        "a compaction was asked for: {} requests, {}",
+        all.len(),
+        report.summary()
+    );
+    let requests: Vec<Value> = all.into_iter().filter(|r| r.get("tools").is_some()).collect();
+    let compacted_at =
+        requests.iter().position(|r| occurrences(r, "kept through compaction") > 0).expect(
+            "twelve notes of ~250 tokens cannot fit 3,200 tokens: the instructions were put back",
+        );
     let body = "Run `scripts/report.py` with the CSV file's path";
     for (i, request) in requests.iter().enumerate().skip(2) {
         // Opened at the first step: from the next request on, the instructions
