@@ -161,7 +161,7 @@ impl Policy {
         // A bundle loaded from a project folder is the host's code like the
         // skills folder: no skill may rewrite its instructions or scripts.
         for (name, folder, _) in policy.bundle_folders() {
-            protected.push(ProtectedPath::new(&format!("the bundle {name}"), folder));
+            protected.push(ProtectedPath::new(format!("the bundle {name}"), folder));
         }
         policy.check_protected(&protected)?;
         Ok(policy)

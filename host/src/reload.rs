@@ -29,6 +29,11 @@
 //!   it is logged with the file and the reason.
 //! - **A skill file is deleted**: its skill leaves the active set — the
 //!   operator removed it.
+//! - **A bundle changes** (any file of `NAME/SKILL.md`'s folder: its digest
+//!   covers them all): it is loaded again and reported as changed; one
+//!   that no longer validates is broken and serves nothing (a bundle has
+//!   no version to fall back on, and its old instructions may be what the
+//!   operator meant to take away).
 //!
 //! Reloads run one at a time; the work (reading, compiling, `describe`)
 //! runs on a blocking thread, away from the tasks serving calls. A file
@@ -150,19 +155,21 @@ impl ReloadSource {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ReloadSummary {
-    /// Skills offered now and not before: `name version`.
+    /// Skills offered now and not before: `name version`, or `name (bundle)`.
     pub added: Vec<String>,
-    /// Skills no longer offered: `name version`.
+    /// Skills no longer offered: `name version`, or `name (bundle)`.
     pub removed: Vec<String>,
     /// Skills offered before and now from other bytes: `name 1.0.0 → 1.1.0`,
-    /// or `name 1.0.0 (rebuilt)` when the version stayed.
+    /// or `name 1.0.0 (rebuilt)` when the version stayed, or
+    /// `name (bundle, edited)` when any file of a bundle changed.
     pub changed: Vec<String>,
     /// Whether the permission table changed.
     pub table_changed: bool,
     /// Skill files that no longer load while the version loaded from them
     /// before keeps serving: the file and why it does not load.
     pub kept: Vec<(PathBuf, String)>,
-    /// Skill files that do not load and serve nothing: the file and why.
+    /// Skill files and bundle folders that do not load and serve nothing:
+    /// the path and why.
     pub broken: Vec<(PathBuf, String)>,
     /// Whether this reload opened a host that was [`Closed`].
     pub reopened: bool,
@@ -348,6 +355,25 @@ fn compare(old: &Host, new: &Host) -> ReloadSummary {
             summary.removed.push(format!("{name} {version}"));
         }
     }
+    let (before, after) = (offered_bundles(old.registry()), offered_bundles(new.registry()));
+    for (name, sha256) in &after {
+        match before.get(name) {
+            None => summary.added.push(format!("{name} (bundle)")),
+            Some(was) if was != sha256 => summary.changed.push(format!("{name} (bundle, edited)")),
+            Some(_) => {}
+        }
+    }
+    for name in before.keys() {
+        if !after.contains_key(name) {
+            summary.removed.push(format!("{name} (bundle)"));
+        }
+    }
+    for bundle in new.registry().bundles() {
+        if bundle.status == Status::Broken {
+            let reason = bundle.reason.clone().unwrap_or_default();
+            summary.broken.push((bundle.path.clone(), reason));
+        }
+    }
     for entry in new.registry().entries() {
         let reason = || entry.reason.clone().unwrap_or_default();
         match (&entry.stale, entry.status) {
@@ -357,6 +383,11 @@ fn compare(old: &Host, new: &Host) -> ReloadSummary {
         }
     }
     summary
+}
+
+/// Each active bundle's digest (over all its files), by name.
+fn offered_bundles(registry: &Registry) -> BTreeMap<String, String> {
+    registry.active_bundles().filter_map(|b| Some((b.name(), b.sha256()?.to_owned()))).collect()
 }
 
 /// Each active skill's version and file digest, by name.

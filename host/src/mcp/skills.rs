@@ -14,6 +14,7 @@
 use crate::Host;
 use crate::bundle::{Bundle, read};
 use base64::Engine as _;
+use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use rmcp::model::{
     CacheScope, GetSkillResult, ListSkillsResult, Resource, ResourceContents, Skill,
     SkillFrontmatter, SkillResource, SkillResources,
@@ -39,9 +40,40 @@ fn served(host: &Host) -> impl Iterator<Item = &Bundle> {
         .filter(|bundle| super::tools::served(host, &bundle.name))
 }
 
-/// `skill://NAME/PATH`.
+/// What a URI path segment must not hold as it is (RFC 3986 `pchar`):
+/// controls, non-ASCII (always encoded), and the delimiters and unsafe
+/// characters — so a file named `my notes.md` or `résumé.md` is a valid URI.
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// `skill://NAME/PATH`, each part of `path` percent-encoded. (A bundle's
+/// name is lowercase letters, digits and hyphens: nothing to encode.)
 pub fn uri(skill: &str, path: &str) -> String {
-    format!("{SCHEME}{skill}/{path}")
+    let path: Vec<String> =
+        path.split('/').map(|part| utf8_percent_encode(part, SEGMENT).to_string()).collect();
+    format!("{SCHEME}{skill}/{}", path.join("/"))
+}
+
+/// The bundle path a URI's (percent-encoded) path names; `None` when it
+/// does not decode to UTF-8. The result is only ever looked up in the
+/// bundle's manifest, so a decoded `..` or `/` names nothing.
+fn decoded(path: &str) -> Option<String> {
+    percent_decode_str(path).decode_utf8().ok().map(std::borrow::Cow::into_owned)
 }
 
 /// A bundle's `Skill` entry: the URI of its `SKILL.md`, its frontmatter as
@@ -140,7 +172,10 @@ pub fn read(host: &Host, uri: &str) -> Option<Result<ResourceContents, String>> 
             "no skill `{skill}` is served: skills/list lists the bundles the table serves"
         )));
     };
-    Some(contents(bundle, path, uri))
+    let Some(path) = decoded(path) else {
+        return Some(Err(format!("`{uri}` is not percent-encoded UTF-8")));
+    };
+    Some(contents(bundle, &path, uri))
 }
 
 /// A file of `bundle`, digest-checked: text as text, anything else as a blob.
@@ -177,5 +212,28 @@ fn mime_type(path: &str) -> &'static str {
         Some("pdf") => "application/pdf",
         Some("txt" | "log") | None => "text/plain",
         Some(_) => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_name_with_spaces_or_accents_is_a_valid_uri_and_reads_back() {
+        let rows = [
+            ("SKILL.md", "skill://notes/SKILL.md"),
+            ("references/my notes.md", "skill://notes/references/my%20notes.md"),
+            ("assets/résumé #2?.txt", "skill://notes/assets/r%C3%A9sum%C3%A9%20%232%3F.txt"),
+            ("scripts/100%.py", "skill://notes/scripts/100%25.py"),
+        ];
+        for (path, want) in rows {
+            let uri = uri("notes", path);
+            assert_eq!(uri, want);
+            assert!(url::Url::parse(&uri).is_ok(), "{uri} does not parse as a URL");
+            let encoded = uri.strip_prefix("skill://notes/").unwrap();
+            assert_eq!(decoded(encoded).as_deref(), Some(path));
+        }
+        assert_eq!(decoded("%FF"), None, "not UTF-8");
     }
 }

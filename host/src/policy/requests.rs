@@ -249,10 +249,10 @@ impl Requests {
         // A credential is useless without the network to its host, so the
         // `net` grant that reaches a requested credential's host is needed too.
         for row in &rows {
-            if let (Capability::Credentials, Answer::Granted(_)) = (row.capability, &row.answer) {
-                if let Some(by) = answering_grant(Capability::Net, &row.item, grants, base_dir) {
-                    used.push(by);
-                }
+            if let (Capability::Credentials, Answer::Granted(_)) = (row.capability, &row.answer)
+                && let Some(by) = answering_grant(Capability::Net, &row.item, grants, base_dir)
+            {
+                used.push(by);
             }
         }
         for (c, item) in granted(grants) {

@@ -1,4 +1,4 @@
-//! Reload when the skills folder or the table changes on disk.
+//! Reload when the skills folder, a bundle or the table changes on disk.
 //!
 //! Editors and copy tools write a file in several steps (truncate, write in
 //! pieces, or write a temporary file and rename it over the old one), so
@@ -10,6 +10,12 @@
 //! a symbolic link is watched where it points, and where it points after
 //! the link is changed; a skills folder removed and created again is
 //! watched again (its parent folder is watched to see it come back).
+//!
+//! Bundles (`NAME/SKILL.md`) are folders of files, every one of them in the
+//! bundle's digest: the skills folder is watched recursively, and each
+//! project bundle the table names (`[skills.NAME] bundle = "…"`) is watched
+//! recursively where it is, so editing an instruction, a script or a
+//! reference reloads like replacing a `.wasm` does.
 
 use super::{LiveHost, ReloadSource};
 use arc_swap::ArcSwap;
@@ -56,12 +62,14 @@ impl Drop for WatchHandle {
     }
 }
 
-/// Reload `live` from `source` whenever a `.wasm` file in the skills folder
-/// or the table file is created, written, renamed or removed, after a quiet
-/// period of 250 ms. Watches the skills folder, its parent, and the folder
-/// of the table and of every file its symbolic links lead to (not the
-/// files: editors replace them by renaming), none recursively. A reload's
-/// outcome is logged by [`LiveHost::reload`].
+/// Reload `live` from `source` whenever a `.wasm` file in the skills folder,
+/// a file of a bundle (a folder with `SKILL.md` in the skills folder, or a
+/// project bundle the table names) or the table file is created, written,
+/// renamed or removed, after a quiet period of 250 ms. Watches the skills
+/// folder and each project bundle recursively, their parents, and the
+/// folder of the table and of every file its symbolic links lead to (not
+/// the files: editors replace them by renaming). A reload's outcome is
+/// logged by [`LiveHost::reload`].
 ///
 /// Before each reload the folders are worked out again and watched anew
 /// where they changed: the table's link pointed elsewhere, or (on Unix) a
@@ -73,7 +81,7 @@ pub fn watch(live: Arc<LiveHost>, source: ReloadSource) -> Result<WatchHandle, W
     let targets = Arc::new(ArcSwap::from_pointee(Targets::new(&source)));
     let changed = Arc::new(Notify::new());
     let (signal, filter) = (changed.clone(), targets.clone());
-    let first = targets.load().folders.first().cloned().unwrap_or_default();
+    let first = targets.load().folders.first().map(|w| w.path.clone()).unwrap_or_default();
     let mut watcher =
         notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
             // One stored permit however many events: a storm costs one reload.
@@ -82,7 +90,7 @@ pub fn watch(live: Arc<LiveHost>, source: ReloadSource) -> Result<WatchHandle, W
             Err(err) => {
                 tracing::warn!(
                     error = %err,
-                    "watching for skill and table changes: reloading to be sure"
+                    "watching for skill, bundle and table changes: reloading to be sure"
                 );
                 signal.notify_one();
             }
@@ -90,7 +98,10 @@ pub fn watch(live: Arc<LiveHost>, source: ReloadSource) -> Result<WatchHandle, W
         .map_err(|err| WatchError::Watch { path: first, reason: err.to_string() })?;
     let mut armed = Armed::default();
     armed.arm(&mut watcher, &targets.load().folders)?;
-    tracing::info!(folders = ?targets.load().folders, "watching for skill and table changes");
+    tracing::info!(
+        folders = ?targets.load().folders.iter().map(|w| &w.path).collect::<Vec<_>>(),
+        "watching for skill, bundle and table changes"
+    );
     let task = tokio::spawn(async move {
         // The watcher lives in the task: aborting the task drops it.
         let mut watcher = watcher;
@@ -114,9 +125,23 @@ pub fn watch(live: Arc<LiveHost>, source: ReloadSource) -> Result<WatchHandle, W
     Ok(WatchHandle { task })
 }
 
-/// The folders being watched, each with the folder it was when armed.
+/// A folder to watch, and whether what is below it counts too.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Watched {
+    path: PathBuf,
+    recursive: bool,
+}
+
+impl Watched {
+    fn mode(&self) -> RecursiveMode {
+        if self.recursive { RecursiveMode::Recursive } else { RecursiveMode::NonRecursive }
+    }
+}
+
+/// The folders being watched, each with the folder it was when armed and
+/// whether it was watched recursively.
 #[derive(Default)]
-struct Armed(HashMap<PathBuf, Identity>);
+struct Armed(HashMap<PathBuf, (Identity, bool)>);
 
 impl Armed {
     /// Watch exactly `folders`: drop the others, and watch anew a folder
@@ -126,16 +151,18 @@ impl Armed {
     fn arm(
         &mut self,
         watcher: &mut impl notify::Watcher,
-        folders: &[PathBuf],
+        folders: &[Watched],
     ) -> Result<(), WatchError> {
-        let gone: Vec<PathBuf> = self.0.keys().filter(|p| !folders.contains(p)).cloned().collect();
+        let gone: Vec<PathBuf> =
+            self.0.keys().filter(|p| !folders.iter().any(|w| &w.path == *p)).cloned().collect();
         for path in gone {
             let _ = watcher.unwatch(&path);
             self.0.remove(&path);
         }
         let mut first_error = None;
-        for folder in folders {
-            let Some(now) = identity(folder) else {
+        for watched in folders {
+            let folder = &watched.path;
+            let Some(identity) = identity(folder) else {
                 // Removed: notify dropped its watch; a new folder of that
                 // name is watched when it appears.
                 if self.0.remove(folder).is_some() {
@@ -143,13 +170,15 @@ impl Armed {
                 }
                 continue;
             };
+            let now = (identity, watched.recursive);
             if self.0.get(folder) == Some(&now) {
                 continue;
             }
-            // Another folder under the same name: the old watch (if notify
-            // still holds it) follows the old folder, wherever it went.
+            // Another folder under the same name (or watched another way):
+            // the old watch (if notify still holds it) follows the old
+            // folder, wherever it went.
             let _ = watcher.unwatch(folder);
-            match watcher.watch(folder, RecursiveMode::NonRecursive) {
+            match watcher.watch(folder, watched.mode()) {
                 Ok(()) => {
                     self.0.insert(folder.clone(), now);
                 }
@@ -189,25 +218,49 @@ fn identity(path: &Path) -> Option<Identity> {
 /// folders watched by their resolved path.
 struct Targets {
     skills: PathBuf,
+    /// The folders in the skills folder that held a `SKILL.md` when these
+    /// targets were worked out: a bundle removed (its `SKILL.md` gone with
+    /// it) still counts.
+    skills_bundles: Vec<PathBuf>,
+    /// The project bundles the table names, resolved.
+    project_bundles: Vec<PathBuf>,
     /// Every name the table goes by: the path given, each link on the way
     /// to the file, and the file — each as written and with its folder
     /// resolved. Empty for the built-in table.
     table: Vec<PathBuf>,
     /// The folders to watch, resolved, without repeats.
-    folders: Vec<PathBuf>,
+    folders: Vec<Watched>,
 }
 
 impl Targets {
     fn new(source: &ReloadSource) -> Targets {
         let skills = resolved(&lexical(&source.skills));
         let table = source.policy.as_deref().map(table_names).unwrap_or_default();
-        let mut folders = vec![skills.clone()];
-        // To see the skills folder come back after it was removed.
-        folders.extend(skills.parent().map(Path::to_owned));
-        folders.extend(table.iter().filter_map(|t| t.parent()).map(resolved));
+        let project_bundles = source.policy.as_deref().map(project_bundles).unwrap_or_default();
+        let skills_bundles = std::fs::read_dir(&skills)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.join(BUNDLE_FILE).is_file())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let recursive = |path: PathBuf| Watched { path, recursive: true };
+        let flat = |path: PathBuf| Watched { path, recursive: false };
+        let mut folders = vec![recursive(skills.clone())];
+        for bundle in &project_bundles {
+            folders.push(recursive(bundle.clone()));
+        }
+        // To see the skills folder, or a project bundle, come back after it
+        // was removed.
+        folders.extend(skills.parent().map(|p| flat(p.to_owned())));
+        folders.extend(project_bundles.iter().filter_map(|b| b.parent()).map(|p| flat(p.into())));
+        folders.extend(table.iter().filter_map(|t| t.parent()).map(|p| flat(resolved(p))));
+        // A folder both ways is watched recursively (the first is kept).
         let mut seen = std::collections::HashSet::new();
-        folders.retain(|f| seen.insert(f.clone()));
-        Targets { skills, table, folders }
+        folders.retain(|w| seen.insert(w.path.clone()));
+        Targets { skills, skills_bundles, project_bundles, table, folders }
     }
 
     /// Whether `event` may change what a reload loads.
@@ -232,11 +285,44 @@ impl Targets {
         path == self.skills
             || (path.parent() == Some(&self.skills)
                 && path.extension().is_some_and(|x| x == "wasm"))
+            || self.in_a_bundle(path)
             // The table under any of its names, or a folder or link on
             // the way to it (a configuration folder swapped by renaming a
             // link over the old one).
             || self.table.iter().any(|name| name.starts_with(path))
     }
+
+    /// Whether `path` is a bundle folder or a file in one: a project bundle
+    /// the table names, or a folder of the skills folder that holds (or
+    /// held, or is being given) a `SKILL.md`. A plain subfolder (an `old/`
+    /// of retired `.wasm` files, say) is not loaded, so it does not count.
+    fn in_a_bundle(&self, path: &Path) -> bool {
+        if self.project_bundles.iter().any(|b| path.starts_with(b)) {
+            return true;
+        }
+        let Ok(below) = path.strip_prefix(&self.skills) else { return false };
+        let mut parts = below.components();
+        let Some(Component::Normal(first)) = parts.next() else { return false };
+        let folder = self.skills.join(first);
+        let rest = parts.as_path();
+        self.skills_bundles.contains(&folder)
+            || rest == Path::new(BUNDLE_FILE)
+            || folder.join(BUNDLE_FILE).is_file()
+            // A folder created or moved in: its files may have been
+            // written before its watch was added, so look once.
+            || (rest.as_os_str().is_empty() && folder.is_dir())
+    }
+}
+
+/// The file that makes a folder a bundle.
+const BUNDLE_FILE: &str = "SKILL.md";
+
+/// The project bundle folders the table at `table` names, resolved; none
+/// when the table does not load (its reload reports why).
+fn project_bundles(table: &Path) -> Vec<PathBuf> {
+    crate::policy::Policy::load(table)
+        .map(|policy| policy.bundle_folders().into_iter().map(|(_, f, _)| resolved(f)).collect())
+        .unwrap_or_default()
 }
 
 /// Every name of the table file, following its symbolic links (see
@@ -296,7 +382,13 @@ mod tests {
 
     fn targets() -> Targets {
         let table = vec![PathBuf::from("/srv/agent/reach.toml")];
-        Targets { skills: PathBuf::from("/srv/agent/skills"), table, folders: Vec::new() }
+        Targets {
+            skills: PathBuf::from("/srv/agent/skills"),
+            skills_bundles: vec![PathBuf::from("/srv/agent/skills/triage")],
+            project_bundles: vec![PathBuf::from("/srv/agent/.agents/skills/notes")],
+            table,
+            folders: Vec::new(),
+        }
     }
 
     #[test]
@@ -334,6 +426,18 @@ mod tests {
             (write, "/srv/agent/.reach.toml.swp", false),
             (write, "/srv/agent/notes.md", false),
             (create, "/srv/agent/echo.wasm", false),
+            // Any file of a bundle is in its digest: an edit is an upgrade.
+            (write, "/srv/agent/skills/triage/SKILL.md", true),
+            (closed, "/srv/agent/skills/triage/scripts/note.py", true),
+            (remove, "/srv/agent/skills/triage/references/severity.md", true),
+            (remove, "/srv/agent/skills/triage", true),
+            (create, "/srv/agent/skills/fresh/SKILL.md", true),
+            (write, "/srv/agent/.agents/skills/notes/SKILL.md", true),
+            (create, "/srv/agent/.agents/skills/notes/assets/logo.txt", true),
+            (opened, "/srv/agent/skills/triage/SKILL.md", false),
+            // Other folders of the project are not loaded.
+            (write, "/srv/agent/.agents/skills/other/SKILL.md", false),
+            (write, "/srv/agent/skills/fresh/notes.txt", false),
         ];
         let t = targets();
         for (kind, path, want) in rows {
@@ -376,7 +480,13 @@ mod tests {
         ] {
             assert!(names.contains(&name), "{} missing from {names:?}", name.display());
         }
-        let t = Targets { skills: root.join("skills"), table: names, folders: Vec::new() };
+        let t = Targets {
+            skills: root.join("skills"),
+            skills_bundles: Vec::new(),
+            project_bundles: Vec::new(),
+            table: names,
+            folders: Vec::new(),
+        };
         let renamed_to = EventKind::Modify(ModifyKind::Name(RenameMode::To));
         let write = EventKind::Modify(ModifyKind::Data(DataChange::Any));
         for (kind, path, want) in [

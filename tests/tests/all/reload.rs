@@ -337,3 +337,54 @@ async fn the_watcher_watches_a_skills_folder_created_again() {
     next_change(&mut changes).await;
     assert_eq!(serving(&live, "other").await.unwrap(), "other 1.0.0");
 }
+
+/// A `SKILL.md` named `name` with `description`.
+fn skill_md(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\nSteps for {name}.\n")
+}
+
+/// The description of the active bundle `name`, if one is active.
+fn bundle_description(live: &LiveHost, name: &str) -> Option<String> {
+    current(live).registry().active_bundle(name).and_then(|b| Some(b.active()?.description.clone()))
+}
+
+/// Regression: only `.wasm` files and the table were watched, so an edited
+/// `SKILL.md` (or script, or reference) went on being served as it was
+/// until a restart, and `reach mcp` never told its clients.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watcher_reloads_when_a_file_of_a_bundle_is_edited_added_or_removed() {
+    let ws = Workspace::new();
+    ws.write("skills/notes/SKILL.md", &skill_md("notes", "Takes notes."));
+    ws.write(".agents/skills/triage/SKILL.md", &skill_md("triage", "Triages incidents."));
+    let table = "[skills.triage]\nbundle = \".agents/skills/triage\"\n";
+    let (live, source) = live(&ws, table).await;
+    let _watching = watch(live.clone(), source).expect("watching starts");
+    let mut changes = live.subscribe();
+    assert_eq!(bundle_description(&live, "notes").as_deref(), Some("Takes notes."));
+    assert_eq!(bundle_description(&live, "triage").as_deref(), Some("Triages incidents."));
+
+    // In the skills folder, saved the way editors do.
+    save(&ws.path("skills/notes/SKILL.md"), &skill_md("notes", "Takes meeting notes."));
+    next_change(&mut changes).await;
+    assert_eq!(bundle_description(&live, "notes").as_deref(), Some("Takes meeting notes."));
+
+    // A file added below a project bundle: in its digest, so an upgrade.
+    let digest = |live: &LiveHost| {
+        current(live).registry().active_bundle("triage").and_then(|b| b.sha256().map(str::to_owned))
+    };
+    let before = digest(&live);
+    ws.write(".agents/skills/triage/references/severity.md", "S1: the service is down.\n");
+    next_change(&mut changes).await;
+    let triage = current(&live);
+    let files = &triage.registry().active_bundle("triage").unwrap().active().unwrap().files;
+    assert!(files.iter().any(|f| f.path == "references/severity.md"), "{files:?}");
+    assert_ne!(digest(&live), before);
+
+    // A bundle copied in, and one removed.
+    ws.write("skills/fresh/SKILL.md", &skill_md("fresh", "Is new."));
+    next_change(&mut changes).await;
+    assert_eq!(bundle_description(&live, "fresh").as_deref(), Some("Is new."));
+    std::fs::remove_dir_all(ws.path("skills/notes")).unwrap();
+    next_change(&mut changes).await;
+    assert_eq!(bundle_description(&live, "notes"), None);
+}
