@@ -51,6 +51,7 @@ impl Harness<'_> {
             context_tokens: Some(budget.0.context_tokens),
             context_source: Some(budget.1.to_owned()),
             compact_at: Some(budget.0.compact_at),
+            bundle_body: Some(self.config.bundle_body),
             kind: None,
         });
         let budget = budget.0;

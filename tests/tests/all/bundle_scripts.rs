@@ -7,7 +7,7 @@
 //! disclosed progressively to a scripted model: catalogue, activation,
 //! its tools appended, one file read.
 
-use agent_reach::harness::RunConfig;
+use agent_reach::harness::{BundleBody, RunConfig};
 use agent_reach::model::{OpenAiClient, OpenAiConfig};
 use agent_reach::{ErrorCode, NeverConfirm};
 use agent_reach_tests::guests;
@@ -176,6 +176,7 @@ fn last_tool_result(request: &Value) -> String {
 #[tokio::test]
 async fn a_run_sees_the_catalogue_then_the_instructions_then_the_tools() {
     let ws = ws(&[]);
+    let config = RunConfig { bundle_body: BundleBody::OnActivation, ..RunConfig::default() };
     let host = ws.host(&table(&ws, "")).await;
     let csv = ws.path("data/sales.csv").display().to_string();
     let server = ScriptedModel::start(vec![
@@ -189,13 +190,8 @@ async fn a_run_sees_the_catalogue_then_the_instructions_then_the_tools() {
         Reply::text("Done."),
     ]);
     let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).unwrap();
-    let agent = agent_reach_tests::agent(
-        host,
-        model,
-        NeverConfirm,
-        RunConfig::default(),
-        Some(ws.path(".reach/runs")),
-    );
+    let agent =
+        agent_reach_tests::agent(host, model, NeverConfirm, config, Some(ws.path(".reach/runs")));
     let report = agent_reach_tests::run(agent, "bundle", "Summarise data/sales.csv").await;
     assert_eq!(report.answer.as_deref(), Some("Done."), "{}", report.summary());
     let requests = server.requests();
@@ -231,6 +227,46 @@ async fn a_run_sees_the_catalogue_then_the_instructions_then_the_tools() {
     // Opened again: not sent twice.
     let again = last_tool_result(&requests[4]);
     assert!(again.contains("already open") && !again.contains("## Steps"), "{again}");
+}
+
+/// The default: the bundle the task's words match is open before the first
+/// request — its instructions after the task, its tools offered — and a
+/// task that matches none sees only the catalogue.
+#[tokio::test]
+async fn by_default_the_bundle_the_task_matches_is_open_from_the_first_request() {
+    let ws = ws(&[]);
+    let csv = ws.path("data/sales.csv").display().to_string();
+    let server = ScriptedModel::start(vec![
+        Reply::call("skills__open", r#"{"skill": "csv-report"}"#),
+        Reply::text("Done."),
+        Reply::text("Four."),
+    ]);
+    let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).unwrap();
+    let host = ws.host(&table(&ws, "")).await;
+    let agent = agent_reach_tests::agent(host, model, NeverConfirm, RunConfig::default(), None);
+    let task = format!("Write a summary report of the CSV file {csv}");
+    let report = agent_reach_tests::run(agent, "matched", &task).await;
+    assert_eq!(report.answer.as_deref(), Some("Done."), "{}", report.summary());
+    let requests = server.requests();
+    let first = &requests[0];
+    assert!(tool_names(first).contains(&"csv-report__run_script".to_owned()), "{first}");
+    let text = first["messages"].to_string();
+    assert!(
+        text.contains("The skill csv-report matches this task, so it is open already"),
+        "{text}"
+    );
+    assert!(text.contains("Run `scripts/report.py` with the CSV file's path"), "the body: {text}");
+    let again = last_tool_result(&requests[1]);
+    assert!(again.contains("already open") && !again.contains("## Steps"), "{again}");
+
+    let host = ws.host(&table(&ws, "")).await;
+    let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).unwrap();
+    let agent = agent_reach_tests::agent(host, model, NeverConfirm, RunConfig::default(), None);
+    let report = agent_reach_tests::run(agent, "unmatched", "What is two plus two?").await;
+    assert_eq!(report.answer.as_deref(), Some("Four."), "{}", report.summary());
+    let unmatched = &server.requests()[2];
+    assert!(!tool_names(unmatched).iter().any(|n| n.starts_with("csv-report__")), "{unmatched}");
+    assert!(!unmatched["messages"].to_string().contains("open already"), "{unmatched}");
 }
 
 #[tokio::test]

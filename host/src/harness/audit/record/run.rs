@@ -2,7 +2,7 @@
 //! requests, compaction and the questions the harness asks.
 
 use super::super::super::disclosure::{Disclosure, Score};
-use super::super::super::{Review, Stop};
+use super::super::super::{BundleBody, Review, Stop};
 use super::nullable;
 use crate::model::Usage;
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,10 @@ pub struct RunStarted {
     /// Percent of the window at which older turns are compacted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compact_at: Option<u8>,
+    /// When bundles' instructions are given: `up-front` (a `skill_opened`
+    /// before the first `model_request` is the harness's) or `on-activation`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bundle_body: Option<BundleBody>,
 }
 
 impl RunStarted {
