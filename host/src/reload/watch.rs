@@ -292,7 +292,8 @@ impl Targets {
             || self.table.iter().any(|name| name.starts_with(path))
     }
 
-    /// Whether `path` is a bundle folder or a file in one: a project bundle
+    /// Whether `path` is a bundle folder or a file in one, or a runner of
+    /// their scripts (`runners/*.wasm`): a project bundle
     /// the table names, or a folder of the skills folder that holds (or
     /// held, or is being given) a `SKILL.md`. A plain subfolder (an `old/`
     /// of retired `.wasm` files, say) is not loaded, so it does not count.
@@ -305,7 +306,10 @@ impl Targets {
         let Some(Component::Normal(first)) = parts.next() else { return false };
         let folder = self.skills.join(first);
         let rest = parts.as_path();
-        self.skills_bundles.contains(&folder)
+        // The interpreters bundles' scripts run in.
+        (first == std::ffi::OsStr::new(crate::registry::RUNNERS)
+            && rest.extension().is_some_and(|x| x == "wasm"))
+            || self.skills_bundles.contains(&folder)
             || rest == Path::new(BUNDLE_FILE)
             || folder.join(BUNDLE_FILE).is_file()
             // A folder created or moved in: its files may have been
@@ -438,6 +442,9 @@ mod tests {
             // Other folders of the project are not loaded.
             (write, "/srv/agent/.agents/skills/other/SKILL.md", false),
             (write, "/srv/agent/skills/fresh/notes.txt", false),
+            // The runners of bundles' scripts.
+            (renamed_to, "/srv/agent/skills/runners/python.wasm", true),
+            (write, "/srv/agent/skills/runners/README.md", false),
         ];
         let t = targets();
         for (kind, path, want) in rows {
