@@ -229,11 +229,12 @@ async fn a_run_sees_the_catalogue_then_the_instructions_then_the_tools() {
     assert!(again.contains("already open") && !again.contains("## Steps"), "{again}");
 }
 
-/// The default: the bundle the task's words match is open before the first
+/// Up front: the bundle the task's words match is open before the first
 /// request — its instructions after the task, its tools offered — and a
 /// task that matches none sees only the catalogue.
 #[tokio::test]
-async fn by_default_the_bundle_the_task_matches_is_open_from_the_first_request() {
+async fn up_front_the_bundle_the_task_matches_is_open_from_the_first_request() {
+    let config = RunConfig { bundle_body: BundleBody::UpFront, ..RunConfig::default() };
     let ws = ws(&[]);
     let csv = ws.path("data/sales.csv").display().to_string();
     let server = ScriptedModel::start(vec![
@@ -243,7 +244,7 @@ async fn by_default_the_bundle_the_task_matches_is_open_from_the_first_request()
     ]);
     let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).unwrap();
     let host = ws.host(&table(&ws, "")).await;
-    let agent = agent_reach_tests::agent(host, model, NeverConfirm, RunConfig::default(), None);
+    let agent = agent_reach_tests::agent(host, model, NeverConfirm, config.clone(), None);
     let task = format!("Write a summary report of the CSV file {csv}");
     let report = agent_reach_tests::run(agent, "matched", &task).await;
     assert_eq!(report.answer.as_deref(), Some("Done."), "{}", report.summary());
@@ -261,7 +262,7 @@ async fn by_default_the_bundle_the_task_matches_is_open_from_the_first_request()
 
     let host = ws.host(&table(&ws, "")).await;
     let model = OpenAiClient::new(OpenAiConfig::new(server.base_url(), "scripted")).unwrap();
-    let agent = agent_reach_tests::agent(host, model, NeverConfirm, RunConfig::default(), None);
+    let agent = agent_reach_tests::agent(host, model, NeverConfirm, config, None);
     let report = agent_reach_tests::run(agent, "unmatched", "What is two plus two?").await;
     assert_eq!(report.answer.as_deref(), Some("Four."), "{}", report.summary());
     let unmatched = &server.requests()[2];

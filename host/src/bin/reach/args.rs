@@ -299,10 +299,9 @@ pub struct RunArgs {
     /// task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
-    /// When an Agent Skills bundle's instructions reach the model: up front for the bundle the
-    /// task's words match best (the default: it completed more of the bundle cases), or only
-    /// when the model opens a bundle.
-    #[arg(long, value_enum, default_value_t = BundleBodyArg::UpFront)]
+    /// When an Agent Skills bundle's instructions reach the model: when it opens the bundle (the
+    /// default), or up front for the bundle the task's words match best.
+    #[arg(long, value_enum, default_value_t = BundleBodyArg::OnActivation)]
     pub bundle_body: BundleBodyArg,
     /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens;
     /// off until the eval set says it helps.
@@ -423,10 +422,9 @@ pub struct EvalArgs {
     /// task's words point to.
     #[arg(long, value_enum, default_value_t = Disclose::All)]
     pub disclose: Disclose,
-    /// When an Agent Skills bundle's instructions reach the model: up front for the bundle the
-    /// task's words match best (the default: it completed more of the bundle cases), or only
-    /// when the model opens a bundle.
-    #[arg(long, value_enum, default_value_t = BundleBodyArg::UpFront)]
+    /// When an Agent Skills bundle's instructions reach the model: when it opens the bundle (the
+    /// default), or up front for the bundle the task's words match best.
+    #[arg(long, value_enum, default_value_t = BundleBodyArg::OnActivation)]
     pub bundle_body: BundleBodyArg,
     /// Offer tool parameters compacted (inlined references, choices as enums): ~20% fewer tokens;
     /// off until the eval set says it helps.
