@@ -38,25 +38,32 @@
 //! (module `user_info`), so neither the log nor the events built from it
 //! keep one.
 
+mod chain;
 mod clock;
+pub mod key;
 pub mod record;
 mod rotation;
 mod sink;
 mod user_info;
+mod verify;
 
 use super::events::EventSender;
 use crate::error::{ErrorCode, ToolFailure};
 use crate::runtime::redact::Redactor;
+use chain::{Chain, SharedChain};
+pub use chain::{genesis, head_message};
 pub use clock::{new_run_id, now_rfc3339};
+pub use key::{AuditKey, PublicKey};
 use record::Worker;
 pub use record::{Body, CallEnded, CallHead, Record};
 use rotation::Rotation;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sink::Output;
 pub use sink::{AuditSink, SharedWriter};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+pub use verify::{Problem, Verdict, VerifyReport, verify_log, verify_runs};
 
 /// An open audit log.
 pub struct AuditLog {
@@ -70,6 +77,8 @@ pub struct AuditLog {
     scope: Option<(String, String)>,
     /// Set for a log that continues in a new file past a size.
     rotation: Option<Rotation>,
+    /// The hash chain through the file's lines (shared with children).
+    chain: SharedChain,
 }
 
 impl AuditLog {
@@ -77,9 +86,16 @@ impl AuditLog {
     pub fn create(dir: &Path, run_id: &str, secrets: Vec<String>) -> std::io::Result<AuditLog> {
         // For this user alone: the log holds every call's arguments and results.
         crate::private_fs::create_dir_all(dir)?;
+        // Before the file: a log that could not be signed is not begun.
+        let key = AuditKey::load_or_create(dir)?;
         let path = dir.join(format!("{run_id}.jsonl"));
         let file = crate::private_fs::create_new_append(&path)?;
-        Ok(AuditLog { path, output: Output::File(file), ..AuditLog::disabled(run_id, secrets) })
+        Ok(AuditLog {
+            path,
+            output: Output::File(file),
+            chain: Chain::start(run_id, Some(key)),
+            ..AuditLog::disabled(run_id, secrets)
+        })
     }
 
     /// A log that writes nothing (for embedders that keep their own).
@@ -92,6 +108,7 @@ impl AuditLog {
             redactor: Redactor::new(secrets),
             scope: None,
             rotation: None,
+            chain: Chain::start(run_id, None),
         }
     }
 
@@ -149,6 +166,7 @@ impl AuditLog {
             redactor: self.redactor.clone(),
             scope: Some((task.to_owned(), agent.to_owned())),
             rotation: None,
+            chain: Arc::clone(&self.chain),
         })
     }
 
@@ -258,17 +276,15 @@ impl AuditLog {
         let Value::Object(mut line) = masked else { unreachable!("an object stays an object") };
         let record = Record::new(now_rfc3339(), self.run_id.clone(), worker, body);
         record.frame(&mut line);
-        let line = Value::Object(line);
-        let mut text = line.to_string();
-        text.push('\n');
         // What a reader of the line will see: the masked record.
-        let seen = || Record::from_value(line.clone());
+        let line_value = Value::Object(line.clone());
+        let seen = || Record::from_value(line_value.clone());
         if let Some(rotation) = &mut self.rotation
             && rotation.first.is_none()
         {
             rotation.first = seen();
         }
-        let written = self.write_line(&text);
+        let written = self.write_linked(line, false);
         // The event goes out even when the line could not be written (the
         // run goes on, and the embedder should see it), except for an action
         // that does not happen because its record is missing.
@@ -281,25 +297,76 @@ impl AuditLog {
         written
     }
 
-    /// Write one line where the log goes, in a new part first when it is full.
-    fn write_line(&mut self, text: &str) -> std::io::Result<()> {
-        let written =
-            self.rotate_if_full(text.len() as u64).and_then(|()| match &mut self.output {
-                Output::Nowhere => Ok(()),
-                Output::File(file) => file.write_all(text.as_bytes()),
-                Output::Writer(writer) => {
-                    let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
-                    writer.write_all(text.as_bytes()).and_then(|()| writer.flush())
-                }
-            });
-        if let (Ok(()), Some(rotation)) = (&written, &mut self.rotation) {
-            rotation.written += text.len() as u64;
+    /// Link `line` into the chain (signed when it is a `head`) and write it
+    /// where the log goes, in a new part first when this one is full. The
+    /// chain's lock is held from linking to writing, so a worker writing
+    /// the same file cannot come between.
+    fn write_linked(&mut self, mut line: Map<String, Value>, head: bool) -> std::io::Result<()> {
+        let chain = Arc::clone(&self.chain);
+        let mut chain = chain.lock().unwrap_or_else(|e| e.into_inner());
+        if self.rotation.is_some() {
+            // `seq` and `prev` add under 100 bytes; near enough for a size limit.
+            let estimate = Value::Object(line.clone()).to_string().len() as u64 + 100;
+            self.rotate_if_full(estimate, &mut chain)?;
+        }
+        chain.link(&mut line);
+        if head {
+            chain.sign(&self.run_id, &mut line);
+        }
+        let mut text = Value::Object(line).to_string();
+        text.push('\n');
+        let written = match &mut self.output {
+            Output::Nowhere => Ok(()),
+            Output::File(file) => file.write_all(text.as_bytes()),
+            Output::Writer(writer) => {
+                let mut writer = writer.lock().unwrap_or_else(|e| e.into_inner());
+                writer.write_all(text.as_bytes()).and_then(|()| writer.flush())
+            }
+        };
+        if written.is_ok() {
+            chain.advance(&text, head);
+            if let Some(rotation) = &mut self.rotation {
+                rotation.written += text.len() as u64;
+            }
         }
         written
     }
 
-    /// Push what was written to the disk (end of a run).
+    /// End the log with a signed head (`log_sealed`) over every line so
+    /// far, unless its last line is one already. Only the log of a run (not
+    /// a worker's, which writes the run's file) in a folder is sealed; a log
+    /// that goes on after a head simply needs another one.
+    pub fn seal(&mut self) {
+        if self.scope.is_some() || !matches!(self.output, Output::File(_)) {
+            return;
+        }
+        let records = {
+            let chain = self.chain.lock().unwrap_or_else(|e| e.into_inner());
+            if chain.sealed || chain.key.is_none() {
+                return;
+            }
+            chain.seq
+        };
+        let record = Record::new(
+            now_rfc3339(),
+            self.run_id.clone(),
+            None,
+            Body::LogSealed(record::LogSealed { records, ..Default::default() }),
+        );
+        let Value::Object(line) = record.to_value() else { unreachable!("an object") };
+        if let Err(err) = self.write_linked(line, true) {
+            tracing::error!(
+                path = %self.path.display(),
+                error = %err,
+                "could not write the audit log's signed head"
+            );
+        }
+    }
+
+    /// Seal the log ([`AuditLog::seal`]) and push what was written to the
+    /// disk (end of a run).
     pub fn sync(&mut self) {
+        self.seal();
         let synced = match &mut self.output {
             Output::Nowhere => Ok(()),
             Output::File(file) => file.sync_data(),

@@ -503,6 +503,46 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Check that audit logs are as written: every record linked to the one before it
+    /// (sha256 chain), every head signed (Ed25519) by the expected key, every log ended
+    /// by a signed head. Names the first record changed, removed or inserted.
+    ///
+    /// Exit status: 0 every log intact; 1 a log was tampered with; 3 none tampered, but
+    /// one has no signed head (a run not finished, a host stopped or killed, or an end cut
+    /// off) — its chain is checked up to its last record.
+    ///
+    /// `--json` prints {"runs_dir", "key", "runs": [{"run_id", "verdict" ("intact",
+    /// "unsealed", "tampered", "unchained": written before logs were chained), "records",
+    /// "files", "key", "problem": null or {"kind" ("changed", "removed", "inserted",
+    /// "foreign", "bad_signature", "wrong_key", "cut", "missing_head", "missing_part"),
+    /// "record", "file", "line", "message"}, "notes"}]}. Fields are only ever added.
+    #[command(verbatim_doc_comment)]
+    Verify {
+        /// The run id (or a unique prefix); leave out with `--all`.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        run: Option<String>,
+        /// Every log in the runs folder.
+        #[arg(long)]
+        all: bool,
+        /// The public key to check against: 64 hex characters, or a file holding them
+        /// (what `reach runs pubkey` printed on the host that wrote the logs). Default:
+        /// this runs folder's own key.
+        #[arg(long)]
+        key: Option<String>,
+        /// Folder of audit logs.
+        #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+        runs_dir: PathBuf,
+        /// Machine-readable output (layout above).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the public key that signs this runs folder's audit logs (64 hex characters;
+    /// made on first use): keep it off this machine to verify its logs with `--key`.
+    Pubkey {
+        /// Folder of audit logs.
+        #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+        runs_dir: PathBuf,
+    },
 }
 
 /// `reach memory …`

@@ -84,6 +84,12 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Runs { command: args::RunsCommand::Show { run, runs_dir, json } } => {
             runs::show(runs_dir, run, *json)
         }
+        args::Command::Runs {
+            command: args::RunsCommand::Verify { run, all: _, key, runs_dir, json },
+        } => runs::verify::run(runs_dir, run.as_deref(), key.as_deref(), *json),
+        args::Command::Runs { command: args::RunsCommand::Pubkey { runs_dir } } => {
+            runs::verify::pubkey(runs_dir)
+        }
         args::Command::Memory(args) => memory::run(&cli, args),
         args::Command::Mcp(args) => mcp::run(&cli, args).await,
     }

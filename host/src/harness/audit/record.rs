@@ -24,7 +24,7 @@ mod run;
 mod team;
 
 pub use call::{CallEnded, CallHead, CallOutcome, Decided, Decision};
-pub use log::{LogContinued, LogRotated};
+pub use log::{LogContinued, LogRotated, LogSealed};
 pub use memory::{MemoryError, MemoryRecalled, MemoryRemembered};
 pub use run::{
     AnswerFormat, AnswerQuestioned, CheckpointBy, Compaction, CompactionSkipped, Ended, FrontEnd,
@@ -153,9 +153,12 @@ bodies! {
     LogRotated(LogRotated) = "log_rotated",
     /// The first record of the next part.
     LogContinued(LogContinued) = "log_continued",
+    /// The signed head that ends a finished log.
+    LogSealed(LogSealed) = "log_sealed",
 }
 
-/// The record's own keys, besides the body's.
+/// The record's own keys, besides the body's (and the chain's `seq` and
+/// `prev`, which belong to the line's place in the file).
 const FRAME: [&str; 5] = ["event", "time", "run_id", "worker", "worker_agent"];
 
 impl Body {
@@ -239,6 +242,13 @@ impl Record {
             if map.get(key).is_none_or(Value::is_string) {
                 map.remove(key);
             }
+        }
+        // The hash chain's place (see `chain`): the file's, not the record's.
+        if map.get("seq").is_some_and(Value::is_u64)
+            && map.get("prev").is_some_and(Value::is_string)
+        {
+            map.remove("seq");
+            map.remove("prev");
         }
         let body = Body::from_json(&event, Value::Object(map.clone()));
         // A field the line leaves out took its default: left out again when

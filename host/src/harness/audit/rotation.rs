@@ -1,9 +1,11 @@
 //! A log that goes on in a new file past a size, keeping the last few
 //! parts, each opening with what it is a log of.
 
+use super::chain::Chain;
 use super::clock::now_rfc3339;
 use super::record::{Body, LogContinued, LogRotated, Record};
 use super::{AuditLog, Output};
+use serde_json::Value;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -34,8 +36,9 @@ impl AuditLog {
     /// When a record of `next` bytes would take the current part past its
     /// size, close it and go on in the next part, dropping the oldest past
     /// those to keep. An error means the record cannot be written where it
-    /// belongs (a call it announces does not run).
-    pub(super) fn rotate_if_full(&mut self, next: u64) -> std::io::Result<()> {
+    /// belongs (a call it announces does not run). The closing record is a
+    /// signed head of the part; the chain goes on into the next part.
+    pub(super) fn rotate_if_full(&mut self, next: u64, chain: &mut Chain) -> std::io::Result<()> {
         let (Some(rotation), Output::File(file)) = (&mut self.rotation, &mut self.output) else {
             return Ok(());
         };
@@ -49,19 +52,37 @@ impl AuditLog {
         let new_file =
             std::fs::OpenOptions::new().create_new(true).append(true).open(&next_path)?;
         // Not masked: file names, and a first record masked when written.
-        let line = |body: Body| {
-            format!("{}\n", Record::new(now_rfc3339(), self.run_id.clone(), None, body).to_value())
+        let run_id = self.run_id.clone();
+        let line = |chain: &mut Chain, body: Body, head: bool| {
+            let record = Record::new(now_rfc3339(), run_id.clone(), None, body);
+            let Value::Object(mut line) = record.to_value() else { unreachable!("an object") };
+            chain.link(&mut line);
+            if head {
+                chain.sign(&run_id, &mut line);
+            }
+            format!("{}\n", Value::Object(line))
         };
-        let closing = line(Body::LogRotated(LogRotated { next: name(&next_path) }));
+        let closing = line(
+            chain,
+            Body::LogRotated(LogRotated { next: name(&next_path), ..Default::default() }),
+            true,
+        );
         // Best effort: the part is full, and the next one names it anyway.
-        let _ = file.write_all(closing.as_bytes()).and_then(|()| file.sync_data());
-        let opening = line(Body::LogContinued(LogContinued {
-            part,
-            previous: name(&self.path),
-            run_started: rotation.first.clone().map(Box::new),
-        }));
+        if file.write_all(closing.as_bytes()).and_then(|()| file.sync_data()).is_ok() {
+            chain.advance(&closing, true);
+        }
+        let opening = line(
+            chain,
+            Body::LogContinued(LogContinued {
+                part,
+                previous: name(&self.path),
+                run_started: rotation.first.clone().map(Box::new),
+            }),
+            false,
+        );
         *file = new_file;
         file.write_all(opening.as_bytes())?;
+        chain.advance(&opening, false);
         tracing::info!(
             from = %self.path.display(),
             to = %next_path.display(),

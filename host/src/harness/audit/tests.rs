@@ -103,6 +103,7 @@ mod rotation {
         let mut names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".jsonl"))
             .collect();
         assert_eq!(names.len(), 2, "the newest two parts are kept: {names:?}");
         names.sort_by_key(|name| part(name));
