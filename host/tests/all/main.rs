@@ -28,6 +28,8 @@ mod model_clients;
 mod requests_cli;
 // `reach runs show` and `reach runs list` on the log of a run that delegated.
 mod runs_tree;
+// `reach runs verify` and `reach runs pubkey` on the logs `reach call` and `reach run` write.
+mod runs_verify;
 // `reach skill new`: the folder builds outside the repository and its test calls it.
 mod skill_new;
 // What the modules share: a scripted model server, the MCP workspace and clients.

@@ -234,17 +234,25 @@ fn every_call_and_refusal_is_in_the_audit_log_with_the_client_named() {
     );
     assert!(calls[2]["error"].as_str().unwrap().contains("elicitation"), "{}", calls[2]);
 
-    // The client hangs up: the log ends with the server's finish.
+    // The client hangs up: the log ends with the server's finish, then the
+    // signed head, and verifies.
     assert!(server.hang_up().success());
     let records = audit(&ws, Duration::from_secs(5), |r| {
-        r.last().is_some_and(|r| r["event"] == "run_finished")
+        r.last().is_some_and(|r| r["event"] == "log_sealed")
     });
-    let last = records.last().unwrap();
+    let finished = &records[records.len() - 2];
     assert_eq!(
-        (&last["event"], &last["tool_calls"]),
+        (&finished["event"], &finished["tool_calls"]),
         (&json!("run_finished"), &json!(2)),
         "{records:#?}"
     );
+    let verify = crate::support::isolated(env!("CARGO_BIN_EXE_reach"), &ws.path(""))
+        .args(["runs", "verify", "--all", "--json"])
+        .output()
+        .expect("reach runs verify");
+    let report: Value = serde_json::from_slice(&verify.stdout).expect("json");
+    assert_eq!(verify.status.code(), Some(0), "{report:#}");
+    assert_eq!(report["runs"][0]["verdict"], "intact");
 }
 
 /// The structured error of a failed call.

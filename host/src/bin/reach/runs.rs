@@ -534,6 +534,9 @@ fn line(e: &Record) -> Option<String> {
         Body::LogContinued(c) => {
             format!("(part {} of the log, continued from {})", c.part, safe_or_empty(&c.previous))
         }
+        Body::LogSealed(s) => {
+            format!("(signed head over {} records: `reach runs verify` checks it)", s.records)
+        }
         other => format!("{}: {}", escape_for_terminal(other.event()), e.to_value()),
     })
 }
