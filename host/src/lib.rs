@@ -126,6 +126,8 @@ pub mod error;
 pub mod eval;
 pub mod harness;
 mod host;
+/// Journaled writes: what a run changed in granted folders, rolled back or undone.
+pub mod journal;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod memory;

@@ -488,12 +488,16 @@ fn reach_call_writes_its_audit_log_before_and_after_the_call() {
     let runs: Vec<PathBuf> = std::fs::read_dir(env.dir.path().join(".reach/runs"))
         .expect("runs dir")
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     assert_eq!(runs.len(), 1, "{runs:?}");
     let log = std::fs::read_to_string(&runs[0]).unwrap();
     let events: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let names: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
-    assert_eq!(names, ["run_started", "tool_call_started", "tool_call", "run_finished"]);
+    assert_eq!(
+        names,
+        ["run_started", "tool_call_started", "tool_call", "run_finished", "log_sealed"]
+    );
     assert_eq!(events[0]["kind"], "call");
     assert_eq!(events[1]["arguments"]["path"], "docs/a.txt");
     assert_eq!(events[2]["outcome"], "ok");

@@ -674,6 +674,7 @@ fn the_mcp_audit_log_goes_on_in_a_new_file_past_its_size() {
     let mut files: Vec<String> = std::fs::read_dir(&runs)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".jsonl"))
         .collect();
     files.sort();
     // Regression: one file per server, growing without bound.

@@ -536,6 +536,48 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// What a run changed in the granted folders, file by file: a unified diff for text,
+    /// sizes for anything else, from the journal the host kept of every change.
+    ///
+    /// `--json` prints {"run_id", "from_step", "changes": [{"grant", "path", "before"
+    /// ({"kind": "missing"|"file"|"dir"|"symlink", …}), "after" and "now" ({"kind", "hash",
+    /// "size"} or {"kind": "missing"|"dir"} or {"kind": "symlink", "target"}),
+    /// "not_undoable"}]}. Fields are only ever added.
+    #[command(verbatim_doc_comment)]
+    Diff {
+        /// The run id (or a unique prefix).
+        run: String,
+        /// Only what steps N and later changed.
+        #[arg(long, default_value_t = 0)]
+        from_step: u64,
+        /// Folder of audit logs (the journals are beside it, in `journal/`).
+        #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+        runs_dir: PathBuf,
+        /// Machine-readable output (layout above).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put every path a run changed back as it was before the run (or before step N). A
+    /// path changed since by someone else is listed and left alone unless `--force`. The
+    /// undo is itself a run, audited and journaled: `reach runs undo` of it undoes it.
+    /// Exit status 1 when a path was left alone or could not be restored.
+    Undo {
+        /// The run id (or a unique prefix).
+        run: String,
+        /// Only undo steps N and later.
+        #[arg(long, default_value_t = 0)]
+        from_step: u64,
+        /// Put back paths changed since the run too.
+        #[arg(long)]
+        force: bool,
+        /// Folder of audit logs (the journals are beside it, in `journal/`).
+        #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+        runs_dir: PathBuf,
+        /// Machine-readable output: {"run_id" (the undo's), "undid", "from_step",
+        /// "restored": [paths], "conflicts": [{"path", "left", "now"}], "failed": [[path, why]]}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the public key that signs this runs folder's audit logs (64 hex characters;
     /// made on first use): keep it off this machine to verify its logs with `--key`.
     Pubkey {

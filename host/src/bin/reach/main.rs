@@ -87,6 +87,12 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Runs {
             command: args::RunsCommand::Verify { run, all: _, key, runs_dir, json },
         } => runs::verify::run(runs_dir, run.as_deref(), key.as_deref(), *json),
+        args::Command::Runs {
+            command: args::RunsCommand::Diff { run, from_step, runs_dir, json },
+        } => runs::undo::diff(runs_dir, run, *from_step, *json),
+        args::Command::Runs {
+            command: args::RunsCommand::Undo { run, from_step, force, runs_dir, json },
+        } => runs::undo::undo(runs_dir, run, *from_step, *force, *json),
         args::Command::Runs { command: args::RunsCommand::Pubkey { runs_dir } } => {
             runs::verify::pubkey(runs_dir)
         }

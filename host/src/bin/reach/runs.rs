@@ -1,6 +1,7 @@
 //! `reach runs list` and `reach runs show`: the audit logs, read back.
 
 mod tree;
+pub mod undo;
 pub mod verify;
 
 use agent_reach::harness::audit::record::{

@@ -29,7 +29,7 @@ pub use memory::{MemoryError, MemoryRecalled, MemoryRemembered};
 pub use run::{
     AnswerFormat, AnswerQuestioned, CheckpointBy, Compaction, CompactionSkipped, Ended, FrontEnd,
     FrontStop, ModelRequest, RunFinished, RunStarted, SkillOpened, SkillsChosen, ToolCallsDropped,
-    UserMessage,
+    Undone, UserMessage,
 };
 pub use team::{
     DelegationFinished, DelegationStarted, Outcome, ReviewFinished, ReviewStarted, Verdict,
@@ -155,6 +155,8 @@ bodies! {
     LogContinued(LogContinued) = "log_continued",
     /// The signed head that ends a finished log.
     LogSealed(LogSealed) = "log_sealed",
+    /// `reach runs undo` put a run's changes back.
+    Undone(Undone) = "undone",
 }
 
 /// The record's own keys, besides the body's (and the chain's `seq` and

@@ -55,6 +55,26 @@ pub enum FrontEnd {
     Call,
     /// `reach mcp`: every call of a server's clients.
     Mcp,
+    /// `reach runs undo`: a run's changes put back.
+    Undo,
+}
+
+/// `undone`: what `reach runs undo` put back, and what it left alone.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Undone {
+    /// The run undone.
+    pub of_run: String,
+    /// From which step (0: the whole run).
+    pub from_step: u64,
+    /// Whether paths changed since were put back too.
+    pub force: bool,
+    /// Paths put back.
+    pub restored: Vec<String>,
+    /// Paths changed since the run, left alone.
+    pub conflicts: Vec<String>,
+    /// Paths that could not be put back, with why.
+    pub failed: Vec<String>,
 }
 
 /// `skills_chosen`.

@@ -1,0 +1,400 @@
+//! Journaled writes: before a skill first changes a path in a writable
+//! grant during a call, the host keeps what the path held (content and
+//! permissions, or that it did not exist) in `.reach/journal/RUN/`, outside
+//! every grant. A call that fails is rolled back from its own entries
+//! before its error reaches the model; a finished run can be diffed and
+//! undone, whole or from a step, without clobbering what someone else
+//! changed since.
+//!
+//! On disk, per run: `blobs/<blake3>` (file contents, each kept once) and
+//! `calls.jsonl`, one line per call that changed something: which call and
+//! step, its outcome, and per path the state before the call and the
+//! fingerprint after it. Everything is `0600`/`0700`, like the audit logs.
+//!
+//! The journal works on paths relative to a grant, through the grant's own
+//! directory handle (cap-std): a link inside a grant cannot make it read or
+//! restore anything outside.
+
+mod state;
+mod undo;
+
+pub use state::{Fingerprint, State};
+pub use undo::{Conflict, PathChange, UndoReport, changes, undo};
+
+use cap_std::fs::Dir;
+use serde::{Deserialize, Serialize};
+use state::BlobSink;
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// The journals' folder under a project's `.reach/`.
+pub const JOURNAL_DIR: &str = ".reach/journal";
+
+/// The per-run budget when the table sets none: 256 MiB of kept contents.
+pub const DEFAULT_BUDGET_BYTES: u64 = 256 << 20;
+
+/// What to do with a change that does not fit the budget.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UndoMode {
+    /// Refuse the change, with an error that names the budget (the default).
+    #[default]
+    Strict,
+    /// Allow it, and mark the run not undoable for that path.
+    BestEffort,
+}
+
+/// A run's journal limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Bytes of prior contents a run may keep.
+    pub max_bytes: u64,
+    /// What a change past it gets.
+    pub mode: UndoMode,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget { max_bytes: DEFAULT_BUDGET_BYTES, mode: UndoMode::Strict }
+    }
+}
+
+/// Why a change was not journaled.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// Keeping the prior state would pass the run's budget (strict mode).
+    #[error(
+        "{path}: keeping its prior state ({needed} bytes) would pass this run's journal budget of \
+         {max} bytes ({used} used); nothing was changed. Raise `[journal] max_mb` in the table, or \
+         set `undo = \"best-effort\"` to allow such changes without undo"
+    )]
+    OverBudget {
+        /// The path, relative to its grant.
+        path: String,
+        /// Bytes it needed.
+        needed: u64,
+        /// Bytes used so far.
+        used: u64,
+        /// The budget.
+        max: u64,
+    },
+    /// The journal could not be written (the change is refused: fail closed).
+    #[error("{path}: its prior state could not be kept ({source}); nothing was changed")]
+    Io {
+        /// The path, relative to its grant.
+        path: String,
+        /// Why.
+        source: io::Error,
+    },
+}
+
+/// One path's entry in a call's journal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// The grant's folder, as the table names it (absolute).
+    pub grant: PathBuf,
+    /// The path inside it.
+    pub path: PathBuf,
+    /// What it held before the call.
+    pub before: State,
+    /// How the call left it (filled in when the call ends).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Fingerprint>,
+    /// Its prior state did not fit the budget (`undo = "best-effort"`):
+    /// the change went ahead and cannot be undone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_undoable: bool,
+}
+
+/// How a journaled call ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallEnd {
+    /// It succeeded: its changes stand.
+    Kept,
+    /// It failed and its changes were rolled back.
+    RolledBack,
+    /// It failed and rolling back did not fully succeed.
+    RollbackFailed,
+}
+
+/// One line of `calls.jsonl`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// The call's number in the run.
+    pub call: u64,
+    /// The step it was made in.
+    pub step: u64,
+    /// `skill.tool`.
+    pub tool: String,
+    /// How it ended.
+    pub end: CallEnd,
+    /// The paths it changed.
+    pub entries: Vec<Entry>,
+}
+
+/// A run's journal: where its blobs and calls go, and the budget they share.
+#[derive(Clone)]
+pub struct RunJournal {
+    inner: Arc<RunInner>,
+}
+
+struct RunInner {
+    dir: PathBuf,
+    run_id: String,
+    budget: Budget,
+    used: Mutex<u64>,
+    blobs: Mutex<HashSet<String>>,
+    calls: Mutex<Option<std::fs::File>>,
+}
+
+impl std::fmt::Debug for RunJournal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunJournal").field("dir", &self.inner.dir).finish()
+    }
+}
+
+impl RunJournal {
+    /// The journal of run `run_id` under `root` (`.reach/journal`); its
+    /// folder is made when the first change is kept.
+    pub fn new(root: &Path, run_id: &str, budget: Budget) -> RunJournal {
+        RunJournal {
+            inner: Arc::new(RunInner {
+                dir: root.join(run_id),
+                run_id: run_id.to_owned(),
+                budget,
+                used: Mutex::new(0),
+                blobs: Mutex::new(HashSet::new()),
+                calls: Mutex::new(None),
+            }),
+        }
+    }
+
+    /// The run's folder of journal files.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The run.
+    pub fn run_id(&self) -> &str {
+        &self.inner.run_id
+    }
+
+    /// The journal of one call.
+    pub fn call(&self, call: u64, step: u64, tool: &str) -> CallJournal {
+        CallJournal {
+            run: self.clone(),
+            call,
+            step,
+            tool: tool.to_owned(),
+            entries: Vec::new(),
+            seen: HashMap::new(),
+            grants: HashMap::new(),
+        }
+    }
+
+    fn append(&self, record: &CallRecord) -> io::Result<()> {
+        let mut calls = self.inner.calls.lock().unwrap_or_else(|e| e.into_inner());
+        if calls.is_none() {
+            crate::private_fs::create_dir_all(&self.inner.dir)?;
+            let path = self.inner.dir.join("calls.jsonl");
+            let mut options = std::fs::OpenOptions::new();
+            options.create(true).append(true);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            *calls = Some(options.open(path)?);
+        }
+        let file = calls.as_mut().expect("opened above");
+        let mut line = serde_json::to_string(record).map_err(io::Error::other)?;
+        line.push('\n');
+        file.write_all(line.as_bytes())?;
+        file.sync_data()
+    }
+}
+
+/// Keeps blobs in the run's folder, within its budget.
+struct Blobs<'a> {
+    run: &'a RunInner,
+    /// Bytes this capture would add, checked before anything is written.
+    over: Option<(u64, u64)>,
+}
+
+impl BlobSink for Blobs<'_> {
+    fn keep(&mut self, hash: &str, bytes: &[u8]) -> io::Result<()> {
+        let mut blobs = self.run.blobs.lock().unwrap_or_else(|e| e.into_inner());
+        if blobs.contains(hash) {
+            return Ok(());
+        }
+        let mut used = self.run.used.lock().unwrap_or_else(|e| e.into_inner());
+        let size = bytes.len() as u64;
+        if used.saturating_add(size) > self.run.budget.max_bytes {
+            self.over = Some((size, *used));
+            return Err(io::Error::new(io::ErrorKind::QuotaExceeded, "journal budget"));
+        }
+        let dir = self.run.dir.join("blobs");
+        crate::private_fs::create_dir_all(&dir)?;
+        let path = dir.join(hash);
+        match crate::private_fs::create_new_append(&path) {
+            Ok(mut file) => {
+                file.write_all(bytes)?;
+                file.sync_data()?;
+            }
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(err) => return Err(err),
+        }
+        *used += size;
+        blobs.insert(hash.to_owned());
+        Ok(())
+    }
+}
+
+/// One call's journal: the paths it changed, each with its state before.
+pub struct CallJournal {
+    run: RunJournal,
+    call: u64,
+    step: u64,
+    tool: String,
+    entries: Vec<Entry>,
+    /// (grant, path) → index in `entries`.
+    seen: HashMap<(PathBuf, PathBuf), usize>,
+    /// Grant folders opened for the journal, by path.
+    grants: HashMap<PathBuf, Arc<Dir>>,
+}
+
+impl CallJournal {
+    /// Whether the call changed anything yet.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries so far.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// Before `path` (inside grant `grant`, opened as `dir`) is changed:
+    /// keep what it holds, unless this call kept it already. `deep` keeps a
+    /// folder's whole tree (it is about to be moved). `Err`: the change must
+    /// not happen.
+    pub fn before_change(
+        &mut self,
+        grant: &Path,
+        dir: &Arc<Dir>,
+        path: &Path,
+        deep: bool,
+    ) -> Result<(), JournalError> {
+        let key = (grant.to_owned(), path.to_owned());
+        if let Some(&index) = self.seen.get(&key) {
+            // Kept already; a folder about to move needs its tree as it was
+            // at the start of the call, which is what the first capture saw
+            // unless it was shallow.
+            let shallow = matches!(self.entries[index].before, State::Dir { entries: None, .. });
+            if !(deep && shallow) {
+                return Ok(());
+            }
+        }
+        self.grants.entry(grant.to_owned()).or_insert_with(|| Arc::clone(dir));
+        let shown = path.display().to_string();
+        let mut blobs = Blobs { run: &self.run.inner, over: None };
+        let captured = state::capture(dir, path, deep, &mut blobs);
+        let (before, not_undoable) = match captured {
+            Ok(state) => (state, false),
+            Err(_) if blobs.over.is_some() => {
+                let (needed, used) = blobs.over.unwrap_or_default();
+                let budget = self.run.inner.budget;
+                if budget.mode == UndoMode::Strict {
+                    tracing::warn!(path = %shown, needed, used, max = budget.max_bytes, "change refused: over the journal budget");
+                    return Err(JournalError::OverBudget {
+                        path: shown,
+                        needed,
+                        used,
+                        max: budget.max_bytes,
+                    });
+                }
+                tracing::warn!(path = %shown, "change allowed without undo: over the journal budget (best-effort)");
+                (State::Missing, true)
+            }
+            Err(source) => return Err(JournalError::Io { path: shown, source }),
+        };
+        let entry =
+            Entry { grant: key.0.clone(), path: key.1.clone(), before, after: None, not_undoable };
+        match self.seen.get(&key) {
+            Some(&index) => self.entries[index] = entry,
+            None => {
+                self.seen.insert(key, self.entries.len());
+                self.entries.push(entry);
+            }
+        }
+        Ok(())
+    }
+
+    /// Put back every path this call changed, newest first; the record says
+    /// so. Returns the paths that could not be restored, with why.
+    pub fn roll_back(mut self) -> Vec<(PathBuf, String)> {
+        let blobs = self.run.inner.dir.join("blobs");
+        let mut failed = Vec::new();
+        for entry in undo::restore_order(&self.entries) {
+            if entry.not_undoable {
+                failed.push((entry.path.clone(), "not journaled (over the budget)".to_owned()));
+                continue;
+            }
+            let Some(dir) = self.grants.get(&entry.grant) else { continue };
+            if let Err(err) = state::restore(dir, &entry.path, &entry.before, &blobs) {
+                failed.push((entry.path.clone(), err.to_string()));
+            }
+        }
+        let end = if failed.is_empty() { CallEnd::RolledBack } else { CallEnd::RollbackFailed };
+        self.finish(end);
+        failed
+    }
+
+    /// The call succeeded: record how it left each path.
+    pub fn keep(mut self) {
+        self.finish(CallEnd::Kept);
+    }
+
+    fn finish(&mut self, end: CallEnd) {
+        if self.entries.is_empty() {
+            return;
+        }
+        for entry in &mut self.entries {
+            if let Some(dir) = self.grants.get(&entry.grant) {
+                entry.after = state::fingerprint(dir, &entry.path).ok();
+            }
+        }
+        let record = CallRecord {
+            call: self.call,
+            step: self.step,
+            tool: self.tool.clone(),
+            end,
+            entries: std::mem::take(&mut self.entries),
+        };
+        if let Err(err) = self.run.append(&record) {
+            tracing::error!(dir = %self.run.dir().display(), error = %err, "could not write the journal");
+        }
+    }
+}
+
+/// The calls journaled for run `run_id` under `root`, in order.
+pub fn read_calls(root: &Path, run_id: &str) -> io::Result<Vec<CallRecord>> {
+    let path = root.join(run_id).join("calls.jsonl");
+    let text = std::fs::read_to_string(&path)?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str(l).map_err(|e| {
+                io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))
+            })
+        })
+        .collect()
+}
+
+/// Open a grant's folder for the journal (outside a call: undo).
+pub fn open_grant(path: &Path) -> io::Result<Arc<Dir>> {
+    Dir::open_ambient_dir(path, cap_std::ambient_authority()).map(Arc::new)
+}
+
+#[cfg(test)]
+mod tests;
