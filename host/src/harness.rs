@@ -90,6 +90,9 @@ pub(crate) struct Harness<'a> {
     ///
     /// [supervisor_skills]: crate::policy::DelegationSettings::supervisor_skills
     passable: Vec<String>,
+    /// Where the skills' changes to granted folders are journaled: beside
+    /// a log kept in a folder (`.reach/runs` → `.reach/journal`).
+    journal: Option<crate::journal::RunJournal>,
 }
 
 impl<'a> Harness<'a> {
@@ -119,7 +122,11 @@ impl<'a> Harness<'a> {
             slot: None,
             delegated: Default::default(),
             passable: Vec::new(),
+            journal: None,
         };
+        harness.journal = crate::journal::beside_log(harness.audit.path()).map(|root| {
+            crate::journal::RunJournal::new(&root, harness.audit.run_id(), Default::default())
+        });
         harness.fresh_toolbox();
         harness.offer_delegate();
         harness

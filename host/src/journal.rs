@@ -377,6 +377,33 @@ impl CallJournal {
     }
 }
 
+tokio::task_local! {
+    static SCOPE: CallScope;
+}
+
+/// Which run's journal, call and step a skill call belongs to: set around
+/// a call by whoever runs it (the harness, `reach call`, `reach mcp`); a
+/// call made outside any scope is not journaled.
+#[derive(Clone, Debug)]
+pub struct CallScope {
+    /// The run's journal.
+    pub run: RunJournal,
+    /// The call's number in the run.
+    pub call: u64,
+    /// The step it is made in.
+    pub step: u64,
+}
+
+/// Run `future` (a call) in `scope`: the skill calls it makes are journaled there.
+pub async fn scoped<F: std::future::Future>(scope: CallScope, future: F) -> F::Output {
+    SCOPE.scope(scope, future).await
+}
+
+/// The journal of a call of `tool` in the current scope, if there is one.
+pub(crate) fn current_call(tool: &str) -> Option<CallJournal> {
+    SCOPE.try_with(|s| s.run.call(s.call, s.step, tool)).ok()
+}
+
 /// The calls journaled for run `run_id` under `root`, in order.
 pub fn read_calls(root: &Path, run_id: &str) -> io::Result<Vec<CallRecord>> {
     let path = root.join(run_id).join("calls.jsonl");
@@ -389,6 +416,15 @@ pub fn read_calls(root: &Path, run_id: &str) -> io::Result<Vec<CallRecord>> {
             })
         })
         .collect()
+}
+
+/// The journals' folder beside a run's audit log in a folder
+/// (`.reach/runs/ID.jsonl` → `.reach/journal`); `None` for a log that is not
+/// a file.
+pub fn beside_log(log: &Path) -> Option<PathBuf> {
+    let runs = log.parent()?;
+    Some(runs.parent().unwrap_or(Path::new(".")).join("journal"))
+        .filter(|_| !log.as_os_str().is_empty())
 }
 
 /// Open a grant's folder for the journal (outside a call: undo).

@@ -5,6 +5,7 @@ mod bindings;
 mod cache;
 mod engine;
 mod folders;
+mod journal_fs;
 mod net;
 pub(crate) mod redact;
 pub mod requests_section;
@@ -164,6 +165,7 @@ impl Runtime {
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)
             .map_err(RuntimeError::Engine)?;
         folders::add_to_linker(&mut linker).map_err(RuntimeError::Engine)?;
+        journal_fs::add_to_linker(&mut linker).map_err(RuntimeError::Engine)?;
         let cache = cache::CompileCache::new(&engine, config.cache_dir);
         let ticker = engine::EpochTicker::start(&engine);
         Ok(Runtime {
@@ -254,12 +256,13 @@ impl Runtime {
     ) -> Result<bindings::Manifest, ToolFailure> {
         let mut grants = SkillGrants::none(name_hint);
         grants.limits.timeout = DESCRIBE_TIMEOUT;
-        self.run(skill, &grants, |store, instance| {
+        self.run(skill, &grants, None, |store, instance| {
             Box::pin(async move {
                 instance.agent_reach_skill_guest().call_describe(store).await.map(Ok)
             })
         })
         .await
+        .0
     }
 
     /// Run one tool call in a fresh instance with exactly `grants`, within its limits.
@@ -278,8 +281,12 @@ impl Runtime {
         let started = Instant::now();
         let tool_owned = tool.to_owned();
         let args = arguments.to_owned();
-        let result = self
-            .run(skill, grants, move |store, instance| {
+        // Journaled when the call runs in a journal's scope and can write.
+        let journal = (!grants.write.is_empty())
+            .then(|| crate::journal::current_call(&format!("{}.{tool}", grants.skill)))
+            .flatten();
+        let (result, fs) = self
+            .run(skill, grants, journal, move |store, instance| {
                 Box::pin(async move {
                     instance.agent_reach_skill_guest().call_call(store, &tool_owned, &args).await
                 })
@@ -313,6 +320,7 @@ impl Runtime {
             Ok(out) => Ok(out),
             Err(f) => Err(bound_message(f, max)),
         };
+        let result = fs.settle(result);
         match &result {
             Ok(out) => {
                 tracing::info!(
@@ -341,8 +349,9 @@ impl Runtime {
         &self,
         skill: &LoadedSkill,
         grants: &SkillGrants,
+        journal: Option<crate::journal::CallJournal>,
         body: F,
-    ) -> Result<T, ToolFailure>
+    ) -> (Result<T, ToolFailure>, journal_fs::FsJournal)
     where
         F: for<'a> FnOnce(
             &'a mut Store<StoreState>,
@@ -352,7 +361,7 @@ impl Runtime {
         >,
     {
         let name = grants.skill.as_str();
-        let sandbox = sandbox::build(grants, &self.folders);
+        let sandbox = sandbox::build(grants, &self.folders, journal);
         let (stdout, stderr) = (sandbox.stdout, sandbox.stderr);
         let denials = sandbox.state.net.denials.clone();
         let mut store = Store::new(&self.engine, sandbox.state);
@@ -383,7 +392,8 @@ impl Runtime {
         }
 
         let limit_ms = timeout.as_millis();
-        match outcome {
+        let fs = std::mem::take(&mut store.data_mut().fs_journal);
+        let result = match outcome {
             Err(_elapsed) => Err(ToolFailure::new(
                 ErrorCode::Timeout,
                 format!("{name}: stopped after the wall-time limit of {limit_ms} ms (timeout_ms)"),
@@ -400,7 +410,8 @@ impl Runtime {
                 limit_ms,
                 &stderr_text,
             )),
-        }
+        };
+        (result, fs)
     }
 }
 

@@ -83,7 +83,7 @@ fn identity(_: &std::fs::Metadata) -> (u64, u64) {
 /// `O_PATH` on Linux (no read permission needed to hold it), as wasmtime-wasi
 /// does.
 #[cfg(unix)]
-fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
     use rustix::fs::{Mode, OFlags, openat};
     use std::path::Component;
     #[cfg(target_os = "linux")]
@@ -127,7 +127,7 @@ fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 #[cfg(not(unix))]
-fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_dir(path: &Path) -> std::io::Result<std::fs::File> {
     let file = std::fs::File::open(path)?;
     if !file.metadata()?.is_dir() {
         return Err(std::io::Error::new(
@@ -149,6 +149,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<StoreState>) -> wasmtime::Result
             Vec::with_capacity(state.folders.len());
         for (dir, guest_path) in &state.folders {
             let handle = state.table.push(Descriptor::Dir(dir.clone()))?;
+            state.fs_journal.preopened(handle.rep(), guest_path);
             handles.push((handle, guest_path.clone()));
         }
         Ok((handles,))

@@ -8,9 +8,11 @@
 //! fresh random seed per call.
 
 use super::folders::FolderCache;
+use super::journal_fs::FsJournal;
 use super::net::NetGuard;
 use super::state::{Capture, MemoryGuard, StoreState};
 use crate::policy::SkillGrants;
+use std::sync::Arc;
 use std::time::Instant;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
@@ -37,8 +39,13 @@ fn host_cwd() -> Option<&'static str> {
         .as_deref()
 }
 
-/// Build the sandbox for one call of `grants.skill`.
-pub(crate) fn build(grants: &SkillGrants, cache: &FolderCache) -> Sandbox {
+/// Build the sandbox for one call of `grants.skill`, its changes journaled
+/// into `journal` when there is one.
+pub(crate) fn build(
+    grants: &SkillGrants,
+    cache: &FolderCache,
+    journal: Option<crate::journal::CallJournal>,
+) -> Sandbox {
     let skill = grants.skill.as_str();
     let mut wasi = WasiCtxBuilder::new();
     let stdout = Capture::new(STDIO_CAP);
@@ -82,6 +89,28 @@ pub(crate) fn build(grants: &SkillGrants, cache: &FolderCache) -> Sandbox {
         }
     }
 
+    let fs_journal = match journal {
+        None => FsJournal::default(),
+        Some(call) => {
+            // The journal's own handle on each writable grant, opened as the
+            // sandbox's are: never through a symbolic link.
+            let mut handles = Vec::with_capacity(grants.write.len());
+            for grant in &grants.write {
+                let dir = super::folders::open_dir(&grant.path)
+                    .map(|file| Arc::new(cap_std::fs::Dir::from_std_file(file)))
+                    .map_err(|err| {
+                        tracing::warn!(
+                            skill, path = %grant.path.display(), error = %err,
+                            "the journal could not open a writable grant; changes there are refused"
+                        )
+                    })
+                    .ok();
+                handles.push((grant.path.clone(), dir));
+            }
+            FsJournal::new(handles, Some(call))
+        }
+    };
+
     for name in &grants.env {
         match std::env::var(name) {
             Ok(value) => {
@@ -119,6 +148,7 @@ pub(crate) fn build(grants: &SkillGrants, cache: &FolderCache) -> Sandbox {
                 Instant::now() + grants.limits.timeout,
             ),
             memory: MemoryGuard::new(grants.limits.memory_bytes),
+            fs_journal,
         },
         stdout,
         stderr,

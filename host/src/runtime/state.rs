@@ -21,6 +21,8 @@ pub(crate) struct StoreState {
     pub(crate) folders: Vec<(wasmtime_wasi::filesystem::Dir, String)>,
     pub(crate) net: NetGuard,
     pub(crate) memory: MemoryGuard,
+    /// The journal's hook in the filesystem (see `journal_fs`).
+    pub(crate) fs_journal: super::journal_fs::FsJournal,
 }
 
 impl WasiView for StoreState {

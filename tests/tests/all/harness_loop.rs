@@ -437,7 +437,8 @@ async fn the_audit_log_records_every_step_and_masks_granted_secrets() {
             "tool_call_started",
             "tool_call",
             "model_request",
-            "run_finished"
+            "run_finished",
+            "log_sealed"
         ]
     );
     let started = &run.log[2];

@@ -30,6 +30,8 @@ mod eval_runner;
 mod files_sandbox;
 // The agent loop end to end: calls, results, refusals, stops, the audit log.
 mod harness_loop;
+// Journaled writes: failed calls rolled back in the real sandbox, undo, the budget.
+mod journal_rollback;
 // The `logs` skill on generated logs with known counts.
 mod logs_skill;
 // Long-term memory across runs on a real SQLite file.

@@ -46,7 +46,18 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     };
     audit.call_started(&head).map_err(|failure| anyhow::Error::msg(failure.message))?;
     let started = std::time::Instant::now();
-    let result = host.invoke(skill, tool, &arguments, &confirmer).await;
+    // Its changes to granted folders are journaled (`reach runs diff/undo`).
+    let scope = agent_reach::journal::CallScope {
+        run: agent_reach::journal::RunJournal::new(
+            &super::runs::undo::journal_root(&call.runs_dir),
+            &id,
+            Default::default(),
+        ),
+        call: 1,
+        step: 0,
+    };
+    let result =
+        agent_reach::journal::scoped(scope, host.invoke(skill, tool, &arguments, &confirmer)).await;
     let bytes = result.as_ref().map_or(0, String::len);
     let mut ended = CallEnded::of(head, &result, bytes, started.elapsed().as_millis() as u64);
     // Known once it ran: `reach call` writes the level with the outcome.

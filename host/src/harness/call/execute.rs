@@ -11,6 +11,7 @@ use crate::harness::state::RunState;
 use crate::harness::toolbox::Target;
 use crate::harness::{Disclosure, Harness, repair, workbench};
 use crate::host::Confirmer;
+use crate::journal::{self, CallScope};
 use crate::model::ToolCall;
 use crate::policy::Level;
 use crate::text::shorten_chars;
@@ -220,8 +221,17 @@ impl Harness<'_> {
             audit: Mutex::new(&mut self.audit),
             at,
         };
-        let out =
-            host.invoke_within(skill, tool, &arguments.to_string(), &recorder, self.reach).await;
+        let text = arguments.to_string();
+        let invoked = host.invoke_within(skill, tool, &text, &recorder, self.reach);
+        // Its changes to granted folders are journaled, and rolled back if it fails.
+        let out = match &self.journal {
+            Some(run) => {
+                let scope =
+                    CallScope { run: run.clone(), call: at.call as u64, step: at.step as u64 };
+                journal::scoped(scope, invoked).await
+            }
+            None => invoked.await,
+        };
         let asked = *recorder.answer.lock().unwrap_or_else(|e| e.into_inner());
         let decision = match (level, asked) {
             (Level::Deny, _) => Decision::Denied,

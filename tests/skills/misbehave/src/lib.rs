@@ -20,6 +20,16 @@ struct Message {
     message: String,
 }
 
+/// Files to write, then a way to fail.
+#[derive(Deserialize, JsonSchema)]
+struct Scribble {
+    /// A folder: `a.txt` in it is overwritten, `new/` and `new/b.txt`
+    /// created, `gone.txt` deleted, `old.txt` renamed to `moved.txt`.
+    folder: String,
+    /// Then: `fail`, `panic`, `spin`, `output` (a result past any limit), `ok`.
+    then: String,
+}
+
 struct Misbehave;
 
 impl Skill for Misbehave {
@@ -56,6 +66,28 @@ impl Skill for Misbehave {
             .tool("panic", "Panic with a message.", |a: Message| -> Result<String, ToolError> {
                 panic!("{}", a.message)
             })
+            .tool(
+                "scribble",
+                "Change files in a folder, then fail the way asked.",
+                |a: Scribble| -> Result<String, ToolError> {
+                    let dir = std::path::Path::new(&a.folder);
+                    let io = |e: std::io::Error| ToolError::failed(e.to_string());
+                    std::fs::write(dir.join("a.txt"), "scribbled").map_err(io)?;
+                    std::fs::create_dir_all(dir.join("new")).map_err(io)?;
+                    std::fs::write(dir.join("new/b.txt"), "new").map_err(io)?;
+                    let _ = std::fs::remove_file(dir.join("gone.txt"));
+                    let _ = std::fs::rename(dir.join("old.txt"), dir.join("moved.txt"));
+                    match a.then.as_str() {
+                        "fail" => Err(ToolError::failed("failed after writing")),
+                        "panic" => panic!("panicked after writing"),
+                        "spin" => loop {
+                            std::hint::black_box(0);
+                        },
+                        "output" => Ok("x".repeat(4 << 20)),
+                        _ => Ok("scribbled".into()),
+                    }
+                },
+            )
             .tool(
                 "fail",
                 "Return a `failed` tool error with a message.",

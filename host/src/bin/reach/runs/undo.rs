@@ -119,7 +119,9 @@ fn render(change: &PathChange, blobs: &Path) -> String {
                     let text = similar::TextDiff::from_lines(a, b);
                     out.push_str(&format!(
                         "{}{}",
-                        escape_for_terminal(&text.unified_diff().header(&from, &to).to_string()),
+                        agent_reach::text::escape_keeping_lines(
+                            &text.unified_diff().header(&from, &to).to_string()
+                        ),
                         if since.is_empty() { String::new() } else { format!("# {path}{since}\n") }
                     ));
                 }

@@ -228,7 +228,7 @@ fn the_logs_this_version_wrote_verify_against_their_public_key() {
     let key = std::fs::read_to_string(root.join("chained.pub")).expect("key");
     let key = PublicKey::from_hex(&key).expect("hex");
     let reports = verify_runs(&root.join("chained"), &key).expect("verify");
-    assert_eq!(reports.len(), 2);
+    assert_eq!(reports.len(), 3);
     for report in reports {
         assert_eq!(report.verdict, Verdict::Intact, "{report:?}");
     }
