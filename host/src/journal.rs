@@ -192,6 +192,7 @@ impl RunJournal {
             entries: Vec::new(),
             seen: HashMap::new(),
             grants: HashMap::new(),
+            finished: false,
         }
     }
 
@@ -261,6 +262,23 @@ pub struct CallJournal {
     seen: HashMap<(PathBuf, PathBuf), usize>,
     /// Grant folders opened for the journal, by path.
     grants: HashMap<PathBuf, Arc<Dir>>,
+    /// Kept or rolled back already.
+    finished: bool,
+}
+
+impl Drop for CallJournal {
+    /// A call dropped before it ended (cancelled by its client, or its
+    /// future dropped) did not succeed: its changes are rolled back.
+    fn drop(&mut self) {
+        if !self.finished && !self.entries.is_empty() {
+            let failed = self.restore_all();
+            tracing::info!(
+                paths = self.seen.len(),
+                failed = failed.len(),
+                "a call that did not end was rolled back"
+            );
+        }
+    }
 }
 
 impl CallJournal {
@@ -333,6 +351,10 @@ impl CallJournal {
     /// Put back every path this call changed, newest first; the record says
     /// so. Returns the paths that could not be restored, with why.
     pub fn roll_back(mut self) -> Vec<(PathBuf, String)> {
+        self.restore_all()
+    }
+
+    fn restore_all(&mut self) -> Vec<(PathBuf, String)> {
         let blobs = self.run.inner.dir.join("blobs");
         let mut failed = Vec::new();
         for entry in undo::restore_order(&self.entries) {
@@ -356,6 +378,7 @@ impl CallJournal {
     }
 
     fn finish(&mut self, end: CallEnd) {
+        self.finished = true;
         if self.entries.is_empty() {
             return;
         }

@@ -66,6 +66,8 @@ pub struct McpServer {
     changes: watch::Receiver<u64>,
     approvals: Arc<approvals::Approvals>,
     audit: Option<Arc<Mutex<AuditLog>>>,
+    /// Where each call's changes are journaled: beside the audit log.
+    journal: Option<crate::journal::RunJournal>,
     calls: Arc<AtomicU64>,
     maskers: Arc<masking::Maskers>,
 }
@@ -100,6 +102,7 @@ impl McpServer {
             changes,
             approvals: Arc::new(approvals::Approvals::per_process()),
             audit: None,
+            journal: None,
             calls: Arc::new(AtomicU64::new(0)),
             maskers: Arc::default(),
         };
@@ -159,6 +162,8 @@ impl McpServer {
         if let Ok(host) = self.host() {
             log.mask_also(&harness::secrets(&host, []));
         }
+        self.journal = crate::journal::beside_log(log.path())
+            .map(|root| crate::journal::RunJournal::new(&root, log.run_id(), Default::default()));
         self.audit = Some(Arc::new(Mutex::new(log)));
         self
     }
@@ -230,8 +235,20 @@ impl McpServer {
             audit.lock().unwrap_or_else(|e| e.into_inner()).call_started(&head)?;
         }
         let started = Instant::now();
+        // Journaled, and rolled back if it fails (per call: the step is 0).
+        let checked = host.run_checked(call);
+        let journaled = async {
+            match &self.journal {
+                Some(run) => {
+                    let scope =
+                        crate::journal::CallScope { run: run.clone(), call: number, step: 0 };
+                    crate::journal::scoped(scope, checked).await
+                }
+                None => checked.await,
+            }
+        };
         let result = tokio::select! {
-            output = host.run_checked(call) => output,
+            output = journaled => output,
             // Dropping the call's future stops the component at its next
             // epoch check: a cancelled call does not run on in the sandbox.
             () = context.ct.cancelled() => Err(ToolFailure::new(

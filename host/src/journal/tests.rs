@@ -152,3 +152,16 @@ fn a_link_out_of_the_grant_is_never_followed_by_the_journal() {
             || std::fs::read_dir(f.root.join("r1/blobs")).expect("d").count() == 0
     );
 }
+
+#[test]
+fn a_call_dropped_before_it_ended_is_rolled_back() {
+    // A client that cancels a call drops its future, and the journal with it.
+    let f = fixture();
+    let run = RunJournal::new(&f.root, "r1", Budget::default());
+    let mut call = run.call(1, 1, "files.write");
+    f.touch(&mut call, "a.txt");
+    std::fs::write(f.grant.join("a.txt"), "half done").expect("write");
+    drop(call);
+    assert_eq!(read(&f.grant.join("a.txt")).as_deref(), Some("alpha\n"));
+    assert_eq!(read_calls(&f.root, "r1").expect("calls")[0].end, CallEnd::RolledBack);
+}
