@@ -102,7 +102,11 @@ fn summary() {
     let rows = [
         ("files.write 1 KB", time("write", &small, false, 41), time("write", &small, true, 41)),
         ("files.write 10 MB", time("write", &large, false, 9), time("write", &large, true, 9)),
-        ("files.read 1 KB (writes nothing)", time("read", &read, false, 41), time("read", &read, true, 41)),
+        (
+            "files.read 1 KB (writes nothing)",
+            time("read", &read, false, 41),
+            time("read", &read, true, 41),
+        ),
     ];
     println!();
     println!("summary (medians, this run; journaled = first change to the path in a run):");

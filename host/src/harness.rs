@@ -125,7 +125,7 @@ impl<'a> Harness<'a> {
             journal: None,
         };
         harness.journal = crate::journal::beside_log(harness.audit.path()).map(|root| {
-            crate::journal::RunJournal::new(&root, harness.audit.run_id(), Default::default())
+            crate::journal::RunJournal::new(&root, harness.audit.run_id(), host.policy().journal())
         });
         harness.fresh_toolbox();
         harness.offer_delegate();

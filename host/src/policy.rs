@@ -82,6 +82,7 @@ mod cross_checks;
 mod error;
 mod folders;
 mod hosts;
+mod journal;
 mod level;
 mod memory;
 mod model;
@@ -139,6 +140,7 @@ pub struct Policy {
     /// `[agents.NAME]`, in name order.
     agents: Vec<AgentProfile>,
     delegation: DelegationSettings,
+    journal: crate::journal::Budget,
     working_dir: Option<PathBuf>,
 }
 
@@ -239,6 +241,7 @@ impl Policy {
             memory: resolved.memory,
             agents: resolved.agents,
             delegation: resolved.delegation,
+            journal: resolved.journal,
             working_dir: None,
         })
     }
@@ -256,6 +259,7 @@ impl Policy {
             memory: MemorySettings::default_in(Path::new("")),
             agents: Vec::new(),
             delegation: DelegationSettings::default(),
+            journal: crate::journal::Budget::default(),
             working_dir: None,
         }
     }
@@ -295,6 +299,11 @@ impl Policy {
     /// keeps the database at `.reach/memory.db` under the working directory.
     pub fn memory(&self) -> &MemorySettings {
         &self.memory
+    }
+
+    /// The `[journal]` table: a run's budget for keeping what skills change.
+    pub fn journal(&self) -> crate::journal::Budget {
+        self.journal
     }
 
     /// The `[agents.NAME]` profiles, in name order.

@@ -39,6 +39,8 @@ pub(super) struct RawPolicy {
     agents: BTreeMap<Spanned<String>, Spanned<super::agents::RawAgent>>,
     #[serde(default)]
     delegation: Option<super::agents::RawDelegation>,
+    #[serde(default)]
+    journal: Option<super::journal::RawJournal>,
 }
 
 #[derive(Default, Deserialize)]
@@ -166,6 +168,7 @@ pub(super) struct Resolved {
     /// In name order.
     pub(super) agents: Vec<super::AgentProfile>,
     pub(super) delegation: super::DelegationSettings,
+    pub(super) journal: crate::journal::Budget,
 }
 
 impl RawPolicy {
@@ -212,7 +215,11 @@ impl RawPolicy {
             Some(raw) => raw.resolve(src)?,
             None => super::DelegationSettings::default(),
         };
-        Ok(Resolved { level, limits, skills, model, memory, agents, delegation })
+        let journal = match self.journal {
+            Some(raw) => raw.resolve(src)?,
+            None => crate::journal::Budget::default(),
+        };
+        Ok(Resolved { level, limits, skills, model, memory, agents, delegation, journal })
     }
 }
 

@@ -938,3 +938,15 @@ fn the_memory_database_may_not_lie_in_a_folder_a_skill_can_read_or_write() {
         assert!(err.contains("which skill files may write"), "{err}");
     }
 }
+
+#[test]
+fn the_journal_table_sets_the_budget_and_refuses_a_mode_it_does_not_know() {
+    let parse = |text: &str| Policy::parse(text, Path::new("reach.toml"), Path::new("/base"));
+    let budget = parse("[journal]\nmax_mb = 8\nundo = \"best-effort\"\n").expect("valid").journal();
+    assert_eq!((budget.max_bytes, budget.mode), (8 << 20, crate::journal::UndoMode::BestEffort));
+    assert_eq!(parse("").expect("empty").journal(), crate::journal::Budget::default());
+    let err = parse("[journal]\nundo = \"sometimes\"\n").expect_err("refused").to_string();
+    assert!(err.contains("journal.undo") && err.contains("best-effort"), "{err}");
+    let err = parse("[journal]\nmax_mb = 0\n").expect_err("refused").to_string();
+    assert!(err.contains("journal.max_mb"), "{err}");
+}

@@ -51,7 +51,7 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
         run: agent_reach::journal::RunJournal::new(
             &super::runs::undo::journal_root(&call.runs_dir),
             &id,
-            Default::default(),
+            host.policy().journal(),
         ),
         call: 1,
         step: 0,
