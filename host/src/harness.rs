@@ -91,7 +91,7 @@ pub(crate) struct Harness<'a> {
     /// [supervisor_skills]: crate::policy::DelegationSettings::supervisor_skills
     passable: Vec<String>,
     /// Where the skills' changes to granted folders are journaled: beside
-    /// a log kept in a folder (`.reach/runs` → `.reach/journal`).
+    /// a log kept in a folder (`.reach/runs` → `.reach/runs/journal`).
     journal: Option<crate::journal::RunJournal>,
 }
 

@@ -1,6 +1,6 @@
 //! Journaled writes: before a skill first changes a path in a writable
 //! grant during a call, the host keeps what the path held (content and
-//! permissions, or that it did not exist) in `.reach/journal/RUN/`, outside
+//! permissions, or that it did not exist) in `.reach/runs/journal/RUN/` (in the runs folder), outside
 //! every grant. A call that fails is rolled back from its own entries
 //! before its error reaches the model; a finished run can be diffed and
 //! undone, whole or from a step, without clobbering what someone else
@@ -29,8 +29,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-/// The journals' folder under a project's `.reach/`.
-pub const JOURNAL_DIR: &str = ".reach/journal";
+/// The journals' folder under the default runs folder.
+pub const JOURNAL_DIR: &str = ".reach/runs/journal";
 
 /// The per-run budget when the table sets none: 256 MiB of kept contents.
 pub const DEFAULT_BUDGET_BYTES: u64 = 256 << 20;
@@ -157,7 +157,7 @@ impl std::fmt::Debug for RunJournal {
 }
 
 impl RunJournal {
-    /// The journal of run `run_id` under `root` (`.reach/journal`); its
+    /// The journal of run `run_id` under `root` (`.reach/runs/journal`); its
     /// folder is made when the first change is kept.
     pub fn new(root: &Path, run_id: &str, budget: Budget) -> RunJournal {
         RunJournal {
@@ -441,13 +441,14 @@ pub fn read_calls(root: &Path, run_id: &str) -> io::Result<Vec<CallRecord>> {
         .collect()
 }
 
-/// The journals' folder beside a run's audit log in a folder
-/// (`.reach/runs/ID.jsonl` → `.reach/journal`); `None` for a log that is not
-/// a file.
+/// The journals' folder of a run's audit log in a folder: `journal/` in
+/// the runs folder (`.reach/runs/ID.jsonl` → `.reach/runs/journal`), which
+/// the table keeps out of every grant; `None` for a log that is not a file.
 pub fn beside_log(log: &Path) -> Option<PathBuf> {
-    let runs = log.parent()?;
-    Some(runs.parent().unwrap_or(Path::new(".")).join("journal"))
-        .filter(|_| !log.as_os_str().is_empty())
+    if log.as_os_str().is_empty() {
+        return None;
+    }
+    Some(log.parent().unwrap_or(Path::new(".")).join("journal"))
 }
 
 /// Open a grant's folder for the journal (outside a call: undo).

@@ -16,7 +16,7 @@ fn fixture() -> Fixture {
     std::fs::create_dir_all(grant.join("sub")).expect("mkdir");
     std::fs::write(grant.join("a.txt"), "alpha\n").expect("write");
     std::fs::write(grant.join("sub/b.txt"), "beta\n").expect("write");
-    let root = tmp.path().join(".reach/journal");
+    let root = tmp.path().join(".reach/runs/journal");
     let dir = open_grant(&grant).expect("open");
     Fixture { _tmp: tmp, grant, root, dir }
 }

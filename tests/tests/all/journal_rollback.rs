@@ -49,7 +49,7 @@ async fn a_failed_call_leaves_nothing_it_wrote_whatever_the_way_it_failed() {
             notes.display()
         ))
         .await;
-    let run = RunJournal::new(&ws.path(".reach/journal"), "r1", Budget::default());
+    let run = RunJournal::new(&ws.path(".reach/runs/journal"), "r1", Budget::default());
     let folder = notes.display().to_string();
     for (n, (then, code)) in [
         ("fail", ErrorCode::Failed),
@@ -73,7 +73,7 @@ async fn a_failed_call_leaves_nothing_it_wrote_whatever_the_way_it_failed() {
     let args = json!({"folder": folder, "then": "ok"});
     journal::scoped(scope, call(&host, "misbehave.scribble", args)).await.expect("ok");
     assert_ne!(tree(&notes), before);
-    let root = ws.path(".reach/journal");
+    let root = ws.path(".reach/runs/journal");
     let changed = journal::changes(&root, "r1", 0).expect("changes");
     assert_eq!(
         changed.len(),
@@ -97,7 +97,7 @@ async fn a_change_past_the_journal_budget_is_refused_with_the_budget_named() {
         .host(&format!("[skills.misbehave]\nlevel = \"auto\"\nwrite = [\"{}\"]\n", notes.display()))
         .await;
     let budget = Budget { max_bytes: 1024, ..Budget::default() };
-    let run = RunJournal::new(&ws.path(".reach/journal"), "r1", budget);
+    let run = RunJournal::new(&ws.path(".reach/runs/journal"), "r1", budget);
     let scope = CallScope { run, call: 1, step: 1 };
     let args = json!({"folder": notes.display().to_string(), "then": "ok"});
     let err = journal::scoped(scope, call(&host, "misbehave.scribble", args)).await.unwrap_err();

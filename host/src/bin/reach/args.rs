@@ -550,7 +550,7 @@ pub enum RunsCommand {
         /// Only what steps N and later changed.
         #[arg(long, default_value_t = 0)]
         from_step: u64,
-        /// Folder of audit logs (the journals are beside it, in `journal/`).
+        /// Folder of audit logs (the journals are in its `journal/` folder).
         #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
         runs_dir: PathBuf,
         /// Machine-readable output (layout above).
@@ -570,7 +570,7 @@ pub enum RunsCommand {
         /// Put back paths changed since the run too.
         #[arg(long)]
         force: bool,
-        /// Folder of audit logs (the journals are beside it, in `journal/`).
+        /// Folder of audit logs (the journals are in its `journal/` folder).
         #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
         runs_dir: PathBuf,
         /// Machine-readable output: {"run_id" (the undo's), "undid", "from_step",

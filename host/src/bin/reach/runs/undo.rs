@@ -10,9 +10,9 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The journals' folder beside a runs folder (`.reach/runs` → `.reach/journal`).
+/// The journals' folder of a runs folder (`.reach/runs/journal`).
 pub fn journal_root(runs_dir: &Path) -> PathBuf {
-    runs_dir.parent().map_or_else(|| PathBuf::from("journal"), |p| p.join("journal"))
+    runs_dir.join("journal")
 }
 
 /// The one run whose journal `run` (a prefix) names.
