@@ -15,9 +15,11 @@
 //! directory handle (cap-std): a link inside a grant cannot make it read or
 //! restore anything outside.
 
+mod prune;
 mod state;
 mod undo;
 
+pub use prune::{PruneReport, prune};
 pub use state::{Fingerprint, State};
 pub use undo::{Conflict, PathChange, UndoReport, changes, undo};
 

@@ -578,6 +578,26 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Remove old journals (what `diff` and `undo` read): those last changed more than
+    /// `--older-than` days ago, then the oldest until the rest fit in `--max-mb`. The runs'
+    /// audit logs stay; a pruned run can no longer be diffed or undone.
+    Prune {
+        /// Remove journals older than this many days.
+        #[arg(long)]
+        older_than: Option<u64>,
+        /// Then keep at most this many MiB of journals, removing the oldest first.
+        #[arg(long)]
+        max_mb: Option<u64>,
+        /// Only say what would be removed.
+        #[arg(long)]
+        dry_run: bool,
+        /// Folder of audit logs (the journals are in its `journal/` folder).
+        #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+        runs_dir: PathBuf,
+        /// Machine-readable output: {"removed": [[run id, bytes]], "kept", "kept_bytes", "dry_run"}.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the public key that signs this runs folder's audit logs (64 hex characters;
     /// made on first use): keep it off this machine to verify its logs with `--key`.
     Pubkey {

@@ -93,6 +93,9 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Runs {
             command: args::RunsCommand::Undo { run, from_step, force, runs_dir, json },
         } => runs::undo::undo(runs_dir, run, *from_step, *force, *json),
+        args::Command::Runs {
+            command: args::RunsCommand::Prune { older_than, max_mb, dry_run, runs_dir, json },
+        } => runs::undo::prune(runs_dir, *older_than, *max_mb, *dry_run, *json),
         args::Command::Runs { command: args::RunsCommand::Pubkey { runs_dir } } => {
             runs::verify::pubkey(runs_dir)
         }

@@ -234,3 +234,38 @@ pub fn undo(
     }
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
+
+/// `reach runs prune`.
+pub fn prune(
+    runs_dir: &Path,
+    older_than_days: Option<u64>,
+    max_mb: Option<u64>,
+    dry_run: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    if older_than_days.is_none() && max_mb.is_none() {
+        bail!("say what to remove: --older-than DAYS, --max-mb N, or both");
+    }
+    let root = journal_root(runs_dir);
+    let age = older_than_days.map(|d| std::time::Duration::from_secs(d * 86_400));
+    let report = journal::prune(&root, age, max_mb.map(|m| m << 20), dry_run)
+        .with_context(|| format!("pruning {}", root.display()))?;
+    if json {
+        println!(
+            "{}",
+            json!({"removed": report.removed, "kept": report.kept, "kept_bytes": report.kept_bytes, "dry_run": dry_run})
+        );
+    } else {
+        let verb = if dry_run { "would remove" } else { "removed" };
+        for (run, bytes) in &report.removed {
+            println!("{verb}  {}  ({bytes} bytes)", escape_for_terminal(run));
+        }
+        println!(
+            "{} journals {verb}; {} kept ({} bytes)",
+            report.removed.len(),
+            report.kept,
+            report.kept_bytes
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
