@@ -212,7 +212,7 @@ fn errors_from_the_parser_name_line_column_and_key() {
     insta::assert_snapshot!(
         error("[skill.files]\nlevel = \"auto\"\n"),
         @"reach.toml:1:2: unknown field `skill`, expected one of `defaults`, `skills`, `model`, \
-          `memory`, `agents`, `delegation`"
+          `memory`, `agents`, `delegation`, `journal`"
     );
     insta::assert_snapshot!(
         error("[skills.files.tools.write]\nlevel = \"auto\"\nread = []\n"),

@@ -313,7 +313,12 @@ const CONFIRM_WRITE: &str = "[skills.files]\n\
 fn audit_records(ws: &Workspace, event: &str) -> Vec<serde_json::Value> {
     let mut records = Vec::new();
     for entry in std::fs::read_dir(ws.path(".reach/runs")).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let path = entry.unwrap().path();
+        // The logs; the journals' folder and the signing key are beside them.
+        if path.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).unwrap();
         records.extend(
             text.lines()
                 .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
