@@ -118,10 +118,8 @@ pub fn verify_log(dir: &Path, run_id: &str, key: &PublicKey) -> std::io::Result<
     let mut lines = Vec::new();
     for (index, (_, path)) in parts.iter().enumerate() {
         let bytes = std::fs::read(path)?;
-        let mut number = 0;
-        for chunk in bytes.split_inclusive(|&b| b == b'\n') {
-            number += 1;
-            lines.push(Line { file: index, number, bytes: chunk.to_vec() });
+        for (at, chunk) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+            lines.push(Line { file: index, number: at + 1, bytes: chunk.to_vec() });
         }
     }
     let starts_at_one = parts.first().is_some_and(|(n, _)| *n == 1);
