@@ -42,6 +42,8 @@ pub struct Team {
     tokens: AtomicU64,
     /// The run's token budget; `u64::MAX` when none.
     budget: AtomicU64,
+    /// What the run records, or plays back: set when the run starts.
+    taping: std::sync::OnceLock<crate::harness::playback::Taping>,
 }
 
 impl std::fmt::Debug for Team {
@@ -69,6 +71,7 @@ impl Team {
             started: AtomicUsize::new(0),
             tokens: AtomicU64::new(0),
             budget: AtomicU64::new(u64::MAX),
+            taping: std::sync::OnceLock::new(),
         }
     }
 
@@ -101,6 +104,16 @@ impl Team {
     /// Count the run's token budget (the root's `token_budget`) across the tree.
     pub(crate) fn set_budget(&self, budget: Option<u64>) {
         self.budget.store(budget.unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    /// What the run records or plays back; set once, by the run's own loop.
+    pub(crate) fn set_taping(&self, taping: crate::harness::playback::Taping) {
+        let _ = self.taping.set(taping);
+    }
+
+    /// What the run records or plays back (nothing before it started).
+    pub(crate) fn taping(&self) -> crate::harness::playback::Taping {
+        self.taping.get().cloned().unwrap_or_default()
     }
 
     /// Add the tokens of one model request, anywhere in the tree.

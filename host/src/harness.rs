@@ -21,6 +21,7 @@ pub(crate) mod conversation;
 pub(crate) mod disclosure;
 pub mod events;
 pub(crate) mod evidence;
+pub mod playback;
 pub(crate) mod remember;
 pub(crate) mod repair;
 pub(crate) mod schema;
@@ -41,6 +42,7 @@ mod report;
 mod run;
 mod state;
 mod step;
+mod taping;
 
 pub use config::{BundleBody, RunConfig};
 pub use disclosure::Disclosure;
@@ -93,6 +95,9 @@ pub(crate) struct Harness<'a> {
     /// Where the skills' changes to granted folders are journaled: beside
     /// a log kept in a folder (`.reach/runs` → `.reach/runs/journal`).
     journal: Option<crate::journal::RunJournal>,
+    /// The past run this one plays back (the run's own loop; workers
+    /// find it in the team's [`playback::Taping`]).
+    playback: Option<Arc<playback::Playback>>,
 }
 
 impl<'a> Harness<'a> {
@@ -123,6 +128,7 @@ impl<'a> Harness<'a> {
             delegated: Default::default(),
             passable: Vec::new(),
             journal: None,
+            playback: None,
         };
         harness.journal = crate::journal::beside_log(harness.audit.path()).map(|root| {
             crate::journal::RunJournal::new(&root, harness.audit.run_id(), host.policy().journal())
@@ -166,6 +172,13 @@ impl<'a> Harness<'a> {
     ) -> Self {
         self.toolbox.add_memory(settings.remember, settings.recall);
         self.memory = Some(Memory { store, settings });
+        self
+    }
+
+    /// Play `playback` back: its recorded replies stand in for the model,
+    /// and each call is compared with the one the run made.
+    pub(crate) fn playing(mut self, playback: Arc<playback::Playback>) -> Self {
+        self.playback = Some(playback);
         self
     }
 

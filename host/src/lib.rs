@@ -137,6 +137,8 @@ pub(crate) mod private_fs;
 pub mod registry;
 pub mod reload;
 pub mod runtime;
+/// Recordings of runs' host I/O, for replay.
+pub mod tape;
 pub mod text;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_EVENT_CAPACITY, Run, RunError};

@@ -140,7 +140,7 @@ pub struct Policy {
     /// `[agents.NAME]`, in name order.
     agents: Vec<AgentProfile>,
     delegation: DelegationSettings,
-    journal: crate::journal::Budget,
+    journal: journal::JournalSettings,
     working_dir: Option<PathBuf>,
 }
 
@@ -259,7 +259,7 @@ impl Policy {
             memory: MemorySettings::default_in(Path::new("")),
             agents: Vec::new(),
             delegation: DelegationSettings::default(),
-            journal: crate::journal::Budget::default(),
+            journal: journal::JournalSettings::default(),
             working_dir: None,
         }
     }
@@ -303,7 +303,13 @@ impl Policy {
 
     /// The `[journal]` table: a run's budget for keeping what skills change.
     pub fn journal(&self) -> crate::journal::Budget {
-        self.journal
+        self.journal.budget
+    }
+
+    /// `[journal] record_mb`: bytes of responses and results a run may
+    /// record for replay (0: none).
+    pub fn record_bytes(&self) -> u64 {
+        self.journal.record_bytes
     }
 
     /// The `[agents.NAME]` profiles, in name order.

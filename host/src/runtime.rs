@@ -7,6 +7,7 @@ mod engine;
 mod folders;
 mod journal_fs;
 mod net;
+mod net_tape;
 pub(crate) mod redact;
 pub mod requests_section;
 mod sandbox;

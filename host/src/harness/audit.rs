@@ -199,6 +199,11 @@ impl AuditLog {
         self.redactor.text(text).into_owned()
     }
 
+    /// What it masks with, for a recording that masks the same.
+    pub(crate) fn redactor(&self) -> Redactor {
+        self.redactor.clone()
+    }
+
     /// `value` with secrets masked in every string and key, before it is
     /// ever encoded.
     pub fn mask_value(&self, value: Value) -> Value {

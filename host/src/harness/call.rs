@@ -122,6 +122,7 @@ impl Harness<'_> {
         };
         progress.tool_finished(steps, &call.name, code.as_str(), duration_ms);
         let masked = self.audit.mask(&text);
+        self.taped_call((steps, at.call, &call.name), decision, &outcome, &masked);
         progress.tool_result(steps, &call.name, &masked);
         run.results.push(masked.clone());
         let actions = &mut run.actions;

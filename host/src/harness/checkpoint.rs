@@ -7,6 +7,7 @@ use super::audit::record;
 use super::call::{activation_heading, activation_text};
 use super::compaction::{self, Budget};
 use super::conversation::Turn;
+use super::playback::Purpose;
 use super::prompt::{Around, PREAMBLE};
 use super::state::RunState;
 use crate::model::{ChatRequest, Message};
@@ -82,7 +83,10 @@ impl Harness<'_> {
         let older = &conversation.turns()[plan.older.clone()];
         let request = compaction::summary_request(first, older, transcript_chars);
         let started = Instant::now();
-        let answer = self.model.chat(ChatRequest { messages: &request, tools: &[] }).await;
+        let answer = self
+            .ask(ChatRequest { messages: &request, tools: &[] }, Purpose::Checkpoint, step)
+            .await;
+        let reply = answer.as_ref().ok().map(|r| self.reply_record(&r.message));
         let latency_ms = started.elapsed().as_millis() as u64;
         let (text, by_model, error) = match answer {
             Ok(r) => {
@@ -137,6 +141,7 @@ impl Harness<'_> {
             error,
             latency_ms: Some(latency_ms),
             checkpoint: self.audit.mask(&text),
+            reply,
         });
         Some(after)
     }

@@ -30,6 +30,7 @@ impl Harness<'_> {
         if self.scope.depth == 0 {
             // The run's budget counts every worker's tokens too.
             self.team.set_budget(self.config.token_budget);
+            self.team.set_taping(self.taping_of(run_id));
         }
         let (mut opened, mut offer_all) = (Vec::new(), false);
         if self.config.disclose == Disclosure::ByTask {
@@ -53,6 +54,11 @@ impl Harness<'_> {
             compact_at: Some(budget.0.compact_at),
             bundle_body: Some(self.config.bundle_body),
             kind: None,
+            max_steps: Some(self.config.max_steps),
+            token_budget: self.config.token_budget,
+            compact_schemas: Some(self.config.compact_schemas),
+            task_type: self.config.task_type.clone(),
+            review: self.config.review.as_deref().map(|r| self.audit.mask(r)),
         });
         let budget = budget.0;
         let mut run = RunState::new(run_id, task, conversation, budget, self.config.max_steps);

@@ -5,6 +5,7 @@
 
 use super::answer::MAX_CALLS_PER_REPLY;
 use super::audit::record;
+use super::playback::Purpose;
 use super::progress::Progress;
 use super::prompt::{reminder, request_messages};
 use super::questions::Answer;
@@ -61,6 +62,7 @@ impl Harness<'_> {
             Ok(answered) => answered,
             Err(stop) => return Some(stop),
         };
+        let reply = self.reply_record(&response.message);
         let Reply {
             message,
             text_chars,
@@ -86,6 +88,7 @@ impl Harness<'_> {
             ),
             restated_call: Some(restated.as_ref().map(|c: &repair::TextCall| c.name.clone())),
             error: None,
+            reply: Some(reply),
         });
         progress.model_finished(steps, latency_ms, &response.usage, message.tool_calls.len());
         if message.tool_calls.is_empty() {
@@ -133,7 +136,8 @@ impl Harness<'_> {
         let started = Instant::now();
         let response = {
             let tools = self.offered(run);
-            self.model.chat(ChatRequest { messages: &messages, tools: &tools }).await
+            let request = ChatRequest { messages: &messages, tools: &tools };
+            self.ask(request, Purpose::Step, steps).await
         };
         let latency_ms = started.elapsed().as_millis() as u64;
         let response = match response {

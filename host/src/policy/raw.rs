@@ -168,7 +168,7 @@ pub(super) struct Resolved {
     /// In name order.
     pub(super) agents: Vec<super::AgentProfile>,
     pub(super) delegation: super::DelegationSettings,
-    pub(super) journal: crate::journal::Budget,
+    pub(super) journal: super::journal::JournalSettings,
 }
 
 impl RawPolicy {
@@ -217,7 +217,7 @@ impl RawPolicy {
         };
         let journal = match self.journal {
             Some(raw) => raw.resolve(src)?,
-            None => crate::journal::Budget::default(),
+            None => super::journal::JournalSettings::default(),
         };
         Ok(Resolved { level, limits, skills, model, memory, agents, delegation, journal })
     }

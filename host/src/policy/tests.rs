@@ -949,4 +949,8 @@ fn the_journal_table_sets_the_budget_and_refuses_a_mode_it_does_not_know() {
     assert!(err.contains("journal.undo") && err.contains("best-effort"), "{err}");
     let err = parse("[journal]\nmax_mb = 0\n").expect_err("refused").to_string();
     assert!(err.contains("journal.max_mb"), "{err}");
+    assert_eq!(parse("").expect("empty").record_bytes(), crate::tape::DEFAULT_RECORD_BYTES);
+    assert_eq!(parse("[journal]\nrecord_mb = 0\n").expect("valid").record_bytes(), 0);
+    let err = parse("[journal]\nrecord_mb = -1\n").expect_err("refused").to_string();
+    assert!(err.contains("journal.record_mb") && err.contains("record nothing"), "{err}");
 }

@@ -20,8 +20,10 @@
 //! Redirects are not followed here: the guest sees the 3xx and, if it
 //! follows it, sends a new request that is checked again from step 1.
 
+use super::net_tape;
 use super::redact::{RedactingBody, Redactor};
 use crate::policy::{Credential, Injection, NetAllowlist, Secret, is_internal_address};
+use crate::tape::{Mode, TapeScope};
 use bytes::Bytes;
 use http::uri::Scheme;
 use http_body::{Body, Frame};
@@ -60,6 +62,8 @@ pub(crate) struct NetGuard {
     /// Refusals during this call, appended to a `denied` error so the model
     /// and the operator see exactly what was refused and what is allowed.
     pub(crate) denials: Arc<Mutex<Denials>>,
+    /// The run's recording this call's responses go to, or come from.
+    tape: Option<TapeScope>,
 }
 
 impl NetGuard {
@@ -78,6 +82,7 @@ impl NetGuard {
             in_flight: Arc::new(Semaphore::new(MAX_REQUESTS_IN_FLIGHT)),
             downgrade: Arc::default(),
             denials: Arc::default(),
+            tape: crate::tape::current(),
         }
     }
 }
@@ -157,6 +162,8 @@ impl WasiHttpHooks for NetGuard {
         let downgrade = self.downgrade.clone();
         let deadline = self.deadline;
         let target = describe(&request);
+        let tape = self.tape.clone();
+        let key = net_tape::key(&request);
         // Taken here, when the guest sends, not when the future first runs,
         // so the count is exact however the guest interleaves its requests.
         let permit = self.in_flight.clone().try_acquire_owned();
@@ -224,6 +231,24 @@ impl WasiHttpHooks for NetGuard {
                 return Err(Error::HttpRequestDenied);
             }
             tracing::debug!(skill = &*skill, capability = "net", %pattern, "granted: {target}");
+            if let Some(TapeScope { mode: Mode::Replay(tape), call }) = &tape {
+                // A replay sends nothing: the table's checks above still
+                // apply, and the answer is the one the run got.
+                let (method, url) = &key;
+                return match net_tape::replay(tape, call, method, url) {
+                    Ok(response) => {
+                        tracing::debug!(skill = &*skill, capability = "net", "replayed: {target}");
+                        let response = response
+                            .map(|body| InFlight { body, permit: Some(permit) }.boxed_unsync());
+                        Ok((response, Box::new(async { Ok(()) }) as IoFuture))
+                    }
+                    Err(why) => {
+                        tape.missed(call, method, url);
+                        deny(&skill, &denials, format!("{target}: {why}"));
+                        Err(Error::HttpRequestDenied)
+                    }
+                };
+            }
 
             let addr = resolve(&host, port, deadline).await?;
             if is_internal_address(addr.ip())
@@ -303,6 +328,12 @@ impl WasiHttpHooks for NetGuard {
                     }
                     mask_response(response, redactor)
                 }
+            };
+            let response = match &tape {
+                Some(TapeScope { mode: Mode::Record(recorder), call }) => {
+                    net_tape::record(response, recorder.clone(), call, &skill, key)
+                }
+                _ => response,
             };
             Ok((response.map(|body| InFlight { body, permit: Some(permit) }.boxed_unsync()), io))
         })

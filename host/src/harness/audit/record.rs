@@ -28,8 +28,8 @@ pub use log::{LogContinued, LogRotated, LogSealed};
 pub use memory::{MemoryError, MemoryRecalled, MemoryRemembered};
 pub use run::{
     AnswerFormat, AnswerQuestioned, CheckpointBy, Compaction, CompactionSkipped, Ended, FrontEnd,
-    FrontStop, ModelRequest, RunFinished, RunStarted, SkillOpened, SkillsChosen, ToolCallsDropped,
-    Undone, UserMessage,
+    FrontStop, ModelReply, ModelRequest, RunFinished, RunStarted, SkillOpened, SkillsChosen,
+    ToolCallsDropped, Undone, UserMessage,
 };
 pub use team::{
     DelegationFinished, DelegationStarted, Outcome, ReviewFinished, ReviewStarted, Verdict,

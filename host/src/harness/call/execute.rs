@@ -213,6 +213,7 @@ impl Harness<'_> {
         self.open(run, skill);
         let level = self.host.policy().level(skill, tool);
         let host = self.host;
+        let tape_scope = self.tape_scope(at.call);
         // The person's answer is on record as soon as it is given,
         // before a confirmed call runs.
         let recorder = Recorder {
@@ -223,6 +224,13 @@ impl Harness<'_> {
         };
         let text = arguments.to_string();
         let invoked = host.invoke_within(skill, tool, &text, &recorder, self.reach);
+        // Its network traffic is recorded, or in a replay answered from the recording.
+        let invoked = async {
+            match tape_scope {
+                Some(scope) => crate::tape::scoped(scope, invoked).await,
+                None => invoked.await,
+            }
+        };
         // Its changes to granted folders are journaled, and rolled back if it fails.
         let out = match &self.journal {
             Some(run) => {

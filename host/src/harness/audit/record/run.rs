@@ -4,7 +4,7 @@
 use super::super::super::disclosure::{Disclosure, Score};
 use super::super::super::{BundleBody, Review, Stop};
 use super::nullable;
-use crate::model::Usage;
+use crate::model::{ToolCall, Usage};
 use serde::{Deserialize, Serialize};
 
 /// `run_started`: the loop's settings, or (`kind`) the front end's.
@@ -37,6 +37,21 @@ pub struct RunStarted {
     /// before the first `model_request` is the harness's) or `on-activation`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bundle_body: Option<BundleBody>,
+    /// The step limit (what a replay runs under).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_steps: Option<usize>,
+    /// The token budget, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_budget: Option<u64>,
+    /// Tool parameters were offered compacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compact_schemas: Option<bool>,
+    /// The kind of task, if given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_type: Option<String>,
+    /// The review criteria, if the run was reviewed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
 }
 
 impl RunStarted {
@@ -99,6 +114,18 @@ pub struct UserMessage {
     pub text: String,
 }
 
+/// What the model answered, as it came (before the harness read calls out
+/// of its text, secrets masked): what a replay answers with.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ModelReply {
+    /// Its text.
+    pub content: String,
+    /// Its tool calls, arguments as written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+}
+
 /// `model_request`: answered (`usage` and the calls) or failed (`error`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -133,6 +160,9 @@ pub struct ModelRequest {
     /// Why the request failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The answer itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<ModelReply>,
 }
 
 /// `skill_opened`.
@@ -171,6 +201,10 @@ pub struct Compaction {
     pub latency_ms: Option<u64>,
     /// The checkpoint (secrets masked).
     pub checkpoint: String,
+    /// The model's answer to the checkpoint request, when it gave one
+    /// (what a replay answers with).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reply: Option<ModelReply>,
 }
 
 /// Who wrote a compaction's checkpoint.
