@@ -90,6 +90,8 @@ pub(crate) struct Parts {
     /// Models for `[agents.NAME]` profiles that name one, by name.
     worker_models: Vec<(String, Arc<dyn Model>)>,
     progress: Arc<dyn Progress + Send>,
+    /// A past run its runs play back ([`crate::replay`]).
+    playback: Option<Arc<crate::harness::playback::Playback>>,
 }
 
 /// Builds an [`Agent`]: made by [`Agent::builder`].
@@ -228,6 +230,7 @@ impl Parts {
             event_capacity: DEFAULT_EVENT_CAPACITY,
             worker_models: Vec::new(),
             progress: Arc::new(Quiet),
+            playback: None,
         }
     }
 
@@ -250,9 +253,12 @@ impl Parts {
         for (name, model) in &self.worker_models {
             team = team.with_model(name.clone(), Arc::clone(model));
         }
-        let harness =
+        let mut harness =
             Harness::new(&self.host, model, self.confirmer.as_ref(), self.config.clone(), audit)
                 .with_team(team);
+        if let Some(playback) = &self.playback {
+            harness = harness.playing(Arc::clone(playback));
+        }
         match &self.memory {
             Some((store, settings)) => harness.with_memory(Arc::clone(store), settings.clone()),
             None => harness,
@@ -333,6 +339,14 @@ impl AgentBuilder {
     /// on another model than the operator chose.
     pub fn worker_model(mut self, name: impl Into<String>, model: impl Model + 'static) -> Self {
         self.parts.worker_models.push((name.into(), Arc::new(model)));
+        self
+    }
+
+    /// Play `playback` back: the model's recorded replies stand in for the
+    /// model, and each call is compared with the one the run made (what
+    /// [`crate::replay::replay`] sets up; its report says where they part).
+    pub fn replaying(mut self, playback: Arc<crate::harness::playback::Playback>) -> Self {
+        self.parts.playback = Some(playback);
         self
     }
 

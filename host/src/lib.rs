@@ -136,6 +136,7 @@ pub mod policy;
 pub(crate) mod private_fs;
 pub mod registry;
 pub mod reload;
+pub mod replay;
 pub mod runtime;
 /// Recordings of runs' host I/O, for replay.
 pub mod tape;

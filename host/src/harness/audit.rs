@@ -41,6 +41,7 @@
 mod chain;
 mod clock;
 pub mod key;
+mod read;
 pub mod record;
 mod rotation;
 mod sink;
@@ -54,6 +55,7 @@ use chain::{Chain, SharedChain};
 pub use chain::{genesis, head_message};
 pub use clock::{new_run_id, now_rfc3339};
 pub use key::{AuditKey, PublicKey};
+pub use read::read_log;
 use record::Worker;
 pub use record::{Body, CallEnded, CallHead, Record};
 use rotation::Rotation;

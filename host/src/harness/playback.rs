@@ -13,7 +13,7 @@
 mod divergence;
 mod load;
 
-pub use divergence::{Divergence, DivergenceKind};
+pub use divergence::{Divergence, DivergenceKind, unified as diff};
 
 use super::audit::record::{CallOutcome, RunFinished, RunStarted};
 use super::outcome::Decision;
@@ -151,7 +151,9 @@ impl Playback {
 
     /// Compare call `call` (its [`crate::tape::call_key`]) of `tool`, which
     /// ended with `outcome` (as the model got it: `result`), at `decision`,
-    /// with the call the run made there.
+    /// with the call the run made there. `denied_by_table`: the table now
+    /// sets the tool to `deny` (so it is not even offered).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn check_call(
         &self,
         call: &str,
@@ -160,6 +162,7 @@ impl Playback {
         decision: Decision,
         outcome: &Result<String, ToolFailure>,
         result: &str,
+        denied_by_table: bool,
     ) {
         self.replayed.lock().unwrap_or_else(|e| e.into_inner()).insert(call.to_owned());
         let at = |kind, detail: String| Divergence::at_call(call, step, tool, kind, detail);
@@ -179,6 +182,23 @@ impl Playback {
         }
         let code = outcome.as_ref().err().map(|f| f.code);
         let why = || outcome.as_ref().err().map_or(String::new(), |f| f.message.clone());
+        if code == Some(ErrorCode::NoSuchTool) && made.error_code != Some(ErrorCode::NoSuchTool) {
+            let (kind, detail) = if denied_by_table {
+                (
+                    DivergenceKind::Denied,
+                    format!(
+                        "now denied: the table sets {tool} to level deny, so it is not offered"
+                    ),
+                )
+            } else {
+                (
+                    DivergenceKind::Gone,
+                    format!("{tool} is no longer offered (its skill was removed or did not load)"),
+                )
+            };
+            self.diverged(at(kind, detail));
+            return;
+        }
         if decision == Decision::Denied && made.decision != Some(Decision::Denied) {
             self.diverged(at(DivergenceKind::Denied, format!("now denied: {}", why())));
             return;
@@ -187,9 +207,7 @@ impl Playback {
             self.diverged(at(DivergenceKind::Denied, format!("now denied: {}", why())));
             return;
         }
-        if code == Some(ErrorCode::InvalidArgs)
-            && made.error_code != Some(ErrorCode::InvalidArgs)
-        {
+        if code == Some(ErrorCode::InvalidArgs) && made.error_code != Some(ErrorCode::InvalidArgs) {
             self.diverged(at(
                 DivergenceKind::Refused,
                 format!("now refused as invalid arguments (the tool's schema): {}", why()),

@@ -70,7 +70,11 @@ impl Harness<'_> {
             recorder.result(&key, tool, result);
         }
         if let Some(playback) = &taping.playback {
-            playback.check_call(&key, step, tool, decision, outcome, result);
+            // `skill__tool`: is it the table that keeps it from being offered?
+            let denied = tool
+                .split_once("__")
+                .is_some_and(|(s, t)| self.host.policy().level(s, t) == crate::policy::Level::Deny);
+            playback.check_call(&key, step, tool, decision, outcome, result, denied);
         }
     }
 

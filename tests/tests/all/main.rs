@@ -46,6 +46,8 @@ mod orchestration;
 mod registry_and_checks;
 // Hot reload: skills replaced under a running call, broken files and tables, the watcher.
 mod reload;
+// Record and replay: offline replays, divergences after upgrades and table changes.
+mod replay_runs;
 // A skill's name bound to its file and digest, so it cannot take another's grants.
 mod skill_identity;
 // The `web` skill against fixture pages: Markdown, charsets, caps, redirects.

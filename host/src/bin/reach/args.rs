@@ -598,6 +598,32 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Run a past run's task again under the current skills and table, with the model's
+    /// recorded replies in place of the model and (unless `--live`) the recorded responses
+    /// in place of the network, and report where it diverges: a call now denied or refused
+    /// by its schema, a result that differs (with a diff), a file written differently, a
+    /// call made or not made. What the replay's skills write is put back afterwards.
+    /// Exit status 0 when nothing diverges, 1 when something does.
+    ///
+    /// `--json` prints {"run_id", "replay_id", "live", "matches", "restored", "stop",
+    /// "divergences": [{"kind": "denied"|"refused"|"result"|"written"|"unrecorded"|
+    /// "missing"|"request"|"compaction"|"stop", "call", "worker", "step", "tool", "detail",
+    /// "diff"}]}. Fields are only ever added.
+    #[command(verbatim_doc_comment)]
+    Replay {
+        /// The run id (or a unique prefix).
+        run: String,
+        /// Let the skills send their requests for real (and record them) instead of
+        /// answering them from the run's recording.
+        #[arg(long)]
+        live: bool,
+        /// Folder of audit logs (the recordings are in its `recordings/` folder).
+        #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
+        runs_dir: PathBuf,
+        /// Machine-readable output (layout above).
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the public key that signs this runs folder's audit logs (64 hex characters;
     /// made on first use): keep it off this machine to verify its logs with `--key`.
     Pubkey {

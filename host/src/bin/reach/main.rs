@@ -96,6 +96,9 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         args::Command::Runs {
             command: args::RunsCommand::Prune { older_than, max_mb, dry_run, runs_dir, json },
         } => runs::undo::prune(runs_dir, *older_than, *max_mb, *dry_run, *json),
+        args::Command::Runs {
+            command: args::RunsCommand::Replay { run, live, runs_dir, json },
+        } => runs::replay::run(&cli, runs_dir, run, *live, *json).await,
         args::Command::Runs { command: args::RunsCommand::Pubkey { runs_dir } } => {
             runs::verify::pubkey(runs_dir)
         }

@@ -17,8 +17,9 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 /// Live progress on stderr when it is a terminal: which step, which tool, how long.
-struct TerminalProgress {
-    on: bool,
+pub struct TerminalProgress {
+    /// Show it (stderr is a terminal and no `--json`).
+    pub on: bool,
 }
 
 impl Progress for TerminalProgress {

@@ -1,5 +1,6 @@
 //! `reach runs list` and `reach runs show`: the audit logs, read back.
 
+pub mod replay;
 mod tree;
 pub mod undo;
 pub mod verify;
@@ -176,15 +177,26 @@ fn started_task(e: &Record) -> Option<&str> {
     }
 }
 
+/// The one log in `dir` whose run id starts with `run`.
+fn find(dir: &Path, run: &str) -> anyhow::Result<Log> {
+    let mut matches: Vec<Log> =
+        logs(dir)?.into_iter().filter(|log| log.id.starts_with(run)).collect();
+    match matches.len() {
+        1 => Ok(matches.remove(0)),
+        0 => bail!("no run {run:?} in {} (see `reach runs list`)", dir.display()),
+        n => bail!("{run:?} matches {n} runs; give more of the id"),
+    }
+}
+
+/// The id of the one run in `dir` whose id starts with `run`.
+pub fn resolve(dir: &Path, run: &str) -> anyhow::Result<String> {
+    Ok(find(dir, run)?.id)
+}
+
 /// `reach runs show RUN`: a readable timeline, each worker's records under
 /// the call that started it; or the same tree as one JSON object.
 pub fn show(dir: &Path, run: &str, json: bool) -> anyhow::Result<ExitCode> {
-    let matches: Vec<Log> = logs(dir)?.into_iter().filter(|log| log.id.starts_with(run)).collect();
-    let log = match matches.as_slice() {
-        [one] => one,
-        [] => bail!("no run {run:?} in {} (see `reach runs list`)", dir.display()),
-        _ => bail!("{run:?} matches {} runs; give more of the id", matches.len()),
-    };
+    let log = &find(dir, run)?;
     let mut events = Vec::new();
     let mut notes = Vec::new();
     if let Some(part) = log.cut_at() {

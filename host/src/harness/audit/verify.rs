@@ -144,7 +144,7 @@ pub fn verify_runs(dir: &Path, key: &PublicKey) -> std::io::Result<Vec<VerifyRep
 }
 
 /// The parts of `run_id`'s log that exist, by number.
-fn parts_of(dir: &Path, run_id: &str) -> std::io::Result<Vec<(u32, PathBuf)>> {
+pub(super) fn parts_of(dir: &Path, run_id: &str) -> std::io::Result<Vec<(u32, PathBuf)>> {
     let mut parts = Vec::new();
     let prefix = format!("{run_id}.part");
     for entry in std::fs::read_dir(dir)? {

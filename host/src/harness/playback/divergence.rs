@@ -16,6 +16,8 @@ pub enum DivergenceKind {
     Result,
     /// A file a call wrote is written differently (or not at all).
     Written,
+    /// A tool the run called is no longer offered (its skill is gone).
+    Gone,
     /// The replay made a call, or asked for a reply, the run did not.
     Unrecorded,
     /// The run made a call, or had a reply, the replay did not reach.
@@ -36,6 +38,7 @@ impl DivergenceKind {
             DivergenceKind::Refused => "refused",
             DivergenceKind::Result => "result",
             DivergenceKind::Written => "written",
+            DivergenceKind::Gone => "gone",
             DivergenceKind::Unrecorded => "unrecorded",
             DivergenceKind::Missing => "missing",
             DivergenceKind::Request => "request",
@@ -105,10 +108,20 @@ impl Divergence {
     }
 }
 
-/// `before` to `after` as a unified diff, at most 200 lines of it.
-pub(super) fn unified(before: &str, after: &str) -> String {
+/// `before` to `after` as a unified diff, at most 200 lines of it. Two
+/// JSON values (most tools' results) are compared pretty-printed, a field a
+/// line, so the diff shows the fields that changed.
+pub fn unified(before: &str, after: &str) -> String {
     const MOST_LINES: usize = 200;
-    let diff = similar::TextDiff::from_lines(before, after);
+    let pretty = |text: &str| {
+        let value: serde_json::Value = serde_json::from_str(text).ok()?;
+        value.is_object().then(|| serde_json::to_string_pretty(&value).ok()).flatten()
+    };
+    let (before, after) = match (pretty(before), pretty(after)) {
+        (Some(b), Some(a)) => (b + "\n", a + "\n"),
+        _ => (before.to_owned(), after.to_owned()),
+    };
+    let diff = similar::TextDiff::from_lines(&before, &after);
     let text = diff.unified_diff().context_radius(2).header("run", "replay").to_string();
     let lines: Vec<&str> = text.lines().collect();
     if lines.len() <= MOST_LINES {
