@@ -55,7 +55,7 @@ impl Setup {
         let out = if journaled {
             let id = format!("r{}", self.runs.fetch_add(1, Ordering::Relaxed));
             let run = RunJournal::new(&self.dir.path().join("journal"), &id, Budget::default());
-            let scope = CallScope { run, call: 1, step: 1 };
+            let scope = CallScope { run, call: 1, step: 1, worker: None };
             self.rt.block_on(journal::scoped(scope, call))
         } else {
             self.rt.block_on(call)

@@ -126,7 +126,10 @@ pub enum CallEnd {
 /// One line of `calls.jsonl`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallRecord {
-    /// The call's number in the run.
+    /// The worker that made it (`t1`); `None` for the run's own calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    /// The call's number in the run (in the worker's, for a worker's).
     pub call: u64,
     /// The step it was made in.
     pub step: u64,
@@ -224,6 +227,8 @@ pub struct CallScope {
     pub call: u64,
     /// The step it is made in.
     pub step: u64,
+    /// The worker making it (`t1`); `None` for the run's own loop.
+    pub worker: Option<String>,
 }
 
 /// Run `future` (a call) in `scope`: the skill calls it makes are journaled there.
@@ -233,7 +238,7 @@ pub async fn scoped<F: std::future::Future>(scope: CallScope, future: F) -> F::O
 
 /// The journal of a call of `tool` in the current scope, if there is one.
 pub(crate) fn current_call(tool: &str) -> Option<CallJournal> {
-    SCOPE.try_with(|s| s.run.call(s.call, s.step, tool)).ok()
+    SCOPE.try_with(|s| s.run.call(s.call, s.step, tool).of_worker(s.worker.clone())).ok()
 }
 
 /// The calls journaled for run `run_id` under `root`, in order.

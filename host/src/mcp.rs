@@ -242,8 +242,12 @@ impl McpServer {
         let journaled = async {
             match &self.journal {
                 Some(run) => {
-                    let scope =
-                        crate::journal::CallScope { run: run.clone(), call: number, step: 0 };
+                    let scope = crate::journal::CallScope {
+                        run: run.clone(),
+                        call: number,
+                        step: 0,
+                        worker: None,
+                    };
                     crate::journal::scoped(scope, checked).await
                 }
                 None => checked.await,

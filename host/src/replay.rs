@@ -167,9 +167,9 @@ fn stop_divergence(
     }
 }
 
-/// How each call left each path it changed, by call number (calls rolled
-/// back left nothing).
-type Written = BTreeMap<(u64, PathBuf, PathBuf), (String, Option<Fingerprint>)>;
+/// How each call left each path it changed, by call (its worker and
+/// number; calls rolled back left nothing).
+type Written = BTreeMap<(Option<String>, u64, PathBuf, PathBuf), (String, Option<Fingerprint>)>;
 
 fn written(root: &Path, run_id: &str) -> Written {
     let mut out = Written::new();
@@ -178,7 +178,8 @@ fn written(root: &Path, run_id: &str) -> Written {
             continue;
         }
         for entry in call.entries {
-            out.insert((call.call, entry.grant, entry.path), (call.tool.clone(), entry.after));
+            let key = (call.worker.clone(), call.call, entry.grant, entry.path);
+            out.insert(key, (call.tool.clone(), entry.after));
         }
     }
     out
@@ -196,14 +197,14 @@ fn written_divergences(playback: &Playback, root: &Path, run_id: &str, replay_id
         if a.is_some() && b.is_some() && left(a) == left(b) {
             continue;
         }
-        let (call, grant, path) = &key;
+        let (worker, call, grant, path) = &key;
         let tool = a.or(b).map_or("", |(t, _)| t.as_str());
         let describe = |w: Option<&(String, Option<Fingerprint>)>| match w {
             None => "did not change it".to_owned(),
             Some((_, f)) => format!("left {}", fingerprint(f.as_ref())),
         };
         playback.diverged(Divergence::at_call(
-            &crate::tape::call_key(None, *call as usize),
+            &crate::tape::call_key(worker.as_deref(), *call as usize),
             0,
             tool,
             DivergenceKind::Written,

@@ -84,6 +84,9 @@ pub(crate) struct Taping {
     pub recorder: Option<Arc<Recorder>>,
     /// The run played back.
     pub playback: Option<Arc<Playback>>,
+    /// The run's journal, which its workers' calls share (one budget, one
+    /// `calls.jsonl`).
+    pub journal: Option<crate::journal::RunJournal>,
 }
 
 impl Playback {

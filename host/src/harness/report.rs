@@ -82,6 +82,10 @@ pub struct RunReport {
     /// Tokens of the whole run: this loop's, every worker's and every
     /// reviewer's (what the run's `token_budget` counts).
     pub total_tokens: u64,
+    /// Paths the run changed that `reach runs undo` cannot put back: their
+    /// prior contents did not fit the journal's budget, and the table's
+    /// `[journal] undo = "best-effort"` let the change go ahead.
+    pub not_undoable: Vec<std::path::PathBuf>,
 }
 
 impl RunReport {
@@ -125,6 +129,17 @@ impl RunReport {
             Stop::ModelError(e) => format!("Stopped: the model failed: {e}"),
         };
         out.push_str(&left);
+        if !self.not_undoable.is_empty() {
+            let paths: Vec<String> = self
+                .not_undoable
+                .iter()
+                .map(|p| crate::text::escape_for_terminal(&p.display().to_string()))
+                .collect();
+            out.push_str(&format!(
+                "\nNot undoable (past the journal's budget, undo = \"best-effort\"): {}",
+                paths.join(", ")
+            ));
+        }
         if let Some(review) = self.reviews.last() {
             out.push_str(&match review.verdict {
                 Some(Verdict::Pass) => format!("\nReview {}: pass.", review.round),

@@ -31,6 +31,9 @@ impl Harness<'_> {
             // The run's budget counts every worker's tokens too.
             self.team.set_budget(self.config.token_budget);
             self.team.set_taping(self.taping_of(run_id));
+        } else if let Some(journal) = self.team.taping().journal {
+            // A worker's changes go to the run's journal, within its budget.
+            self.journal = Some(journal);
         }
         let (mut opened, mut offer_all) = (Vec::new(), false);
         if self.config.disclose == Disclosure::ByTask {
@@ -93,6 +96,25 @@ impl Harness<'_> {
         )));
     }
 
+    /// The paths this run changed that cannot be undone (best-effort
+    /// journal, past its budget); the run's own loop only, workers' included.
+    fn not_undoable(&self) -> Vec<std::path::PathBuf> {
+        let Some(journal) = self.journal.as_ref().filter(|_| self.scope.depth == 0) else {
+            return Vec::new();
+        };
+        let root = journal.dir().parent().unwrap_or(std::path::Path::new("."));
+        let calls = crate::journal::read_calls(root, journal.run_id()).unwrap_or_default();
+        let mut paths: Vec<std::path::PathBuf> = calls
+            .iter()
+            .flat_map(|c| &c.entries)
+            .filter(|e| e.not_undoable)
+            .map(|e| e.grant.join(&e.path))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        paths
+    }
+
     /// The report of `run`, stopped by `stop`, with `run_finished` on
     /// record and the log synced.
     pub(super) fn finish(&mut self, run: RunState, stop: Stop) -> RunReport {
@@ -109,6 +131,7 @@ impl Harness<'_> {
             workers,
             reviews,
             total_tokens: self.team.spent(),
+            not_undoable: self.not_undoable(),
         };
         self.audit.record(record::RunFinished {
             stop: record::Ended::Run(report.stop.clone()),

@@ -22,7 +22,7 @@ impl Harness<'_> {
         let recorder = crate::tape::beside_log(self.audit.path())
             .filter(|_| sends && max > 0)
             .map(|root| Arc::new(Recorder::masking(&root, run_id, max, self.audit.redactor())));
-        Taping { recorder, playback: self.playback.clone() }
+        Taping { recorder, playback: self.playback.clone(), journal: self.journal.clone() }
     }
 
     /// The model's answer to `request` (for `purpose` at `step`), or in a

@@ -48,6 +48,8 @@ impl BlobSink for Blobs<'_> {
 /// One call's journal: the paths it changed, each with its state before.
 pub struct CallJournal {
     run: RunJournal,
+    /// The worker that made it; `None` for the run's own call.
+    worker: Option<String>,
     call: u64,
     step: u64,
     tool: String,
@@ -79,6 +81,7 @@ impl CallJournal {
     pub(super) fn new(run: RunJournal, call: u64, step: u64, tool: &str) -> CallJournal {
         CallJournal {
             run,
+            worker: None,
             call,
             step,
             tool: tool.to_owned(),
@@ -87,6 +90,12 @@ impl CallJournal {
             grants: HashMap::new(),
             finished: false,
         }
+    }
+
+    /// The same, for a call worker `task` made (its numbers are its own).
+    pub fn of_worker(mut self, task: Option<String>) -> CallJournal {
+        self.worker = task;
+        self
     }
 
     /// Whether the call changed anything yet.
@@ -195,6 +204,7 @@ impl CallJournal {
             }
         }
         let record = CallRecord {
+            worker: self.worker.clone(),
             call: self.call,
             step: self.step,
             tool: self.tool.clone(),

@@ -1,6 +1,7 @@
-//! `reach runs prune`: old journals go, by age and by total size, oldest
-//! first. Pruning a run's journal means it can no longer be diffed or
-//! undone; its audit log stays.
+//! `reach runs prune`: old journals (and recordings) go, by age and by
+//! total size, oldest first. Pruning a run's journal means it can no
+//! longer be diffed or undone, its recording that it can no longer be
+//! replayed offline; its audit log stays.
 
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -27,8 +28,8 @@ fn size_of(dir: &Path) -> std::io::Result<u64> {
     Ok(total)
 }
 
-/// Remove the journals under `root` last changed more than `older_than`
-/// ago, then the oldest until the rest fit in `max_bytes`. With `dry`,
+/// Remove the journals (or recordings: the same layout, one folder a run)
+/// under `root` last changed more than `older_than` ago, then the oldest until the rest fit in `max_bytes`. With `dry`,
 /// only say what would go.
 pub fn prune(
     root: &Path,
@@ -45,8 +46,10 @@ pub fn prune(
                     continue;
                 }
                 let path = entry.path();
-                // A run's journal changes when a call of it ends.
+                // A run's journal changes when a call of it ends; its
+                // recording when a response or result is recorded.
                 let changed = std::fs::metadata(path.join("calls.jsonl"))
+                    .or_else(|_| std::fs::metadata(path.join("tape.jsonl")))
                     .or_else(|_| entry.metadata())?
                     .modified()
                     .unwrap_or(SystemTime::UNIX_EPOCH);

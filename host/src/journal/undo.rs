@@ -45,6 +45,8 @@ pub struct Conflict {
     pub left: Option<Fingerprint>,
     /// How it is now.
     pub now: Fingerprint,
+    /// What `--force` would put back: its state before the run.
+    pub before: State,
 }
 
 /// What `undo` did.
@@ -151,6 +153,7 @@ pub fn undo(
                 path: full,
                 left: change.after.clone(),
                 now: change.now.clone(),
+                before: change.before.clone(),
             });
             continue;
         }

@@ -30,6 +30,8 @@ mod requests_cli;
 mod runs_tree;
 // `reach runs verify` and `reach runs pubkey` on the logs `reach call` and `reach run` write.
 mod runs_verify;
+// `reach runs diff`, `undo` and `replay` on a run that wrote a file.
+mod runs_undo_replay;
 // `reach skill new`: the folder builds outside the repository and its test calls it.
 mod skill_new;
 // What the modules share: a scripted model server, the MCP workspace and clients.

@@ -60,7 +60,7 @@ async fn a_failed_call_leaves_nothing_it_wrote_whatever_the_way_it_failed() {
     .into_iter()
     .enumerate()
     {
-        let scope = CallScope { run: run.clone(), call: n as u64 + 1, step: 1 };
+        let scope = CallScope { run: run.clone(), call: n as u64 + 1, step: 1, worker: None };
         let args = json!({"folder": folder, "then": then});
         let err =
             journal::scoped(scope, call(&host, "misbehave.scribble", args)).await.expect_err(then);
@@ -69,7 +69,7 @@ async fn a_failed_call_leaves_nothing_it_wrote_whatever_the_way_it_failed() {
         assert_eq!(tree(&notes), before, "{then}: nothing it wrote is left");
     }
     // Without a failure the changes stand, and undo puts everything back.
-    let scope = CallScope { run: run.clone(), call: 5, step: 2 };
+    let scope = CallScope { run: run.clone(), call: 5, step: 2, worker: None };
     let args = json!({"folder": folder, "then": "ok"});
     journal::scoped(scope, call(&host, "misbehave.scribble", args)).await.expect("ok");
     assert_ne!(tree(&notes), before);
@@ -98,9 +98,54 @@ async fn a_change_past_the_journal_budget_is_refused_with_the_budget_named() {
         .await;
     let budget = Budget { max_bytes: 1024, ..Budget::default() };
     let run = RunJournal::new(&ws.path(".reach/runs/journal"), "r1", budget);
-    let scope = CallScope { run, call: 1, step: 1 };
+    let scope = CallScope { run, call: 1, step: 1, worker: None };
     let args = json!({"folder": notes.display().to_string(), "then": "ok"});
     let err = journal::scoped(scope, call(&host, "misbehave.scribble", args)).await.unwrap_err();
     assert!(err.message.contains("journal budget of 1024 bytes"), "{err}");
     assert_eq!(std::fs::read_to_string(notes.join("a.txt")).expect("read"), "x".repeat(4096));
+}
+
+#[tokio::test]
+async fn a_best_effort_change_past_the_budget_is_named_not_undoable_in_the_run_report() {
+    use agent_reach::AlwaysConfirm;
+    use agent_reach::harness::RunConfig;
+    use agent_reach_tests::openai::{Reply, ScriptedModel};
+    let ws = Workspace::new();
+    ws.install(guests::SKILL_FILES);
+    let big = ws.path("notes/big.txt");
+    std::fs::create_dir_all(big.parent().unwrap()).expect("mkdir");
+    std::fs::write(&big, "x".repeat(2 << 20)).expect("write");
+    let host = ws
+        .host(
+            "[skills.files]\nlevel = \"auto\"\nwrite = [\"./notes\"]\n\n\
+             [journal]\nmax_mb = 1\nundo = \"best-effort\"\n",
+        )
+        .await;
+    let model = ScriptedModel::start(vec![
+        Reply::call("files__write", &json!({"path": big, "content": "small\n"}).to_string()),
+        Reply::text("Replaced."),
+    ]);
+    let runs = ws.path(".reach/runs");
+    let built = agent_reach_tests::agent(
+        host,
+        model.client(),
+        AlwaysConfirm,
+        RunConfig::default(),
+        Some(runs),
+    );
+    let report = built.build().expect("agent").run("Replace big.txt").await.expect("run");
+    assert_eq!(
+        report.actions[0].outcome,
+        "ok",
+        "best-effort lets it through: {}",
+        report.summary()
+    );
+    assert_eq!(std::fs::read_to_string(&big).expect("read"), "small\n");
+    let named: Vec<String> = report
+        .not_undoable
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into())
+        .collect();
+    assert_eq!(named, ["big.txt"]);
+    assert!(report.summary().contains("Not undoable") && report.summary().contains("big.txt"));
 }

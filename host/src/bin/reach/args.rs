@@ -578,9 +578,10 @@ pub enum RunsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Remove old journals (what `diff` and `undo` read): those last changed more than
-    /// `--older-than` days ago, then the oldest until the rest fit in `--max-mb`. The runs'
-    /// audit logs stay; a pruned run can no longer be diffed or undone.
+    /// Remove old journals (what `diff` and `undo` read) and recordings (what `replay`
+    /// reads): those last changed more than `--older-than` days ago, then the oldest until
+    /// the rest fit in `--max-mb` (journals and recordings each). The runs' audit logs stay;
+    /// a pruned run can no longer be diffed, undone or replayed offline.
     Prune {
         /// Remove journals older than this many days.
         #[arg(long)]
@@ -594,7 +595,8 @@ pub enum RunsCommand {
         /// Folder of audit logs (the journals are in its `journal/` folder).
         #[arg(long, env = "REACH_RUNS_DIR", default_value = ".reach/runs")]
         runs_dir: PathBuf,
-        /// Machine-readable output: {"removed": [[run id, bytes]], "kept", "kept_bytes", "dry_run"}.
+        /// Machine-readable output: {"removed": [[run id, bytes]], "kept", "kept_bytes", "dry_run",
+        /// "recordings": {"removed", "kept", "kept_bytes"}}.
         #[arg(long)]
         json: bool,
     },

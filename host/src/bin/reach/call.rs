@@ -55,6 +55,7 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
         ),
         call: 1,
         step: 0,
+        worker: None,
     };
     let result =
         agent_reach::journal::scoped(scope, host.invoke(skill, tool, &arguments, &confirmer)).await;

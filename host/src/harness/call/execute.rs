@@ -234,8 +234,12 @@ impl Harness<'_> {
         // Its changes to granted folders are journaled, and rolled back if it fails.
         let out = match &self.journal {
             Some(run) => {
-                let scope =
-                    CallScope { run: run.clone(), call: at.call as u64, step: at.step as u64 };
+                let scope = CallScope {
+                    run: run.clone(),
+                    call: at.call as u64,
+                    step: at.step as u64,
+                    worker: self.scope.task.clone(),
+                };
                 journal::scoped(scope, invoked).await
             }
             None => invoked.await,

@@ -222,6 +222,11 @@ pub fn undo(
                 conflict.left.as_ref().map_or_else(|| "?".to_owned(), what),
                 what(&conflict.now)
             );
+            if let Some(diff) = forced(conflict, &root.join(&of).join("blobs")) {
+                for line in diff.lines() {
+                    println!("          {line}");
+                }
+            }
         }
         for (path, why) in &report.failed {
             println!(
@@ -233,6 +238,28 @@ pub fn undo(
         println!("undo recorded as run {id} (`reach runs undo {id}` undoes it)");
     }
     Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// What `--force` would do to a text file changed since the run: a diff
+/// from it now to its state before the run (`None` for anything else).
+fn forced(conflict: &journal::Conflict, blobs: &Path) -> Option<String> {
+    let now = match &conflict.now {
+        Fingerprint::File { .. } => std::fs::read(&conflict.path).ok()?,
+        Fingerprint::Missing => Vec::new(),
+        _ => return None,
+    };
+    let before = match &conflict.before {
+        State::File { blob, .. } => std::fs::read(blobs.join(blob)).ok()?,
+        State::Missing => Vec::new(),
+        _ => return None,
+    };
+    let (now, before) = (std::str::from_utf8(&now).ok()?, std::str::from_utf8(&before).ok()?);
+    if now.contains('\0') || before.contains('\0') {
+        return None;
+    }
+    let diff = similar::TextDiff::from_lines(now, before);
+    let text = diff.unified_diff().context_radius(2).header("now", "after --force").to_string();
+    Some(agent_reach::text::escape_keeping_lines(&text))
 }
 
 /// `reach runs prune`.
@@ -250,22 +277,28 @@ pub fn prune(
     let age = older_than_days.map(|d| std::time::Duration::from_secs(d * 86_400));
     let report = journal::prune(&root, age, max_mb.map(|m| m << 20), dry_run)
         .with_context(|| format!("pruning {}", root.display()))?;
+    let tapes = runs_dir.join(agent_reach::tape::TAPE_DIR);
+    let recordings = journal::prune(&tapes, age, max_mb.map(|m| m << 20), dry_run)
+        .with_context(|| format!("pruning {}", tapes.display()))?;
     if json {
         println!(
             "{}",
-            json!({"removed": report.removed, "kept": report.kept, "kept_bytes": report.kept_bytes, "dry_run": dry_run})
+            json!({"removed": report.removed, "kept": report.kept, "kept_bytes": report.kept_bytes, "dry_run": dry_run,
+                   "recordings": {"removed": recordings.removed, "kept": recordings.kept, "kept_bytes": recordings.kept_bytes}})
         );
     } else {
         let verb = if dry_run { "would remove" } else { "removed" };
-        for (run, bytes) in &report.removed {
-            println!("{verb}  {}  ({bytes} bytes)", escape_for_terminal(run));
+        for (what, report) in [("journals", &report), ("recordings", &recordings)] {
+            for (run, bytes) in &report.removed {
+                println!("{verb}  {what}/{}  ({bytes} bytes)", escape_for_terminal(run));
+            }
+            println!(
+                "{} {what} {verb}; {} kept ({} bytes)",
+                report.removed.len(),
+                report.kept,
+                report.kept_bytes
+            );
         }
-        println!(
-            "{} journals {verb}; {} kept ({} bytes)",
-            report.removed.len(),
-            report.kept,
-            report.kept_bytes
-        );
     }
     Ok(ExitCode::SUCCESS)
 }
