@@ -105,7 +105,7 @@ pub async fn replay(
         bundle_body: started.bundle_body.unwrap_or(defaults.bundle_body),
         ..defaults
     };
-    let model = Recorded { name: started.model.clone().unwrap_or_default() };
+    let model = ReplayModel::named(started.model.clone().unwrap_or_default());
     let person = playback
         .finished
         .as_ref()
@@ -252,13 +252,20 @@ fn restore(root: &Path, replay_id: &str) -> usize {
 }
 
 /// The model of a replay: never asked (the recorded replies stand in for
-/// it), named as the run's was.
-#[derive(Clone)]
-struct Recorded {
+/// it, [`crate::AgentBuilder::replaying`]); a request that reaches it fails.
+#[derive(Clone, Debug)]
+pub struct ReplayModel {
     name: String,
 }
 
-impl Model for Recorded {
+impl ReplayModel {
+    /// A replay's model, named `name` (the run's model's name).
+    pub fn named(name: impl Into<String>) -> ReplayModel {
+        ReplayModel { name: name.into() }
+    }
+}
+
+impl Model for ReplayModel {
     fn chat<'a>(&'a self, _request: ChatRequest<'a>) -> ChatFuture<'a> {
         Box::pin(async { Err(ModelError::Config("a replay asks no model".to_owned())) })
     }

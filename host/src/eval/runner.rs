@@ -51,6 +51,21 @@ pub struct Setting {
     /// fails at setup without running (see [`trust`](super::trust)). Only
     /// for case files the operator wrote or checked.
     pub trust_cases: bool,
+    /// Where each run's audit log, recording and the case's placeholders
+    /// (its working folder and fixture port, `<case>-<repeat>.case.json`)
+    /// go instead of `<out_dir>/runs`, for a later [`Setting::replay`].
+    pub record: Option<PathBuf>,
+    /// Play back the runs recorded in this folder (by `record`) instead of
+    /// asking the model: each case's recorded replies, its paths and port
+    /// rewritten to this run's, against the fixture server as it is now.
+    pub replay: Option<PathBuf>,
+}
+
+/// What a recorded evaluation run was run in: what a replay rewrites.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Recorded {
+    workdir: String,
+    port: u16,
 }
 
 /// Live progress of one run.
@@ -199,17 +214,33 @@ async fn prepare_and_run(
     };
 
     let run_id = format!("{}-{repeat}", case.case.id);
-    let runs = setting.out_dir.join("runs");
+    let runs = setting.record.clone().unwrap_or_else(|| setting.out_dir.join("runs"));
+    if setting.record.is_some() {
+        let file = runs.join(format!("{run_id}.case.json"));
+        let recorded = Recorded { workdir: values.workdir.clone(), port: values.port };
+        crate::private_fs::create_dir_all(&runs).map_err(|e| format!("{}: {e}", runs.display()))?;
+        std::fs::write(&file, serde_json::to_vec(&recorded).unwrap_or_default())
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    let playback = match &setting.replay {
+        Some(dir) => Some(played_back(dir, &run_id, &values)?),
+        None => None,
+    };
     // What the case grants from the runner's environment is masked like
     // the API key: in the log, in what the model sees, in the report.
     let redactor = Redactor::new(crate::harness::secrets(&host, setting.secrets.iter().cloned()));
-    let config = RunConfig {
+    let mut config = RunConfig {
         max_steps: setting.max_steps.max(filled.expect.max_steps.unwrap_or(0)),
         disclose: setting.disclose,
         bundle_body: setting.bundle_body,
         compact_schemas: setting.compact_schemas,
         ..RunConfig::default()
     };
+    if let Some(playback) = &playback {
+        // As the run was: no model server is asked for its window.
+        config.context_tokens = playback.started.context_tokens;
+        config.max_steps = playback.started.max_steps.unwrap_or(config.max_steps);
+    }
     let collector = Collector {
         case: &case.case.id,
         repeat,
@@ -225,10 +256,13 @@ async fn prepare_and_run(
             agent.secret(secret.clone())
         })
         .confirmer(AlwaysConfirm)
-        .audit(AuditSink::Dir(runs.clone()))
-        .config(config)
-        .build()
-        .map_err(|e| format!("the case's policy does not fit: {e}"))?;
+        .audit(AuditSink::Dir(runs.clone()));
+    let agent = match playback {
+        Some(playback) => agent.replaying(playback),
+        None => agent,
+    };
+    let agent =
+        agent.config(config).build().map_err(|e| format!("the case's policy does not fit: {e}"))?;
     let report = match agent.run_observed(&run_id, &filled.task, &collector).await {
         Ok(report) => report,
         Err(RunError::AuditLog { source, .. }) => {
@@ -332,6 +366,39 @@ fn records(report: &RunReport, calls: &[TracedCall]) -> Vec<CallRecord> {
             duration_ms: a.duration_ms,
         })
         .collect()
+}
+
+/// The recorded run `run_id` in `dir`, its replies rewritten from the
+/// recorded working folder and port to `values`.
+fn played_back(
+    dir: &Path,
+    run_id: &str,
+    values: &Placeholders,
+) -> Result<Arc<crate::harness::playback::Playback>, String> {
+    let file = dir.join(format!("{run_id}.case.json"));
+    let recorded: Recorded = std::fs::read(&file)
+        .map_err(|e| e.to_string())
+        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
+        .map_err(|e| {
+            format!(
+                "--replay {}: no recorded run {run_id} ({}: {e}); record one with `reach eval \
+                 --record DIR`",
+                dir.display(),
+                file.display()
+            )
+        })?;
+    let records = crate::harness::audit::read_log(dir, run_id)
+        .map_err(|e| format!("--replay {}: {e}", dir.display()))?;
+    let tape = crate::tape::Tape::load(&dir.join(crate::tape::TAPE_DIR), run_id, Vec::new())
+        .map_err(|e| format!("--replay {}: {e}", dir.display()))?;
+    let playback = crate::harness::playback::Playback::from_records(&records, Arc::new(tape), true)
+        .map_err(|why| format!("--replay {}: {run_id}: {why}", dir.display()))?;
+    let rewrites = [
+        (recorded.workdir, values.workdir.clone()),
+        (format!("127.0.0.1:{}", recorded.port), format!("127.0.0.1:{}", values.port)),
+        (format!("localhost:{}", recorded.port), format!("localhost:{}", values.port)),
+    ];
+    Ok(Arc::new(playback.rewritten(&rewrites)))
 }
 
 /// Model replies whose call was read from the text (the audit log says which).

@@ -502,3 +502,43 @@ fn an_environment_value_a_trusted_case_grants_never_appears_in_what_the_eval_wri
         assert!(!text.contains(VALUE), "{what} holds the granted value:\n{text}");
     }
 }
+
+#[test]
+fn an_evaluation_recorded_once_replays_without_a_model_server() {
+    let env = Env::new(&(case_line(CASE_ID) + "\n"));
+    let server = passing();
+    let out = env.eval(&server, &["--json", "--record", "recorded"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let recorded: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(env.path(&format!("recorded/{CASE_ID}-1.jsonl")).exists());
+    assert_eq!(server.requests().len(), 2);
+    drop(server);
+
+    // No --base-url, no server: the recorded replies stand in for the model.
+    let out = env.reach(&["--json", "--replay", "recorded", "--out", "replayed"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let replayed: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let run = |r: &Value| r["cases"][0]["runs"][0].clone();
+    assert_eq!(run(&replayed)["passed"], true, "{replayed:#}");
+    for field in ["checks", "stop", "steps"] {
+        assert_eq!(run(&replayed)[field], run(&recorded)[field], "{field}");
+    }
+    // The same calls (their results name each run's own working folder).
+    let calls = |r: &Value| {
+        let calls = run(r)["calls"].as_array().cloned().unwrap_or_default();
+        calls
+            .iter()
+            .map(|c| (c["tool"].clone(), c["arguments"].clone(), c["outcome"].clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(calls(&replayed), calls(&recorded));
+    assert_eq!(replayed["overall"]["completion"], 1.0);
+
+    // A repeat that was not recorded fails at setup, saying why.
+    let out = env.reach(&["--json", "--replay", "recorded", "--out", "again", "--repeat", "2"]);
+    let again: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let second = &again["cases"][0]["runs"][1];
+    assert_eq!(second["passed"], false);
+    let said = second.to_string();
+    assert!(said.contains("no recorded run") && said.contains("--record"), "{said}");
+}

@@ -122,6 +122,8 @@ async fn evaluate_in(
         bundle_body: agent_reach::harness::BundleBody::OnActivation,
         compact_schemas: false,
         trust_cases,
+        record: None,
+        replay: None,
     };
     let report =
         agent_reach::eval::evaluate(&setting, &cases, repeat, 1, &agent_reach::eval::Quiet).await;

@@ -442,6 +442,15 @@ pub struct EvalArgs {
     /// checked — a case's table is granted without a person, like --yes.
     #[arg(long)]
     pub trust_cases: bool,
+    /// Keep every run's audit log and recording in DIR (a new or empty folder), with what
+    /// `--replay DIR` needs to play them back later.
+    #[arg(long, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// Play back the runs `--record DIR` kept instead of asking a model (no model server
+    /// needed): the same cases and repeats, each with its recorded replies, scored anew
+    /// under the current harness and skills. A case not recorded there fails at setup.
+    #[arg(long, value_name = "DIR", conflicts_with = "record")]
+    pub replay: Option<PathBuf>,
 }
 
 /// A percentage, 0 to 100.

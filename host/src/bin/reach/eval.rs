@@ -134,6 +134,13 @@ fn confine(cases: &[LoadedCase], trusted: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `dir` made (if need be) and absolute: runs write there from their own
+/// working folders.
+fn absolute(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    Ok(dir.canonicalize()?)
+}
+
 /// `reach eval`.
 pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
     let cases = select(case::load(&args.paths)?, &args.only)?;
@@ -144,8 +151,29 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
     }
     let baseline =
         args.baseline.as_deref().map(Baseline::load).transpose().map_err(anyhow::Error::msg)?;
-    let (model, api_key) = model_setup::build(&args.model, &model_table(cli)?)?;
-    let model: std::sync::Arc<dyn agent_reach::model::Model> = model.into();
+    let (model, api_key): (std::sync::Arc<dyn agent_reach::model::Model>, _) = match &args.replay {
+        // The recorded replies stand in for the model: none is asked.
+        Some(_) => {
+            (std::sync::Arc::new(agent_reach::replay::ReplayModel::named("replay")), Vec::new())
+        }
+        None => {
+            let (model, key) = model_setup::build(&args.model, &model_table(cli)?)?;
+            (model.into(), key)
+        }
+    };
+    if let Some(dir) = &args.record
+        && std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some())
+    {
+        bail!("--record {}: the folder is not empty; give a new or empty folder", dir.display());
+    }
+    if let Some(dir) = &args.replay
+        && !dir.is_dir()
+    {
+        bail!(
+            "--replay {}: no such folder (record one with `reach eval --record DIR`)",
+            dir.display()
+        );
+    }
     let id = new_run_id();
     let out_dir = match &args.out {
         Some(dir) => dir.clone(),
@@ -182,6 +210,8 @@ pub async fn run(cli: &Cli, args: &EvalArgs) -> anyhow::Result<ExitCode> {
         bundle_body: args.bundle_body.into(),
         compact_schemas: args.compact_schemas,
         trust_cases: args.trust_cases,
+        record: args.record.as_deref().map(absolute).transpose()?,
+        replay: args.replay.clone(),
     };
     let runs = cases.len() * usize::from(args.repeat);
     let tty = std::io::stderr().is_terminal();

@@ -105,6 +105,29 @@ impl Playback {
         })
     }
 
+    /// The same run with each `(from, to)` replaced in every reply's text
+    /// and call arguments: a run recorded in one working folder (and
+    /// against one port) played back in another (`reach eval --replay`).
+    pub fn rewritten(self, rewrites: &[(String, String)]) -> Playback {
+        let apply = |text: &mut String| {
+            for (from, to) in rewrites.iter().filter(|(f, _)| !f.is_empty()) {
+                if text.contains(from.as_str()) {
+                    *text = text.replace(from.as_str(), to);
+                }
+            }
+        };
+        let mut replies = self.replies.into_inner().unwrap_or_else(|e| e.into_inner());
+        for reply in replies.values_mut().flatten() {
+            if let Ok(response) = &mut reply.answer {
+                apply(&mut response.message.content);
+                for call in &mut response.message.tool_calls {
+                    apply(&mut call.arguments);
+                }
+            }
+        }
+        Playback { replies: Mutex::new(replies), ..self }
+    }
+
     /// Replies recorded for the run's own loop (its steps).
     pub fn steps(&self) -> usize {
         let replies = self.replies.lock().unwrap_or_else(|e| e.into_inner());
