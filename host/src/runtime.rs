@@ -3,6 +3,7 @@
 
 mod bindings;
 mod cache;
+mod clock_tape;
 mod engine;
 mod folders;
 mod journal_fs;

@@ -32,6 +32,9 @@ pub const TAPE_DIR: &str = "recordings";
 /// The per-run recording budget when the table sets none: 64 MiB.
 pub const DEFAULT_RECORD_BYTES: u64 = 64 << 20;
 
+/// Wall-clock readings recorded per call; a replay goes on from the last.
+pub const MAX_CLOCK_READS: usize = 256;
+
 /// One line of `tape.jsonl`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -48,6 +51,14 @@ pub enum Entry {
         blob: Option<String>,
         /// Its size.
         bytes: u64,
+    },
+    /// What a call's skill read from the wall clock, in order (the first
+    /// [`MAX_CLOCK_READS`]): a replay reads the same times.
+    Clock {
+        /// The call ([`call_key`]).
+        call: String,
+        /// Each reading, nanoseconds since the Unix epoch.
+        reads: Vec<u64>,
     },
     /// The budget ran out here: nothing after this was kept.
     Full {

@@ -133,6 +133,10 @@ pub(crate) fn build(
         let hosts: Vec<String> = grants.credentials.iter().map(|c| c.target()).collect();
         wasi.env(CREDENTIALS_ENV, hosts.join(","));
     }
+    // A recorded call's clock readings are kept; a replayed call reads them again.
+    if let Some(scope) = crate::tape::current() {
+        wasi.wall_clock(super::clock_tape::TapedClock::of(&scope));
+    }
 
     Sandbox {
         state: StoreState {

@@ -18,6 +18,8 @@ pub struct Tape {
     results: HashMap<String, (String, Option<String>)>,
     /// The budget ran out while recording.
     full: bool,
+    /// Wall-clock readings not yet given, by call.
+    clocks: Mutex<HashMap<String, Vec<u64>>>,
     /// Requests the recording could not answer, as `call: METHOD URL`.
     missed: Mutex<Vec<String>>,
     redactor: Redactor,
@@ -53,6 +55,7 @@ impl Tape {
         let mut exchanges: HashMap<String, Vec<Exchange>> = HashMap::new();
         let mut results = HashMap::new();
         let mut full = false;
+        let mut clocks: HashMap<String, Vec<u64>> = HashMap::new();
         for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let entry: Entry = serde_json::from_str(line).map_err(|e| {
                 io::Error::new(
@@ -72,6 +75,7 @@ impl Tape {
                     let text = text.map(|b| String::from_utf8_lossy(&b).into_owned());
                     results.insert(call, (tool, text));
                 }
+                Entry::Clock { call, reads } => clocks.entry(call).or_default().extend(reads),
                 Entry::Full { .. } => full = true,
             }
         }
@@ -79,6 +83,7 @@ impl Tape {
             dir,
             exchanges: Mutex::new(exchanges),
             results,
+            clocks: Mutex::new(clocks),
             full,
             missed: Mutex::default(),
             redactor: Redactor::new(secrets),
@@ -101,6 +106,11 @@ impl Tape {
         drop(exchanges);
         let body = exchange.blob.as_deref().and_then(|name| read_blob(&self.dir, name).ok());
         Some(Replayed { exchange, body })
+    }
+
+    /// The wall-clock readings `call`'s skill made, handed out once.
+    pub fn clock(&self, call: &str) -> Vec<u64> {
+        self.clocks.lock().unwrap_or_else(|e| e.into_inner()).remove(call).unwrap_or_default()
     }
 
     /// Note that the recording had no answer for `method url` of `call`.

@@ -72,3 +72,15 @@ fn a_run_without_a_recording_reads_as_empty() {
     let tape = Tape::load(root.path(), "none", Vec::new()).unwrap();
     assert!(tape.result("#1").is_none());
 }
+
+#[test]
+fn clock_readings_are_given_back_once_per_call() {
+    let root = tempfile::tempdir().unwrap();
+    let recorder = Recorder::new(root.path(), "run1", 0, Vec::new());
+    recorder.clock("#1", vec![10, 20]);
+    recorder.clock("t1#1", vec![30]);
+    let tape = Tape::load(root.path(), "run1", Vec::new()).unwrap();
+    assert_eq!(tape.clock("#1"), [10, 20]);
+    assert!(tape.clock("#1").is_empty(), "given once");
+    assert_eq!(tape.clock("t1#1"), [30]);
+}

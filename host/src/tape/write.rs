@@ -80,6 +80,14 @@ impl Recorder {
         self.write(&body, |blob| Entry::Http(Exchange { blob, ..exchange }));
     }
 
+    /// What `call`'s skill read from the wall clock (nanoseconds since the
+    /// epoch, in order). Small and bounded ([`super::MAX_CLOCK_READS`]), so
+    /// kept past the budget too.
+    pub fn clock(&self, call: &str, reads: Vec<u64>) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.append(&mut state, &Entry::Clock { call: call.to_owned(), reads });
+    }
+
     /// The most bytes it keeps: a body longer than this is not collected.
     pub fn max_bytes(&self) -> u64 {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).max_bytes

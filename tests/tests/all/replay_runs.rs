@@ -5,6 +5,7 @@
 
 use agent_reach::harness::playback::DivergenceKind;
 use agent_reach::harness::{Quiet, RunConfig, RunReport};
+use agent_reach::journal::{self, Budget, RunJournal};
 use agent_reach::replay::{ReplayReport, replay};
 use agent_reach::{AlwaysConfirm, Host};
 use agent_reach_tests::openai::{Reply, ScriptedModel};
@@ -250,4 +251,33 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
             if p.is_dir() { walk(&p) } else { vec![p] }
         })
         .collect()
+}
+
+#[tokio::test]
+async fn a_page_saved_under_the_time_it_was_fetched_replays_under_the_same_name() {
+    let ws = Workspace::new();
+    ws.install(guests::SKILL_WEB);
+    ws.mkdir("saved");
+    let runs = ws.path(".reach/runs");
+    let pages = Pages::start(vec![Route::file(PAGE, "article.html", "text/html; charset=utf-8")]);
+    let policy = format!("{}write = [\"./saved\"]\n", web_policy(&pages.grant()));
+    let args = json!({"url": pages.url(PAGE), "output_dir": ws.path("saved")}).to_string();
+    let run = record(
+        ws.host(&policy).await,
+        &runs,
+        vec![Reply::call("web__to_markdown", &args), Reply::text("Saved.")],
+        "Save the page.",
+    )
+    .await;
+    assert_eq!(run.actions[0].outcome, "ok", "{}", run.summary());
+    // The file is named after the second it was fetched: a later replay
+    // reads the recorded clock, not the time now. Replayed from where the
+    // run started (the run undone first), it writes the same file.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let journals = runs.join("journal");
+    let undo = RunJournal::new(&journals, "undo-1", Budget::default());
+    let undone = journal::undo(&journals, &run.run_id, 0, false, undo.call(1, 0, "undo")).unwrap();
+    assert_eq!(undone.restored.len(), 1);
+    let found = replayed(ws.host(&policy).await, &runs, &run.run_id).await;
+    assert!(found.matches(), "{:#?}", found.divergences);
 }

@@ -2,6 +2,7 @@
 
 use super::super::{AuditKey, AuditLog, Body};
 use super::*;
+use serde_json::Value;
 use serde_json::json;
 
 /// A finished run's log in `dir`: `run_started`, `n` calls, `run_finished`

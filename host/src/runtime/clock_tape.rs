@@ -1,0 +1,87 @@
+//! The wall clock a skill reads during a recorded or replayed call: each
+//! reading recorded (the first [`MAX_CLOCK_READS`]), and in a replay the
+//! recorded readings given back in order, then time going on from the
+//! last. A skill that stamps what it writes with the time (a saved page's
+//! file name, a `fetched_at`) writes the same in a replay.
+
+use crate::tape::{MAX_CLOCK_READS, Mode, Recorder, TapeScope};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+use wasmtime_wasi::HostWallClock;
+
+/// A call's wall clock on tape.
+pub(super) struct TapedClock {
+    state: Mutex<State>,
+}
+
+enum State {
+    Record { recorder: Arc<Recorder>, call: String, reads: Vec<u64> },
+    Replay { reads: VecDeque<u64>, last: Option<(u64, Instant)> },
+}
+
+impl TapedClock {
+    /// The clock of a call in `scope`.
+    pub(super) fn of(scope: &TapeScope) -> TapedClock {
+        let state = match &scope.mode {
+            Mode::Record(recorder) => State::Record {
+                recorder: Arc::clone(recorder),
+                call: scope.call.clone(),
+                reads: Vec::new(),
+            },
+            Mode::Replay(tape) => {
+                State::Replay { reads: tape.clock(&scope.call).into(), last: None }
+            }
+        };
+        TapedClock { state: Mutex::new(state) }
+    }
+}
+
+fn real_now() -> u64 {
+    let since = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl HostWallClock for TapedClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_nanos(1)
+    }
+
+    fn now(&self) -> Duration {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let nanos = match &mut *state {
+            State::Record { reads, .. } => {
+                let now = real_now();
+                if reads.len() < MAX_CLOCK_READS {
+                    reads.push(now);
+                }
+                now
+            }
+            State::Replay { reads, last } => match reads.pop_front() {
+                Some(recorded) => {
+                    *last = Some((recorded, Instant::now()));
+                    recorded
+                }
+                // Past the recorded readings: time goes on from the last.
+                None => match last {
+                    Some((at, since)) => {
+                        at.saturating_add(u64::try_from(since.elapsed().as_nanos()).unwrap_or(0))
+                    }
+                    None => real_now(),
+                },
+            },
+        };
+        Duration::from_nanos(nanos)
+    }
+}
+
+impl Drop for TapedClock {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if let State::Record { recorder, call, reads } = state
+            && !reads.is_empty()
+        {
+            recorder.clock(call, std::mem::take(reads));
+        }
+    }
+}
