@@ -152,21 +152,9 @@ impl Playback {
         (!self.live).then(|| Arc::clone(&self.tape))
     }
 
-    /// Compare call `call` (its [`crate::tape::call_key`]) of `tool`, which
-    /// ended with `outcome` (as the model got it: `result`), at `decision`,
-    /// with the call the run made there. `denied_by_table`: the table now
-    /// sets the tool to `deny` (so it is not even offered).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn check_call(
-        &self,
-        call: &str,
-        step: usize,
-        tool: &str,
-        decision: Decision,
-        outcome: &Result<String, ToolFailure>,
-        result: &str,
-        denied_by_table: bool,
-    ) {
+    /// Compare a call the replay made with the call the run made there.
+    pub(crate) fn check_call(&self, seen: Seen<'_>) {
+        let Seen { call, step, tool, decision, outcome, result, denied_by_table } = seen;
         self.replayed.lock().unwrap_or_else(|e| e.into_inner()).insert(call.to_owned());
         let at = |kind, detail: String| Divergence::at_call(call, step, tool, kind, detail);
         let Some(made) = self.made.get(call) else {
@@ -283,6 +271,24 @@ impl Playback {
     pub fn diverged(&self, divergence: Divergence) {
         self.divergences.lock().unwrap_or_else(|e| e.into_inner()).push(divergence);
     }
+}
+
+/// A call the replay made, as it ended.
+pub(crate) struct Seen<'a> {
+    /// Its [`crate::tape::call_key`].
+    pub call: &'a str,
+    /// The step it was made in.
+    pub step: usize,
+    /// The tool as the model named it.
+    pub tool: &'a str,
+    /// How its level was decided.
+    pub decision: Decision,
+    /// How it ended.
+    pub outcome: &'a Result<String, ToolFailure>,
+    /// What the model got (secrets masked).
+    pub result: &'a str,
+    /// The table now sets the tool to `deny` (so it is not even offered).
+    pub denied_by_table: bool,
 }
 
 /// A replayed failure, or a reply the recording does not have.

@@ -6,7 +6,7 @@
 use super::Harness;
 use super::audit::record::ModelReply;
 use super::outcome::Decision;
-use super::playback::{Purpose, Taping};
+use super::playback::{Purpose, Seen, Taping};
 use crate::error::ToolFailure;
 use crate::model::{ChatRequest, ChatResponse, Message, ModelError, ToolCall};
 use crate::tape::{Mode, Recorder, TapeScope, call_key};
@@ -74,7 +74,15 @@ impl Harness<'_> {
             let denied = tool
                 .split_once("__")
                 .is_some_and(|(s, t)| self.host.policy().level(s, t) == crate::policy::Level::Deny);
-            playback.check_call(&key, step, tool, decision, outcome, result, denied);
+            playback.check_call(Seen {
+                call: &key,
+                step,
+                tool,
+                decision,
+                outcome,
+                result,
+                denied_by_table: denied,
+            });
         }
     }
 

@@ -223,7 +223,10 @@ impl Harness<'_> {
             at,
         };
         let text = arguments.to_string();
-        let invoked = host.invoke_within(skill, tool, &text, &recorder, self.reach);
+        // Boxed: the loop's future nests every call's, and the scopes below
+        // would otherwise take its type past the compiler's depth limit.
+        let invoked: std::pin::Pin<Box<dyn Future<Output = _> + Send + '_>> =
+            Box::pin(host.invoke_within(skill, tool, &text, &recorder, self.reach));
         // Its network traffic is recorded, or in a replay answered from the recording.
         let invoked = async {
             match tape_scope {
