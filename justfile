@@ -74,7 +74,7 @@ interpreted-skills guests:
 
 # Run all tests: real components in the real sandbox, then one task with a real model
 # (the first run on a machine builds and fetches the local model: ~6 min, then cached).
-test: test-skills suite e2e
+test: test-skills suite eval-replay e2e
 
 # The suite without the real model: unit and integration tests (~10 min from scratch).
 # The book is built first, so that `cargo test` checks it as built (tests/tests/docs_book.rs).
@@ -187,6 +187,24 @@ e2e-agents: skills test-skills
 eval *ARGS: skills
     cargo build -q -p agent-reach --bin reach
     scripts/with-model.sh cargo run -q -p agent-reach --bin reach -- eval evals --html .reach/eval.html {{ARGS}}
+
+# The CI subset played back from runs the local model recorded (evals/recorded): no model, the
+# same replies, scored under the current harness and skills; a case that passed there and fails
+# now is a regression (the baseline), so a harness change that breaks a real trajectory fails.
+eval-replay: skills
+    cargo build -q -p agent-reach --bin reach
+    cargo run -q -p agent-reach --bin reach -- eval evals --only {{ci_cases}} --replay evals/recorded --baseline evals/recorded/baseline.json
+
+# Record evals/recorded again with the local model (after a change to those cases, their
+# fixtures or skills makes the recorded replies stale), and its baseline from a replay of it.
+eval-record: skills
+    cargo build -q -p agent-reach --bin reach
+    rm -rf evals/recorded .reach/eval-record
+    scripts/with-model.sh cargo run -q -p agent-reach --bin reach -- eval evals --only {{ci_cases}} --record .reach/eval-record
+    mkdir -p evals/recorded
+    cp .reach/eval-record/*.jsonl .reach/eval-record/*.case.json evals/recorded/
+    cp -R .reach/eval-record/recordings evals/recorded/
+    cargo run -q -p agent-reach --bin reach -- eval evals --only {{ci_cases}} --replay evals/recorded --save-baseline evals/recorded/baseline.json
 
 # Just the CI subset of the eval set, gated as in CI.
 eval-ci: skills

@@ -68,9 +68,7 @@ impl Setup {
     fn fetch(&self, mode: Option<Mode>) -> String {
         let call = self.host.invoke("web", "fetch", &self.args, &AlwaysConfirm);
         let out = match mode {
-            Some(mode) => {
-                self.rt.block_on(tape::scoped(TapeScope { mode, call: "#1".into() }, call))
-            }
+            Some(mode) => self.rt.block_on(tape::scoped(TapeScope::new(mode, "#1"), call)),
             None => self.rt.block_on(call),
         };
         out.expect("fetch")

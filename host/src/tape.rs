@@ -104,10 +104,20 @@ pub enum Mode {
 /// The recording a skill call belongs to and its key.
 #[derive(Clone, Debug)]
 pub struct TapeScope {
-    /// Record or replay.
-    pub mode: Mode,
+    /// Record its responses, or answer from a recording; `None`: neither.
+    pub mode: Option<Mode>,
+    /// The recording whose clock readings it reads again: a replay's,
+    /// live or not (the network may be live; the time is the run's).
+    pub clock: Option<Arc<Tape>>,
     /// The call ([`call_key`]).
     pub call: String,
+}
+
+impl TapeScope {
+    /// Call `call` in `mode`, its clock its own.
+    pub fn new(mode: Mode, call: impl Into<String>) -> TapeScope {
+        TapeScope { mode: Some(mode), clock: None, call: call.into() }
+    }
 }
 
 tokio::task_local! {

@@ -146,6 +146,11 @@ impl Playback {
         self.answers.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
     }
 
+    /// The run's recording (its clock readings are read again even live).
+    pub(crate) fn recording(&self) -> Arc<Tape> {
+        Arc::clone(&self.tape)
+    }
+
     /// The recording the replay's skills are answered from; `None` when it
     /// runs `--live`.
     pub(crate) fn tape(&self) -> Option<Arc<Tape>> {

@@ -90,10 +90,15 @@ impl Harness<'_> {
     pub(super) fn tape_scope(&self, call: usize) -> Option<TapeScope> {
         let taping = self.team.taping();
         let mode = match (taping.playback.as_ref().and_then(|p| p.tape()), taping.recorder) {
-            (Some(tape), _) => Mode::Replay(tape),
-            (None, Some(recorder)) => Mode::Record(recorder),
-            (None, None) => return None,
+            (Some(tape), _) => Some(Mode::Replay(tape)),
+            (None, Some(recorder)) => Some(Mode::Record(recorder)),
+            (None, None) => None,
         };
-        Some(TapeScope { mode, call: call_key(self.scope.task.as_deref(), call) })
+        // A replay reads the run's clock, live or not.
+        let clock = taping.playback.as_ref().map(|p| p.recording());
+        if mode.is_none() && clock.is_none() {
+            return None;
+        }
+        Some(TapeScope { mode, clock, call: call_key(self.scope.task.as_deref(), call) })
     }
 }

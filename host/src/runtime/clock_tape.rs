@@ -1,8 +1,8 @@
 //! The wall clock a skill reads during a recorded or replayed call: each
 //! reading recorded (the first [`MAX_CLOCK_READS`]), and in a replay the
-//! recorded readings given back in order, then time going on from the
-//! last. A skill that stamps what it writes with the time (a saved page's
-//! file name, a `fetched_at`) writes the same in a replay.
+//! run's readings given back in order, then time going on from the last.
+//! A skill that stamps what it writes with the time (a saved page's file
+//! name, a `fetched_at`) writes the same in a replay.
 
 use crate::tape::{MAX_CLOCK_READS, Mode, Recorder, TapeScope};
 use std::collections::VecDeque;
@@ -15,25 +15,24 @@ pub(super) struct TapedClock {
     state: Mutex<State>,
 }
 
-enum State {
-    Record { recorder: Arc<Recorder>, call: String, reads: Vec<u64> },
-    Replay { reads: VecDeque<u64>, last: Option<(u64, Instant)> },
+struct State {
+    /// The run's readings not yet given (a replay), and the last given.
+    replay: Option<(VecDeque<u64>, Option<(u64, Instant)>)>,
+    /// Where this call's readings are recorded, and those so far.
+    record: Option<(Arc<Recorder>, String, Vec<u64>)>,
 }
 
 impl TapedClock {
     /// The clock of a call in `scope`.
     pub(super) fn of(scope: &TapeScope) -> TapedClock {
-        let state = match &scope.mode {
-            Mode::Record(recorder) => State::Record {
-                recorder: Arc::clone(recorder),
-                call: scope.call.clone(),
-                reads: Vec::new(),
-            },
-            Mode::Replay(tape) => {
-                State::Replay { reads: tape.clock(&scope.call).into(), last: None }
+        let replay = scope.clock.as_ref().map(|tape| (tape.clock(&scope.call).into(), None));
+        let record = match &scope.mode {
+            Some(Mode::Record(recorder)) => {
+                Some((Arc::clone(recorder), scope.call.clone(), Vec::new()))
             }
+            _ => None,
         };
-        TapedClock { state: Mutex::new(state) }
+        TapedClock { state: Mutex::new(State { replay, record }) }
     }
 }
 
@@ -49,20 +48,14 @@ impl HostWallClock for TapedClock {
 
     fn now(&self) -> Duration {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let nanos = match &mut *state {
-            State::Record { reads, .. } => {
-                let now = real_now();
-                if reads.len() < MAX_CLOCK_READS {
-                    reads.push(now);
-                }
-                now
-            }
-            State::Replay { reads, last } => match reads.pop_front() {
+        let nanos = match &mut state.replay {
+            None => real_now(),
+            Some((reads, last)) => match reads.pop_front() {
                 Some(recorded) => {
                     *last = Some((recorded, Instant::now()));
                     recorded
                 }
-                // Past the recorded readings: time goes on from the last.
+                // Past the run's readings: time goes on from the last.
                 None => match last {
                     Some((at, since)) => {
                         at.saturating_add(u64::try_from(since.elapsed().as_nanos()).unwrap_or(0))
@@ -71,6 +64,11 @@ impl HostWallClock for TapedClock {
                 },
             },
         };
+        if let Some((_, _, reads)) = &mut state.record
+            && reads.len() < MAX_CLOCK_READS
+        {
+            reads.push(nanos);
+        }
         Duration::from_nanos(nanos)
     }
 }
@@ -78,7 +76,7 @@ impl HostWallClock for TapedClock {
 impl Drop for TapedClock {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
-        if let State::Record { recorder, call, reads } = state
+        if let Some((recorder, call, reads)) = &mut state.record
             && !reads.is_empty()
         {
             recorder.clock(call, std::mem::take(reads));

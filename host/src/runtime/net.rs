@@ -231,7 +231,7 @@ impl WasiHttpHooks for NetGuard {
                 return Err(Error::HttpRequestDenied);
             }
             tracing::debug!(skill = &*skill, capability = "net", %pattern, "granted: {target}");
-            if let Some(TapeScope { mode: Mode::Replay(tape), call }) = &tape {
+            if let Some(TapeScope { mode: Some(Mode::Replay(tape)), call, .. }) = &tape {
                 // A replay sends nothing: the table's checks above still
                 // apply, and the answer is the one the run got.
                 let (method, url) = &key;
@@ -330,7 +330,7 @@ impl WasiHttpHooks for NetGuard {
                 }
             };
             let response = match &tape {
-                Some(TapeScope { mode: Mode::Record(recorder), call }) => {
+                Some(TapeScope { mode: Some(Mode::Record(recorder)), call, .. }) => {
                     net_tape::record(response, recorder.clone(), call, &skill, key)
                 }
                 _ => response,
