@@ -58,6 +58,17 @@ pub fn agent(
         .audit(runs.map_or(AuditSink::Disabled, AuditSink::Dir))
 }
 
+/// Every file under `dir`, at any depth (in no particular order).
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flat_map(|e| {
+            let path = e.expect("entry").path();
+            if path.is_dir() { files_under(&path) } else { vec![path] }
+        })
+        .collect()
+}
+
 /// Runs `task` as run `run_id` with the agent `builder` makes.
 pub async fn run(builder: AgentBuilder, run_id: &str, task: &str) -> RunReport {
     let agent = builder.build().expect("the agent builds");

@@ -15,9 +15,12 @@ pub(super) struct TapedClock {
     state: Mutex<State>,
 }
 
+/// The run's readings not yet given, and the last one given with when.
+type Replayed = (VecDeque<u64>, Option<(u64, Instant)>);
+
 struct State {
-    /// The run's readings not yet given (a replay), and the last given.
-    replay: Option<(VecDeque<u64>, Option<(u64, Instant)>)>,
+    /// A replay's readings.
+    replay: Option<Replayed>,
     /// Where this call's readings are recorded, and those so far.
     record: Option<(Arc<Recorder>, String, Vec<u64>)>,
 }

@@ -3,19 +3,10 @@
 //! `--force` would change, a replay that matches (exit 0) and one after a
 //! table change that does not (exit 1, the denial named).
 
-use crate::support::{Server, answer, call, isolated};
+use crate::support::{Server, answer, call, reach};
 use agent_reach_tests::guests;
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::Output;
-
-fn reach(dir: &Path, args: &[&str]) -> Output {
-    isolated(env!("CARGO_BIN_EXE_reach"), dir)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run reach")
-}
 
 fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()

@@ -2,19 +2,10 @@
 //! and `reach run` write: intact as written, a changed byte caught with the
 //! record named, another key refused.
 
-use crate::support::{Server, answer, call, isolated};
+use crate::support::{Server, answer, call, reach};
 use agent_reach_tests::guests;
 use serde_json::{Value, json};
 use std::path::Path;
-use std::process::Output;
-
-fn reach(dir: &Path, args: &[&str]) -> Output {
-    isolated(env!("CARGO_BIN_EXE_reach"), dir)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run reach")
-}
 
 fn verify(dir: &Path, args: &[&str]) -> (Option<i32>, Value) {
     let mut all = vec!["runs", "verify", "--json"];

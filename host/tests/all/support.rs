@@ -156,3 +156,12 @@ pub fn completion(message: Value, usage: Option<Value>) -> Value {
     }
     body
 }
+
+/// `reach ARGS` in `dir`, [`isolated`], stdin closed.
+pub fn reach(dir: &Path, args: &[&str]) -> std::process::Output {
+    isolated(env!("CARGO_BIN_EXE_reach"), dir)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run reach")
+}

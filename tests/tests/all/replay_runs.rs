@@ -228,7 +228,7 @@ async fn a_credential_the_host_added_is_never_recorded_and_the_run_replays_witho
 
     // Nowhere in the recording: not the request, not the echo of it.
     let dir = runs.join("recordings").join(&run.run_id);
-    for file in walk(&dir) {
+    for file in agent_reach_tests::files_under(&dir) {
         let bytes = std::fs::read(&file).unwrap();
         assert!(
             !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
@@ -241,16 +241,6 @@ async fn a_credential_the_host_added_is_never_recorded_and_the_run_replays_witho
     std::fs::remove_file(&secret).unwrap();
     let found = replayed(ws.host(&policy).await, &runs, &run.run_id).await;
     assert!(found.matches(), "{:#?}", found.divergences);
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flat_map(|e| {
-            let p = e.unwrap().path();
-            if p.is_dir() { walk(&p) } else { vec![p] }
-        })
-        .collect()
 }
 
 #[tokio::test]

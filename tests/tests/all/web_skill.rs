@@ -7,7 +7,7 @@ use agent_reach_tests::guests;
 use agent_reach_tests::pages::{Pages, Route, fixture};
 use agent_reach_tests::{Workspace, call};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const ARTICLE: &str = "/news/2024/03/currents.html";
@@ -86,20 +86,10 @@ impl Setup {
     }
 
     fn saved(&self) -> Vec<PathBuf> {
-        let mut files: Vec<PathBuf> = walk(&self.ws.path("saved"));
+        let mut files: Vec<PathBuf> = agent_reach_tests::files_under(&self.ws.path("saved"));
         files.sort();
         files
     }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .flat_map(|e| {
-            let p = e.unwrap().path();
-            if p.is_dir() { walk(&p) } else { vec![p] }
-        })
-        .collect()
 }
 
 fn parse(out: &str) -> Value {
@@ -652,7 +642,7 @@ async fn a_path_inside_output_dir_is_the_file_written_and_one_outside_it_is_inva
     )
     .await
     .expect("saved");
-    assert_eq!(walk(&s.ws.path("saved")), [s.ws.path("saved/a.md")]);
+    assert_eq!(agent_reach_tests::files_under(&s.ws.path("saved")), [s.ws.path("saved/a.md")]);
     let err = call(
         &host,
         "web.to_markdown",
@@ -665,7 +655,11 @@ async fn a_path_inside_output_dir_is_the_file_written_and_one_outside_it_is_inva
     .unwrap_err();
     assert_eq!(err.code, ErrorCode::InvalidArgs, "{err}");
     assert!(err.message.contains("call again without `output_dir`"), "{err}");
-    assert_eq!(walk(&s.ws.path("saved")), [s.ws.path("saved/a.md")], "nothing else written");
+    assert_eq!(
+        agent_reach_tests::files_under(&s.ws.path("saved")),
+        [s.ws.path("saved/a.md")],
+        "nothing else written"
+    );
 }
 
 #[tokio::test]
