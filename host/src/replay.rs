@@ -121,13 +121,21 @@ pub async fn replay(
             agent = agent.worker_model(name.clone(), model.clone());
         }
     }
-    let report = agent.build()?.run(&started.task).await?;
+    let agent = agent.build()?;
+    // From where the run started: the paths it changed as it found them.
+    let root = runs_dir.join("journal");
+    let rewound = rewind(&root, run_id);
+    let report = agent.run(&started.task).await;
+    // Back as they were before the replay: its own writes undone, then the rewind.
+    let restored = report.as_ref().map_or(0, |r| restore(&root, &r.run_id));
+    if let Some(rewound) = &rewound {
+        restore(&root, rewound);
+    }
+    let report = report?;
     if let Some(finished) = &playback.finished {
         stop_divergence(&playback, finished, &report);
     }
-    let root = runs_dir.join("journal");
     written_divergences(&playback, &root, run_id, &report.run_id);
-    let restored = restore(&root, &report.run_id);
     Ok(ReplayReport {
         run_id: run_id.to_owned(),
         replay_id: report.run_id.clone(),
@@ -230,10 +238,37 @@ fn fingerprint(f: Option<&Fingerprint>) -> String {
     }
 }
 
-/// Put back what the replay's skills changed; how many paths were.
-fn restore(root: &Path, replay_id: &str) -> usize {
-    let journal = RunJournal::new(root, &format!("{replay_id}-restore"), Budget::default());
-    match journal::undo(root, replay_id, 0, false, journal.call(1, 0, "replay.restore")) {
+/// Put every path run `run_id` changed back as the run found it, so the
+/// replay starts where the run did; the id of the journal that puts them
+/// back afterwards, `None` when the run changed nothing (or its journal
+/// was pruned: the replay then starts from the folders as they are).
+fn rewind(root: &Path, run_id: &str) -> Option<String> {
+    let id = format!("{}-rewind", crate::harness::audit::new_run_id());
+    let journal = RunJournal::new(root, &id, Budget::default());
+    match journal::undo(root, run_id, 0, true, journal.call(1, 0, "replay.rewind")) {
+        Ok(report) => {
+            for (path, why) in &report.failed {
+                tracing::warn!(
+                    "replay of {run_id}: {} was not rewound ({why}); the replay starts from it as it is",
+                    path.display()
+                );
+            }
+            Some(id)
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            tracing::warn!("replay of {run_id}: the folders were not rewound: {err}");
+            Some(id)
+        }
+    }
+}
+
+/// Put back what run `id` (the replay, or the rewind) changed; how many
+/// paths it put back.
+fn restore(root: &Path, id: &str) -> usize {
+    let journal = RunJournal::new(root, &format!("{id}-restore"), Budget::default());
+    let replay_id = id;
+    match journal::undo(root, id, 0, false, journal.call(1, 0, "replay.restore")) {
         Ok(report) => {
             for conflict in &report.conflicts {
                 tracing::warn!(

@@ -5,7 +5,6 @@
 
 use agent_reach::harness::playback::DivergenceKind;
 use agent_reach::harness::{Quiet, RunConfig, RunReport};
-use agent_reach::journal::{self, Budget, RunJournal};
 use agent_reach::replay::{ReplayReport, replay};
 use agent_reach::{AlwaysConfirm, Host};
 use agent_reach_tests::openai::{Reply, ScriptedModel};
@@ -261,13 +260,16 @@ async fn a_page_saved_under_the_time_it_was_fetched_replays_under_the_same_name(
     .await;
     assert_eq!(run.actions[0].outcome, "ok", "{}", run.summary());
     // The file is named after the second it was fetched: a later replay
-    // reads the recorded clock, not the time now. Replayed from where the
-    // run started (the run undone first), it writes the same file.
+    // reads the recorded clock, not the time now. And it starts where the
+    // run did (the run's file set aside meanwhile), so it writes the same
+    // file, not a second one beside it.
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    let journals = runs.join("journal");
-    let undo = RunJournal::new(&journals, "undo-1", Budget::default());
-    let undone = journal::undo(&journals, &run.run_id, 0, false, undo.call(1, 0, "undo")).unwrap();
-    assert_eq!(undone.restored.len(), 1);
+    let saved = agent_reach_tests::files_under(&ws.path("saved"));
+    assert_eq!(saved.len(), 1);
+    let before = std::fs::read(&saved[0]).unwrap();
     let found = replayed(ws.host(&policy).await, &runs, &run.run_id).await;
     assert!(found.matches(), "{:#?}", found.divergences);
+    // And the folder is as the replay found it: the run's file, alone.
+    assert_eq!(agent_reach_tests::files_under(&ws.path("saved")), saved);
+    assert_eq!(std::fs::read(&saved[0]).unwrap(), before);
 }
