@@ -155,9 +155,13 @@ fn stop_divergence(
     let was = finished.stop.reason();
     let now = Ended::Run(report.stop.clone()).reason();
     if was != now {
+        let why = match &report.stop {
+            crate::harness::Stop::ModelError(e) => format!(" ({e})"),
+            _ => String::new(),
+        };
         playback.diverged(Divergence {
             kind: DivergenceKind::Stop,
-            detail: format!("the run stopped {was}, the replay {now}"),
+            detail: format!("the run ended `{was}`, the replay `{now}`{why}"),
             ..Divergence::default()
         });
     } else if let Some(answer) = &finished.answer
@@ -206,7 +210,8 @@ fn written_divergences(playback: &Playback, root: &Path, run_id: &str, replay_id
             continue;
         }
         let (worker, call, grant, path) = &key;
-        let tool = a.or(b).map_or("", |(t, _)| t.as_str());
+        // The journal's `skill.tool`, named as the model calls it.
+        let tool = a.or(b).map_or(String::new(), |(t, _)| t.replacen('.', "__", 1));
         let describe = |w: Option<&(String, Option<Fingerprint>)>| match w {
             None => "did not change it".to_owned(),
             Some((_, f)) => format!("left {}", fingerprint(f.as_ref())),
@@ -214,7 +219,7 @@ fn written_divergences(playback: &Playback, root: &Path, run_id: &str, replay_id
         playback.diverged(Divergence::at_call(
             &crate::tape::call_key(worker.as_deref(), *call as usize),
             0,
-            tool,
+            &tool,
             DivergenceKind::Written,
             format!(
                 "{} written differently: the run {}, the replay {}",
