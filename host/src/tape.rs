@@ -1,7 +1,7 @@
 //! A run's recording, for replay: what its skills received from outside
 //! the sandbox (`wasi:http` responses, bodies included) and the result the
 //! model got for each call, kept beside the run's audit log in
-//! `<runs>/recordings/RUN/` (`tape.jsonl`, one [`Entry`] a line, and
+//! `<runs>/recordings/RUN/` (`tape.jsonl`, one [`Entry`](crate::tape::Entry) a line, and
 //! `blobs/<blake3>`, each body once). The model's own replies are in the
 //! audit log (`model_request.reply`), so a recording plus its log is a
 //! whole run.

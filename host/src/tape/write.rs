@@ -142,8 +142,9 @@ impl Recorder {
             // Left by a recorder that died mid-write.
             let _ = std::fs::remove_file(&partial);
             let mut file = crate::private_fs::create_new_append(&partial)?;
+            // Not synced: a recording lost to a crash costs a replay, not
+            // the user's data (the journal, which undo needs, is synced).
             file.write_all(content)?;
-            file.sync_data()?;
             std::fs::rename(&partial, &path)?;
         }
         Ok(name)
