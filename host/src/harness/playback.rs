@@ -300,3 +300,6 @@ pub(crate) struct Seen<'a> {
 fn played(why: &str) -> ModelError {
     ModelError::Other(format!("replay: {why}").into())
 }
+
+#[cfg(test)]
+mod tests;
