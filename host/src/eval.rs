@@ -14,6 +14,7 @@
 pub mod baseline;
 pub mod case;
 pub mod html;
+mod replayed;
 pub mod report;
 pub mod runner;
 pub mod score;

@@ -61,13 +61,6 @@ pub struct Setting {
     pub replay: Option<PathBuf>,
 }
 
-/// What a recorded evaluation run was run in: what a replay rewrites.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Recorded {
-    workdir: String,
-    port: u16,
-}
-
 /// Live progress of one run.
 pub trait RunProgress: Sync {
     /// A model request is about to be made.
@@ -217,13 +210,14 @@ async fn prepare_and_run(
     let runs = setting.record.clone().unwrap_or_else(|| setting.out_dir.join("runs"));
     if setting.record.is_some() {
         let file = runs.join(format!("{run_id}.case.json"));
-        let recorded = Recorded { workdir: values.workdir.clone(), port: values.port };
+        let recorded =
+            super::replayed::Recorded { workdir: values.workdir.clone(), port: values.port };
         crate::private_fs::create_dir_all(&runs).map_err(|e| format!("{}: {e}", runs.display()))?;
         std::fs::write(&file, serde_json::to_vec(&recorded).unwrap_or_default())
             .map_err(|e| format!("{}: {e}", file.display()))?;
     }
     let playback = match &setting.replay {
-        Some(dir) => Some(played_back(dir, &run_id, &values)?),
+        Some(dir) => Some(super::replayed::played_back(dir, &run_id, &values)?),
         None => None,
     };
     // What the case grants from the runner's environment is masked like
@@ -366,39 +360,6 @@ fn records(report: &RunReport, calls: &[TracedCall]) -> Vec<CallRecord> {
             duration_ms: a.duration_ms,
         })
         .collect()
-}
-
-/// The recorded run `run_id` in `dir`, its replies rewritten from the
-/// recorded working folder and port to `values`.
-fn played_back(
-    dir: &Path,
-    run_id: &str,
-    values: &Placeholders,
-) -> Result<Arc<crate::harness::playback::Playback>, String> {
-    let file = dir.join(format!("{run_id}.case.json"));
-    let recorded: Recorded = std::fs::read(&file)
-        .map_err(|e| e.to_string())
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
-        .map_err(|e| {
-            format!(
-                "--replay {}: no recorded run {run_id} ({}: {e}); record one with `reach eval \
-                 --record DIR`",
-                dir.display(),
-                file.display()
-            )
-        })?;
-    let records = crate::harness::audit::read_log(dir, run_id)
-        .map_err(|e| format!("--replay {}: {e}", dir.display()))?;
-    let tape = crate::tape::Tape::load(&dir.join(crate::tape::TAPE_DIR), run_id, Vec::new())
-        .map_err(|e| format!("--replay {}: {e}", dir.display()))?;
-    let playback = crate::harness::playback::Playback::from_records(&records, Arc::new(tape), true)
-        .map_err(|why| format!("--replay {}: {run_id}: {why}", dir.display()))?;
-    let rewrites = [
-        (recorded.workdir, values.workdir.clone()),
-        (format!("127.0.0.1:{}", recorded.port), format!("127.0.0.1:{}", values.port)),
-        (format!("localhost:{}", recorded.port), format!("localhost:{}", values.port)),
-    ];
-    Ok(Arc::new(playback.rewritten(&rewrites)))
 }
 
 /// Model replies whose call was read from the text (the audit log says which).
