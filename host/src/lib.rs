@@ -132,6 +132,7 @@ pub mod journal;
 pub mod mcp;
 pub mod memory;
 pub mod model;
+pub mod oci;
 pub mod policy;
 pub(crate) mod private_fs;
 pub mod registry;

@@ -88,6 +88,7 @@ mod memory;
 mod model;
 mod raw;
 mod requests;
+mod trust;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -102,6 +103,7 @@ pub use hosts::{HostPattern, NetAllowlist};
 pub use level::{Level, LevelParseError};
 pub use memory::{DEFAULT_MEMORY_PATH, MemorySettings};
 pub use model::ModelSettings;
+pub use trust::{SignedBy, SkillTrust, key_fingerprint};
 pub use requests::{
     Answer, Capability, METADATA_PREFIX as REQUESTS_METADATA_PREFIX, Requests, Row as RequestRow,
     SECTION as REQUESTS_SECTION,
@@ -398,6 +400,14 @@ impl Policy {
     /// registry refuses every other file that claims this name.
     pub fn pin(&self, skill: &str) -> Option<&SkillPin> {
         self.listed(skill).and_then(|s| s.pin.as_ref())
+    }
+
+    /// What the table asks of a skill's origin and signature (`origin`,
+    /// `signed_by`); `None` when the skill is not listed or asks nothing.
+    pub fn trust(&self, skill: &str) -> Option<&SkillTrust> {
+        self.listed(skill)
+            .map(|s| &s.trust)
+            .filter(|t| t.origin.is_some() || t.signed_by.is_some())
     }
 
     /// Folders that a skill with an `auto` tool may write although another

@@ -24,11 +24,13 @@
 mod bundles;
 mod identity;
 mod manifest;
+mod trust;
 pub mod seen;
 
 pub(crate) use bundles::RUNNER_TOOL;
 pub use bundles::{BundleEntry, Language, RUN_SCRIPT, RUNNERS, Script};
 pub use manifest::{Example, Manifest, ToolSpec};
+pub use trust::Origin;
 
 use crate::error::{ErrorCode, ToolFailure};
 use crate::policy::Policy;
@@ -87,6 +89,9 @@ pub struct SkillEntry {
     /// loads (this says why), and what serves is the version loaded from
     /// the same path before. The other fields describe that version.
     pub stale: Option<String>,
+    /// Where the file came from, when `reach skill add` installed it (its
+    /// `.origin.json` record), and whether a signature verified just now.
+    pub origin: Option<Origin>,
     loaded: Option<LoadedSkill>,
 }
 
@@ -346,6 +351,7 @@ async fn scan_folder(
     // Before versions are compared: a refused file must not supersede
     // the one the operator pinned.
     apply_pins(&mut entries, policy);
+    trust::apply(&mut entries, policy);
     if let Some(previous) = previous {
         keep_previous(&mut entries, previous, policy);
     }
@@ -380,6 +386,13 @@ async fn scan_folder(
         );
     }
     Ok(Registry { dir: dir.to_owned(), entries, bundles })
+}
+
+/// Compile and `describe` one component file wherever it is and whatever
+/// it is named, in a sandbox with nothing granted (`reach skill add` checks
+/// a pulled component this way before it is installed).
+pub async fn describe_file(runtime: &Runtime, path: &Path) -> SkillEntry {
+    load_component(runtime, path, &mut |_| {}).await
 }
 
 async fn load_one(
@@ -417,6 +430,7 @@ async fn load_component(
         source: None,
         sha256,
         stale: None,
+        origin: None,
         loaded: None,
     };
     let loaded = match runtime.load(path, || on_compile(path)) {
@@ -465,6 +479,7 @@ async fn load_component(
         source: Some(loaded.source()),
         sha256,
         stale: None,
+        origin: None,
         loaded: Some(loaded),
     }
 }

@@ -73,6 +73,8 @@ struct RawSkill {
     credentials: Vec<Spanned<RawCredential>>,
     sha256: Option<Spanned<String>>,
     bundle: Option<Spanned<String>>,
+    origin: Option<Spanned<String>>,
+    signed_by: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize)]
@@ -120,6 +122,8 @@ pub(super) struct ListedSkill {
     /// `bundle = "…"`: a bundle folder outside the skills folder the
     /// operator loads by name (absolute, lexically normalised), with its line.
     pub(super) bundle: Option<(PathBuf, usize)>,
+    /// `origin` and `signed_by`.
+    pub(super) trust: super::SkillTrust,
 }
 
 /// Where an entry of the table is, for checks made after every skill is
@@ -361,6 +365,19 @@ fn resolve_skill(
         .map(|folder| resolve_bundle(src, base_dir, &prefix, name.get_ref(), folder))
         .transpose()?;
 
+    let trust = super::SkillTrust {
+        origin: raw
+            .origin
+            .as_ref()
+            .map(|o| super::trust::resolve_origin(src, &prefix, o))
+            .transpose()?,
+        signed_by: raw
+            .signed_by
+            .as_ref()
+            .map(|v| super::trust::resolve_signed_by(src, base_dir, &prefix, v))
+            .transpose()?,
+    };
+
     let mut tools: Vec<_> = raw.tools.into_iter().collect();
     tools.sort_by_key(|(tool, _)| tool.span().start);
     let mut tool_levels = BTreeMap::new();
@@ -406,6 +423,7 @@ fn resolve_skill(
         credential_lines,
         pin,
         bundle,
+        trust,
     })
 }
 

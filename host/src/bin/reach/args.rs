@@ -252,6 +252,73 @@ pub enum SkillCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Get a skill from an OCI registry: resolve the tag to a digest, pull it (every byte
+    /// checked against its digest), verify its signature when the table or --key asks,
+    /// check it loads and describes itself, install it as NAME-VERSION.wasm with its origin
+    /// record, and print the table lines to add. Grants nothing by itself.
+    Add {
+        /// `oci://REGISTRY/REPO:TAG` or `oci://REGISTRY/REPO@sha256:…`.
+        reference: String,
+        /// Refuse it unless a signature by --key (or the table's signed_by) verifies.
+        #[arg(long)]
+        require_signature: bool,
+        /// The publisher's public key (cosign's .pub format): its signature must verify.
+        #[arg(long, value_name = "FILE.pub")]
+        key: Option<PathBuf>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Push a component to an OCI registry as the standard Wasm artifact (the tag defaults
+    /// to the skill's version), and sign it with --sign.
+    Publish {
+        /// The component (`.wasm`).
+        wasm: PathBuf,
+        /// `oci://REGISTRY/REPO[:TAG]`.
+        reference: String,
+        /// Sign it with this private key (cosign's format; password from
+        /// REACH_SIGNING_PASSWORD or COSIGN_PASSWORD).
+        #[arg(long, value_name = "FILE.key")]
+        sign: Option<PathBuf>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sign an artifact already in a registry (cosign-compatible, at the sha256-DIGEST.sig tag).
+    Sign {
+        /// `oci://REGISTRY/REPO:TAG` or `…@sha256:…` (a tag is resolved and the digest signed).
+        reference: String,
+        /// The private key (cosign's format; password from REACH_SIGNING_PASSWORD or
+        /// COSIGN_PASSWORD).
+        #[arg(long, value_name = "FILE.key")]
+        key: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a signing key pair in cosign's formats: PREFIX.key (encrypted with
+    /// REACH_SIGNING_PASSWORD, readable by you only) and PREFIX.pub; prints its fingerprint.
+    Keygen {
+        /// Path prefix of the two files.
+        #[arg(long, default_value = "reach-signing")]
+        out: PathBuf,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Look for newer releases (semver tags) at the origin of each skill installed from a
+    /// registry (or of NAME), show what changes, and install with --yes or your answer. The
+    /// table is never edited: the pin line to change is printed.
+    Update {
+        /// Only this skill.
+        name: Option<String>,
+        /// Install without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Machine-readable output (never asks: installs only with --yes).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The languages `reach skill new` writes a skill in.

@@ -11,6 +11,7 @@ mod args;
 mod call;
 mod check;
 mod context;
+mod distribute;
 mod eval;
 mod mcp;
 mod memory;
@@ -75,6 +76,29 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
         }
         args::Command::Skill { command: args::SkillCommand::Requests { wasm, set, json } } => {
             skill_requests::run(wasm, set.as_deref(), *json)
+        }
+        args::Command::Skill {
+            command: args::SkillCommand::Add { reference, require_signature, key, json },
+        } => {
+            let args = distribute::add::AddArgs {
+                reference,
+                require_signature: *require_signature,
+                key: key.as_deref(),
+                json: *json,
+            };
+            distribute::add(&cli, &args).await
+        }
+        args::Command::Skill { command: args::SkillCommand::Publish { wasm, reference, sign, json } } => {
+            distribute::publish(&cli, wasm, reference, sign.as_deref(), *json).await
+        }
+        args::Command::Skill { command: args::SkillCommand::Sign { reference, key, json } } => {
+            distribute::sign(reference, key, *json).await
+        }
+        args::Command::Skill { command: args::SkillCommand::Keygen { out, json } } => {
+            distribute::keygen(out, *json)
+        }
+        args::Command::Skill { command: args::SkillCommand::Update { name, yes, json } } => {
+            distribute::update(&cli, name.as_deref(), *yes, *json).await
         }
         args::Command::Run(args) => run::run(&cli, args).await,
         args::Command::Eval(args) => eval::run(&cli, args).await,
