@@ -103,11 +103,11 @@ pub use hosts::{HostPattern, NetAllowlist};
 pub use level::{Level, LevelParseError};
 pub use memory::{DEFAULT_MEMORY_PATH, MemorySettings};
 pub use model::ModelSettings;
-pub use trust::{SignedBy, SkillTrust, key_fingerprint};
 pub use requests::{
     Answer, Capability, METADATA_PREFIX as REQUESTS_METADATA_PREFIX, Requests, Row as RequestRow,
     SECTION as REQUESTS_SECTION,
 };
+pub use trust::{SignedBy, SkillTrust, key_fingerprint};
 
 use error::Source;
 use raw::{ListedSkill, RawPolicy};
@@ -405,9 +405,7 @@ impl Policy {
     /// What the table asks of a skill's origin and signature (`origin`,
     /// `signed_by`); `None` when the skill is not listed or asks nothing.
     pub fn trust(&self, skill: &str) -> Option<&SkillTrust> {
-        self.listed(skill)
-            .map(|s| &s.trust)
-            .filter(|t| t.origin.is_some() || t.signed_by.is_some())
+        self.listed(skill).map(|s| &s.trust).filter(|t| t.origin.is_some() || t.signed_by.is_some())
     }
 
     /// Folders that a skill with an `auto` tool may write although another

@@ -24,8 +24,8 @@
 mod bundles;
 mod identity;
 mod manifest;
-mod trust;
 pub mod seen;
+mod trust;
 
 pub(crate) use bundles::RUNNER_TOOL;
 pub use bundles::{BundleEntry, Language, RUN_SCRIPT, RUNNERS, Script};

@@ -67,11 +67,10 @@ impl Registry {
         let (manifest, manifest_digest, raw) = self.manifest(reference).await?;
         let at = reference.at_digest(&manifest_digest);
         let layer = component_layer(&at, &manifest)?;
-        let mut out = Bounded { buf: Vec::with_capacity(layer.size as usize), limit: layer.size as usize };
-        self.client
-            .pull_blob(&at.client_ref(), &layer, &mut out)
-            .await
-            .map_err(|e| match OciError::from_client(&at, e) {
+        let mut out =
+            Bounded { buf: Vec::with_capacity(layer.size as usize), limit: layer.size as usize };
+        self.client.pull_blob(&at.client_ref(), &layer, &mut out).await.map_err(|e| {
+            match OciError::from_client(&at, e) {
                 OciError::Digest { reference, expected, actual, .. } => OciError::Digest {
                     reference,
                     what: "the component layer".into(),
@@ -79,7 +78,8 @@ impl Registry {
                     actual,
                 },
                 other => other,
-            })?;
+            }
+        })?;
         let component = out.buf;
         // oci-client checked this already; checked again here because the
         // install and the pin depend on it and it costs one hash.
@@ -117,15 +117,18 @@ impl Registry {
             });
         }
         let (config, layer) =
-            WasmConfig::from_raw_component(component.to_vec(), None).map_err(|e| OciError::Layout {
-                reference: reference.to_string(),
-                reason: format!("not a WebAssembly component: {e:#}"),
+            WasmConfig::from_raw_component(component.to_vec(), None).map_err(|e| {
+                OciError::Layout {
+                    reference: reference.to_string(),
+                    reason: format!("not a WebAssembly component: {e:#}"),
+                }
             })?;
         let config = config.to_config().map_err(|e| OciError::Layout {
             reference: reference.to_string(),
             reason: format!("cannot describe the component: {e:#}"),
         })?;
-        let mut manifest = OciImageManifest::build(std::slice::from_ref(&layer), &config, Some(annotations));
+        let mut manifest =
+            OciImageManifest::build(std::slice::from_ref(&layer), &config, Some(annotations));
         manifest.media_type = Some(MANIFEST_TYPE.to_owned());
         let body = serde_json::to_vec(&manifest).expect("a manifest serializes");
         let manifest_digest = sha256(&body);
@@ -142,7 +145,11 @@ impl Registry {
             .push_manifest_raw(&image, body, MANIFEST_TYPE.parse().expect("a header value"))
             .await
             .map_err(fail)?;
-        Ok(Pushed { reference: reference.at_digest(&manifest_digest), manifest_digest, layer_digest })
+        Ok(Pushed {
+            reference: reference.at_digest(&manifest_digest),
+            manifest_digest,
+            layer_digest,
+        })
     }
 
     /// The image manifest at `reference`, its digest, and its bytes, checked.
@@ -151,9 +158,12 @@ impl Registry {
         reference: &OciRef,
     ) -> Result<(OciImageManifest, String, Vec<u8>), OciError> {
         let (body, digest) = self.manifest_raw(reference).await?;
-        let manifest: OciImageManifest = serde_json::from_slice(&body).map_err(|e| OciError::Layout {
-            reference: reference.to_string(),
-            reason: format!("the manifest is not an OCI image manifest: {e}"),
+        let manifest: OciImageManifest = serde_json::from_slice(&body).map_err(|e| OciError::Registry {
+            registry: reference.registry.clone(),
+            reason: format!(
+                "answered {reference} with something that is not an OCI image manifest ({e}); is \
+                 this an OCI registry?"
+            ),
         })?;
         if let Some(t) = manifest.media_type.as_deref()
             && t != MANIFEST_TYPE
@@ -161,7 +171,9 @@ impl Registry {
         {
             return Err(OciError::Layout {
                 reference: reference.to_string(),
-                reason: format!("the manifest is a {t}, not a single image manifest (an index of platforms is not a skill)"),
+                reason: format!(
+                    "the manifest is a {t}, not a single image manifest (an index of platforms is not a skill)"
+                ),
             });
         }
         Ok((manifest, digest, body))
@@ -169,11 +181,18 @@ impl Registry {
 
     /// The manifest's bytes at `reference` and their digest, checked against
     /// the digest in the reference when it has one.
-    pub(crate) async fn manifest_raw(&self, reference: &OciRef) -> Result<(Vec<u8>, String), OciError> {
+    pub(crate) async fn manifest_raw(
+        &self,
+        reference: &OciRef,
+    ) -> Result<(Vec<u8>, String), OciError> {
         self.client.store_auth_if_needed(&self.registry, &self.auth).await;
         let (body, digest) = self
             .client
-            .pull_manifest_raw(&reference.client_ref(), &self.auth, &[MANIFEST_TYPE, DOCKER_MANIFEST_TYPE])
+            .pull_manifest_raw(
+                &reference.client_ref(),
+                &self.auth,
+                &[MANIFEST_TYPE, DOCKER_MANIFEST_TYPE],
+            )
             .await
             .map_err(|e| OciError::from_client(reference, e))?;
         let actual = sha256(&body);
@@ -191,7 +210,10 @@ impl Registry {
 }
 
 /// The one component layer of a manifest, its types and size checked.
-fn component_layer<'m>(at: &OciRef, manifest: &'m OciImageManifest) -> Result<&'m OciDescriptor, OciError> {
+fn component_layer<'m>(
+    at: &OciRef,
+    manifest: &'m OciImageManifest,
+) -> Result<&'m OciDescriptor, OciError> {
     let bad = |reason: String| OciError::Layout { reference: at.to_string(), reason };
     if !CONFIG_TYPES.contains(&manifest.config.media_type.as_str()) {
         return Err(bad(format!(
@@ -237,7 +259,11 @@ struct Bounded {
 }
 
 impl tokio::io::AsyncWrite for Bounded {
-    fn poll_write(mut self: Pin<&mut Self>, _: &mut Context<'_>, data: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         if self.buf.len() + data.len() > self.limit {
             return Poll::Ready(Err(std::io::Error::other(format!(
                 "the registry sent more than the {} bytes the manifest gives for the layer",

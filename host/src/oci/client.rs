@@ -166,9 +166,11 @@ impl OciRef {
                 self.repository.clone(),
                 d.clone(),
             ),
-            (None, Some(t)) => {
-                oci_client::Reference::with_tag(self.registry.clone(), self.repository.clone(), t.clone())
-            }
+            (None, Some(t)) => oci_client::Reference::with_tag(
+                self.registry.clone(),
+                self.repository.clone(),
+                t.clone(),
+            ),
             (None, None) => oci_client::Reference::with_tag(
                 self.registry.clone(),
                 self.repository.clone(),

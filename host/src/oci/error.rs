@@ -102,7 +102,10 @@ pub enum OciError {
 #[cfg(feature = "oci")]
 impl OciError {
     /// A registry error from `oci-client`'s, in words an operator can act on.
-    pub(crate) fn from_client(reference: &super::OciRef, e: oci_client::errors::OciDistributionError) -> Self {
+    pub(crate) fn from_client(
+        reference: &super::OciRef,
+        e: oci_client::errors::OciDistributionError,
+    ) -> Self {
         use oci_client::errors::OciDistributionError as E;
         let registry = reference.registry.clone();
         match e {
@@ -121,7 +124,12 @@ impl OciError {
             {
                 OciError::NotFound {
                     reference: reference.to_string(),
-                    reason: envelope.errors.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("; "),
+                    reason: envelope
+                        .errors
+                        .iter()
+                        .map(|e| e.message.clone())
+                        .collect::<Vec<_>>()
+                        .join("; "),
                 }
             }
             E::DigestError(d) => {
@@ -131,7 +139,12 @@ impl OciError {
                     }
                     other => (String::new(), other.to_string()),
                 };
-                OciError::Digest { reference: reference.to_string(), what: "a blob".into(), expected, actual }
+                OciError::Digest {
+                    reference: reference.to_string(),
+                    what: "a blob".into(),
+                    expected,
+                    actual,
+                }
             }
             E::AuthenticationFailure(m) | E::UnauthorizedError { url: m } => OciError::Registry {
                 registry,
@@ -153,7 +166,10 @@ impl OciError {
             },
             other => OciError::Registry {
                 registry,
-                reason: format!("answered something that is not the OCI distribution API: {}", redact(&other.to_string())),
+                reason: format!(
+                    "answered something that is not the OCI distribution API: {}",
+                    redact(&other.to_string())
+                ),
             },
         }
     }

@@ -115,21 +115,25 @@ impl Provenance {
     pub fn check(&self, file_sha256: &str, expect: &Expect<'_>) -> Result<Checked, String> {
         use base64::Engine;
         let b64 = base64::engine::general_purpose::STANDARD;
-        let manifest = b64.decode(&self.manifest).map_err(|_| "its record's manifest is not base64".to_owned())?;
+        let manifest = b64
+            .decode(&self.manifest)
+            .map_err(|_| "its record's manifest is not base64".to_owned())?;
         if super::artifact::sha256(&manifest) != self.manifest_digest {
             return Err("its origin record's manifest does not match the manifest digest".into());
         }
         let parsed: oci_client::manifest::OciImageManifest = serde_json::from_slice(&manifest)
             .map_err(|e| format!("its origin record's manifest does not parse: {e}"))?;
         let file = format!("sha256:{file_sha256}");
-        if parsed.layers.len() != 1 || parsed.layers[0].digest != file || self.layer_digest != file {
+        if parsed.layers.len() != 1 || parsed.layers[0].digest != file || self.layer_digest != file
+        {
             return Err(format!(
                 "the file ({file}) is not the component {} published (layer {})",
                 self.origin,
                 parsed.layers.first().map_or("none", |l| l.digest.as_str())
             ));
         }
-        let installed = OciRef::parse(&self.origin).map_err(|e| format!("its origin record: {e}"))?;
+        let installed =
+            OciRef::parse(&self.origin).map_err(|e| format!("its origin record: {e}"))?;
         if let Some(want) = expect.origin
             && (want.registry != installed.registry || want.repository != installed.repository)
         {
@@ -149,7 +153,9 @@ impl Provenance {
     fn check_signature(&self, signer: Signer<'_>) -> Result<String, String> {
         use super::signature::{Found, PublicKey, verify};
         let key = match signer {
-            Signer::Key(pem) => PublicKey::from_pem(pem).map_err(|e| format!("the table's signed_by key {e}"))?,
+            Signer::Key(pem) => {
+                PublicKey::from_pem(pem).map_err(|e| format!("the table's signed_by key {e}"))?
+            }
             Signer::Fingerprint(fp) => {
                 let Some(record) = &self.signature else {
                     return Err(format!(
@@ -157,7 +163,8 @@ impl Provenance {
                          {fp} (add it again with `reach skill add`)"
                     ));
                 };
-                let key = PublicKey::from_pem(&record.public_key).map_err(|e| format!("its record's key {e}"))?;
+                let key = PublicKey::from_pem(&record.public_key)
+                    .map_err(|e| format!("its record's key {e}"))?;
                 if key.fingerprint() != fp {
                     return Err(format!(
                         "it was signed by {} when installed, not by the table's signed_by {fp}",

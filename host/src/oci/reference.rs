@@ -28,7 +28,8 @@ pub struct OciRef {
 impl OciRef {
     /// Parse `oci://REGISTRY/REPO[:TAG][@sha256:HEX]`; the error says which part is wrong.
     pub fn parse(text: &str) -> Result<Self, OciError> {
-        let bad = |why: &str| OciError::Reference { reference: text.to_owned(), reason: why.into() };
+        let bad =
+            |why: &str| OciError::Reference { reference: text.to_owned(), reason: why.into() };
         let rest = text.strip_prefix(SCHEME).ok_or_else(|| {
             bad("it must start with oci://, e.g. oci://ghcr.io/acme/skills/echo:1.0.0")
         })?;
@@ -62,7 +63,9 @@ impl OciRef {
         if let Some(t) = tag
             && !tag_is_valid(t)
         {
-            return Err(bad("a tag is up to 128 characters of [A-Za-z0-9_.-], not starting with . or -"));
+            return Err(bad(
+                "a tag is up to 128 characters of [A-Za-z0-9_.-], not starting with . or -",
+            ));
         }
         Ok(OciRef {
             registry: registry.to_owned(),
@@ -159,7 +162,8 @@ fn repository_is_valid(repo: &str) -> bool {
             !b.is_empty()
                 && b[0].is_ascii_alphanumeric()
                 && b[b.len() - 1].is_ascii_alphanumeric()
-                && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"._-".contains(c))
+                && b.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || b"._-".contains(c))
                 && !part.contains("..")
         })
 }
@@ -182,14 +186,29 @@ mod tests {
     fn references_parse_into_their_parts() {
         let cases: &[(&str, &str, &str, Option<&str>, bool)] = &[
             ("oci://ghcr.io/acme/echo:1.0.0", "ghcr.io", "acme/echo", Some("1.0.0"), false),
-            ("oci://127.0.0.1:5000/skills/echo:v2", "127.0.0.1:5000", "skills/echo", Some("v2"), false),
+            (
+                "oci://127.0.0.1:5000/skills/echo:v2",
+                "127.0.0.1:5000",
+                "skills/echo",
+                Some("v2"),
+                false,
+            ),
             ("oci://localhost:5000/echo", "localhost:5000", "echo", None, false),
             ("oci://[::1]:5000/a/b:t", "[::1]:5000", "a/b", Some("t"), false),
-            ("oci://registry.example.com/a.b/c_d/e-f:x_y", "registry.example.com", "a.b/c_d/e-f", Some("x_y"), false),
+            (
+                "oci://registry.example.com/a.b/c_d/e-f:x_y",
+                "registry.example.com",
+                "a.b/c_d/e-f",
+                Some("x_y"),
+                false,
+            ),
         ];
         for (text, registry, repo, tag, _) in cases {
             let r = OciRef::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
-            assert_eq!((r.registry.as_str(), r.repository.as_str(), r.tag.as_deref()), (*registry, *repo, *tag));
+            assert_eq!(
+                (r.registry.as_str(), r.repository.as_str(), r.tag.as_deref()),
+                (*registry, *repo, *tag)
+            );
             assert_eq!(r.to_string(), *text, "round trip");
         }
         let r = OciRef::parse(&format!("oci://ghcr.io/acme/echo:1.0.0@{D}")).unwrap();

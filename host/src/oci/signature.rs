@@ -71,7 +71,11 @@ impl PublicKey {
         }
         let key = CosignVerificationKey::try_from_der(parsed.contents())
             .map_err(|e| format!("not a public key cosign can use: {e}"))?;
-        Ok(PublicKey { pem: pem.trim().to_owned() + "\n", fingerprint: sha256(parsed.contents()), key })
+        Ok(PublicKey {
+            pem: pem.trim().to_owned() + "\n",
+            fingerprint: sha256(parsed.contents()),
+            key,
+        })
     }
 
     /// Read a public key file.
@@ -224,8 +228,13 @@ pub fn verify(digest: &str, found: &[Found], expected: &PublicKey) -> Result<Fou
 /// [`verify`] for a signer named by fingerprint only: the key is taken
 /// from a signature that names it (ours carry the signer's key), and must
 /// have that fingerprint. Err when no signature names such a key.
-pub fn verify_fingerprint(digest: &str, found: &[Found], fingerprint: &str) -> Result<(Found, PublicKey), String> {
-    let key = found.iter().filter_map(Found::claimed_signer).find(|k| k.fingerprint() == fingerprint);
+pub fn verify_fingerprint(
+    digest: &str,
+    found: &[Found],
+    fingerprint: &str,
+) -> Result<(Found, PublicKey), String> {
+    let key =
+        found.iter().filter_map(Found::claimed_signer).find(|k| k.fingerprint() == fingerprint);
     match key {
         Some(key) => verify(digest, found, &key).map(|f| (f, key)),
         None if found.is_empty() => Err(format!(
@@ -246,13 +255,17 @@ pub fn verify_fingerprint(digest: &str, found: &[Found], fingerprint: &str) -> R
 fn signers(found: &[Found], expected: Option<&PublicKey>) -> String {
     let mut seen: Vec<String> = Vec::new();
     for f in found {
-        let by_expected = expected.zip(f.payload_bytes()).filter(|(k, p)| k.verifies(p, &f.signature));
+        let by_expected =
+            expected.zip(f.payload_bytes()).filter(|(k, p)| k.verifies(p, &f.signature));
         let text = if let Some((k, _)) = by_expected {
             format!("{} (for another artifact: the payload names another digest)", k.fingerprint())
         } else {
             match (f.claimed_signer(), f.payload_bytes()) {
                 (Some(k), Some(p)) if k.verifies(&p, &f.signature) => k.fingerprint().to_owned(),
-                (Some(k), _) => format!("a signature that does not verify with the key it names ({})", k.fingerprint()),
+                (Some(k), _) => format!(
+                    "a signature that does not verify with the key it names ({})",
+                    k.fingerprint()
+                ),
                 _ => "a key it does not name (e.g. made with cosign)".to_owned(),
             }
         };
@@ -281,14 +294,19 @@ impl Registry {
             Err(OciError::NotFound { .. }) => return Ok(Vec::new()),
             Err(e) => return Err(e),
         };
-        let manifest: OciImageManifest = serde_json::from_slice(&body).map_err(|e| OciError::Layout {
-            reference: tag.to_string(),
-            reason: format!("the signature manifest is not an image manifest: {e}"),
-        })?;
+        let manifest: OciImageManifest =
+            serde_json::from_slice(&body).map_err(|e| OciError::Layout {
+                reference: tag.to_string(),
+                reason: format!("the signature manifest is not an image manifest: {e}"),
+            })?;
         let at_sig = tag.at_digest(&sig_digest);
         let mut out = Vec::new();
-        for layer in manifest.layers.iter().filter(|l| l.media_type == LAYER_TYPE).take(MAX_SIGNATURES) {
-            let Some(signature) = layer.annotations.as_ref().and_then(|a| a.get(SIGNATURE_ANNOTATION)) else {
+        for layer in
+            manifest.layers.iter().filter(|l| l.media_type == LAYER_TYPE).take(MAX_SIGNATURES)
+        {
+            let Some(signature) =
+                layer.annotations.as_ref().and_then(|a| a.get(SIGNATURE_ANNOTATION))
+            else {
                 continue; // keyless signatures without a key signature: not ours to read
             };
             if layer.size > MAX_PAYLOAD_BYTES || layer.size < 0 {
@@ -311,30 +329,38 @@ impl Registry {
         let digest = at.digest.clone().expect("signing is by digest");
         let tag = at.at_tag(&signature_tag(&digest));
         let existing = match self.manifest_raw(&tag).await {
-            Ok((body, _)) => Some(serde_json::from_slice::<OciImageManifest>(&body).map_err(|e| {
-                OciError::Layout {
-                    reference: tag.to_string(),
-                    reason: format!("the signature manifest is not an image manifest: {e}"),
-                }
-            })?),
+            Ok((body, _)) => {
+                Some(serde_json::from_slice::<OciImageManifest>(&body).map_err(|e| {
+                    OciError::Layout {
+                        reference: tag.to_string(),
+                        reason: format!("the signature manifest is not an image manifest: {e}"),
+                    }
+                })?)
+            }
             Err(OciError::NotFound { .. }) => None,
             Err(e) => return Err(e),
         };
         if self.signatures(at).await?.iter().any(|f| {
-            f.payload_bytes().is_some_and(|p| key.public.verifies(&p, &f.signature) && vouches_for(&p, &digest))
+            f.payload_bytes()
+                .is_some_and(|p| key.public.verifies(&p, &f.signature) && vouches_for(&p, &digest))
         }) {
             return Ok(tag);
         }
         let payload = serde_json::to_vec(&SimpleSigning {
             critical: Critical {
-                identity: Identity { docker_reference: format!("{}/{}", at.registry, at.repository) },
+                identity: Identity {
+                    docker_reference: format!("{}/{}", at.registry, at.repository),
+                },
                 image: Image { docker_manifest_digest: digest.clone() },
                 type_name: PAYLOAD_TYPE.to_owned(),
             },
             optional: Some(Optional {
                 creator: Some(concat!("agent-reach ", env!("CARGO_PKG_VERSION")).to_owned()),
                 timestamp: None,
-                extra: BTreeMap::from([(SIGNER_KEY_FIELD.to_owned(), key.public.pem.clone().into())]),
+                extra: BTreeMap::from([(
+                    SIGNER_KEY_FIELD.to_owned(),
+                    key.public.pem.clone().into(),
+                )]),
             }),
         })
         .expect("a payload serializes");
@@ -361,7 +387,10 @@ impl Registry {
             }
             None => {
                 let config_digest = sha256(SIGNATURE_CONFIG);
-                self.client.push_blob(&image, SIGNATURE_CONFIG, &config_digest).await.map_err(fail)?;
+                self.client
+                    .push_blob(&image, SIGNATURE_CONFIG, &config_digest)
+                    .await
+                    .map_err(fail)?;
                 OciImageManifest {
                     media_type: Some(super::artifact::MANIFEST_TYPE.to_owned()),
                     config: OciDescriptor {
@@ -377,7 +406,11 @@ impl Registry {
         };
         let body = serde_json::to_vec(&manifest).expect("a manifest serializes");
         self.client
-            .push_manifest_raw(&image, body, super::artifact::MANIFEST_TYPE.parse().expect("a header value"))
+            .push_manifest_raw(
+                &image,
+                body,
+                super::artifact::MANIFEST_TYPE.parse().expect("a header value"),
+            )
             .await
             .map_err(fail)?;
         Ok(tag)

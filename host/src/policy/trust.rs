@@ -52,7 +52,9 @@ impl SignedBy {
     /// How it reads in messages: the fingerprint (and file), or the identity.
     pub fn describe(&self) -> String {
         match self {
-            SignedBy::Key { path, fingerprint, .. } => format!("{fingerprint} ({})", path.display()),
+            SignedBy::Key { path, fingerprint, .. } => {
+                format!("{fingerprint} ({})", path.display())
+            }
             SignedBy::Fingerprint(f) => f.clone(),
             SignedBy::Keyless { issuer, subject } => format!("{subject} (issuer {issuer})"),
         }
@@ -164,5 +166,10 @@ pub(super) fn resolve_signed_by(
 /// Whether an identity string looks like a pattern (glob or regex), which
 /// the table does not take.
 fn accepts_many(s: &str) -> bool {
-    s.contains('*') || s.contains(".+") || s.contains('^') || s.contains('$') || s.contains('|') || s.contains('?')
+    s.contains('*')
+        || s.contains(".+")
+        || s.contains('^')
+        || s.contains('$')
+        || s.contains('|')
+        || s.contains('?')
 }

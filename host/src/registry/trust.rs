@@ -42,7 +42,12 @@ pub(super) fn apply(entries: &mut [SkillEntry], policy: &Policy) {
 }
 
 #[cfg(feature = "oci")]
-fn check(entry: &SkillEntry, name: &str, sha256: &str, policy: &Policy) -> Result<Option<Origin>, String> {
+fn check(
+    entry: &SkillEntry,
+    name: &str,
+    sha256: &str,
+    policy: &Policy,
+) -> Result<Option<Origin>, String> {
     use crate::oci::provenance::{Expect, Provenance, Signer};
     use crate::policy::SignedBy;
     let record = Provenance::read_for(&entry.path);
@@ -80,7 +85,8 @@ fn check(entry: &SkillEntry, name: &str, sha256: &str, policy: &Policy) -> Resul
         }
     };
     let expect = Expect { origin: trust.origin.as_ref().map(|(r, _)| r), signer };
-    let checked = record.check(sha256, &expect).map_err(|why| format!("{}: {why}", entry.path.display()))?;
+    let checked =
+        record.check(sha256, &expect).map_err(|why| format!("{}: {why}", entry.path.display()))?;
     Ok(Some(Origin {
         reference: checked.origin,
         verified_signer: checked.verified_signer,

@@ -22,6 +22,8 @@ mod mcp_http;
 mod mcp_stdio;
 // `reach memory …` on real database files.
 mod memory_cli;
+// `reach skill publish/add/sign/update` against a real OCI registry on 127.0.0.1.
+mod oci_cli;
 // The OpenAI and Anthropic clients over the wire: requests, replies, retries, failures.
 mod model_clients;
 // What skills request against what the table grants: inspect, check, suggest, upgrades.

@@ -3,6 +3,7 @@
 //! ([`mcp`]).
 
 pub mod mcp;
+pub mod registry;
 
 use agent_reach_tests::server::Response;
 use serde_json::{Value, json};

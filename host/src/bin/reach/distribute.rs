@@ -72,7 +72,10 @@ pub async fn publish(
     let pushed = registry.push(&target, &bytes, annotations).await?;
     tracing::info!(reference = %pushed.reference, "published");
     let signed = match &key {
-        Some(key) => Some((registry.sign(&pushed.reference, key).await?, key.public().fingerprint().to_owned())),
+        Some(key) => Some((
+            registry.sign(&pushed.reference, key).await?,
+            key.public().fingerprint().to_owned(),
+        )),
         None => None,
     };
     if json {
@@ -115,7 +118,11 @@ pub async fn sign(reference: &str, key: &Path, json: bool) -> anyhow::Result<Exi
             })
         );
     } else {
-        println!("signed {at}\n  by {} ({})", key.public().fingerprint(), tag.tag.as_deref().unwrap_or(""));
+        println!(
+            "signed {at}\n  by {} ({})",
+            key.public().fingerprint(),
+            tag.tag.as_deref().unwrap_or("")
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

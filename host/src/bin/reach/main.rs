@@ -88,9 +88,9 @@ async fn run(cli: args::Cli) -> anyhow::Result<ExitCode> {
             };
             distribute::add(&cli, &args).await
         }
-        args::Command::Skill { command: args::SkillCommand::Publish { wasm, reference, sign, json } } => {
-            distribute::publish(&cli, wasm, reference, sign.as_deref(), *json).await
-        }
+        args::Command::Skill {
+            command: args::SkillCommand::Publish { wasm, reference, sign, json },
+        } => distribute::publish(&cli, wasm, reference, sign.as_deref(), *json).await,
         args::Command::Skill { command: args::SkillCommand::Sign { reference, key, json } } => {
             distribute::sign(reference, key, *json).await
         }

@@ -42,6 +42,7 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
                 "description": m.map(|m| m.description.clone()),
                 "reason": e.reason,
                 "previous": change,
+                "origin": e.origin,
             })
         })
         .chain(ctx.registry().bundles().iter().map(|b| {
@@ -98,6 +99,14 @@ pub async fn list(cli: &Cli, as_json: bool) -> anyhow::Result<ExitCode> {
         println!("{name:<16} {version:<10} {status:<11} {digest:<SHORT_DIGEST$}  {detail}");
         if let Some(change) = active_change(e, &changes) {
             println!("{:<16} {change} — review: reach skills inspect {name}", "");
+        }
+        if let Some(origin) = &e.origin {
+            let signature = match (&origin.verified_signer, &origin.signed_at_install) {
+                (Some(s), _) => format!("signature verified: signed by {s}"),
+                (None, Some(s)) => format!("signed by {s} at install (the table names no signer)"),
+                (None, None) => "not signed".to_owned(),
+            };
+            println!("{:<16} from {}; {signature}", "", escape_for_terminal(&origin.reference));
         }
     }
     for b in ctx.registry().bundles() {

@@ -43,7 +43,10 @@ fn a_signature_by_another_key_is_refused_naming_both() {
     assert!(err.contains(theirs.public().fingerprint()), "names the signer: {err}");
     // Without a signer named in the payload, the refusal says it cannot tell.
     let err = verify(DIGEST, &[signed(&theirs, DIGEST, false)], ours.public()).unwrap_err();
-    assert!(err.contains(ours.public().fingerprint()) && err.contains("a key it does not name"), "{err}");
+    assert!(
+        err.contains(ours.public().fingerprint()) && err.contains("a key it does not name"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -67,7 +70,8 @@ fn a_changed_payload_or_signature_is_refused() {
     // A signer that claims a key whose signature this is not.
     let impostor = SigningKey::generate().unwrap();
     let mut found = signed(&key, DIGEST, false);
-    let mut claim: SimpleSigning = serde_json::from_slice(&B64.decode(&found.payload).unwrap()).unwrap();
+    let mut claim: SimpleSigning =
+        serde_json::from_slice(&B64.decode(&found.payload).unwrap()).unwrap();
     claim.optional = Some(Optional {
         extra: BTreeMap::from([(SIGNER_KEY_FIELD.to_owned(), impostor.public().pem().into())]),
         ..Optional::default()
@@ -81,7 +85,10 @@ fn a_changed_payload_or_signature_is_refused() {
 fn no_signature_says_which_tag_is_missing() {
     let key = SigningKey::generate().unwrap();
     let err = verify(DIGEST, &[], key.public()).unwrap_err();
-    assert!(err.contains(&signature_tag(DIGEST)) && err.contains(key.public().fingerprint()), "{err}");
+    assert!(
+        err.contains(&signature_tag(DIGEST)) && err.contains(key.public().fingerprint()),
+        "{err}"
+    );
     assert_eq!(signature_tag(DIGEST), format!("sha256-{}.sig", &DIGEST[7..]));
 }
 

@@ -6,11 +6,11 @@ use crate::args::Cli;
 use agent_reach::oci::provenance::{Provenance, SignatureRecord};
 use agent_reach::oci::signature::{self, PublicKey};
 use agent_reach::oci::{OciError, OciRef, Pulled, Registry};
-use sha2::Digest as _;
 use agent_reach::policy::{Capability, Policy, SignedBy};
 use agent_reach::registry::Manifest;
 use agent_reach::text::{escape_for_terminal, escape_keeping_lines};
 use anyhow::Context as _;
+use sha2::Digest as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -90,7 +90,10 @@ pub(crate) async fn install(
     let Staged { asked, registry, pulled, manifest, part } = staged;
     let sha256 = pulled.layer_digest.trim_start_matches("sha256:").to_owned();
     let given_key = key.map(|k| PublicKey::read(k).map(|pk| Wanted::Key(pk))).transpose()?;
-    if require_signature && given_key.is_none() && policy.trust(&manifest.name).is_none_or(|t| t.signed_by.is_none()) {
+    if require_signature
+        && given_key.is_none()
+        && policy.trust(&manifest.name).is_none_or(|t| t.signed_by.is_none())
+    {
         // Without a key there is nobody to check a signature against: any
         // signature would pass, which is what this flag is there to prevent.
         anyhow::bail!(
@@ -126,7 +129,9 @@ pub(crate) async fn install(
     }
     let table_signer = match trust.and_then(|t| t.signed_by.as_ref()) {
         None => None,
-        Some((SignedBy::Key { pem, path, .. }, _)) => Some(Wanted::Key(PublicKey::from_pem(pem).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?)),
+        Some((SignedBy::Key { pem, path, .. }, _)) => Some(Wanted::Key(
+            PublicKey::from_pem(pem).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        )),
         Some((SignedBy::Fingerprint(f), _)) => Some(Wanted::Fingerprint(f.clone())),
         Some((keyless, line)) => anyhow::bail!(
             "[skills.{name}] signed_by (line {line}) names a keyless identity, {}; this host verifies \
@@ -171,9 +176,13 @@ pub(crate) async fn install(
         installed_at: httpdate::fmt_http_date(std::time::SystemTime::now()),
     };
     // The record first: a host reloading on the new file finds it there.
-    record.write_for(&path).with_context(|| format!("cannot write the origin record for {}", path.display()))?;
+    record
+        .write_for(&path)
+        .with_context(|| format!("cannot write the origin record for {}", path.display()))?;
     if !already {
-        part.persist(&path).map_err(|e| e.error).with_context(|| format!("cannot install {}", path.display()))?;
+        part.persist(&path)
+            .map_err(|e| e.error)
+            .with_context(|| format!("cannot install {}", path.display()))?;
     }
     tracing::info!(skill = %name, path = %path.display(), reference = %pulled.reference, "skill installed");
     Ok(Installed { path, manifest, pulled, signer, already })
@@ -193,7 +202,9 @@ async fn check_signature(
         Wanted::Key(key) => {
             (signature::verify(&pulled.manifest_digest, &found, key).map_err(refused)?, key.clone())
         }
-        Wanted::Fingerprint(f) => signature::verify_fingerprint(&pulled.manifest_digest, &found, f).map_err(refused)?,
+        Wanted::Fingerprint(f) => {
+            signature::verify_fingerprint(&pulled.manifest_digest, &found, f).map_err(refused)?
+        }
     };
     Ok(SignatureRecord {
         signer: key.fingerprint().to_owned(),
@@ -266,11 +277,20 @@ fn print(i: &Installed, policy: &Policy, json: bool) -> anyhow::Result<()> {
             m.name
         ),
     }
-    println!("  tools: {}", escape_for_terminal(&m.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")));
+    println!(
+        "  tools: {}",
+        escape_for_terminal(
+            &m.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
+        )
+    );
     let listed = policy.listed_skills().contains(&m.name.as_str());
     println!(
         "\n{} reach.toml (nothing is granted until you do):\n",
-        if listed { "Put these lines in its [skills.".to_owned() + &m.name + "] table in" } else { "Add to".to_owned() }
+        if listed {
+            "Put these lines in its [skills.".to_owned() + &m.name + "] table in"
+        } else {
+            "Add to".to_owned()
+        }
     );
     print!("{}", escape_keeping_lines(&table_lines(i)));
     Ok(())

@@ -13,7 +13,10 @@ pub fn keygen(prefix: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let public = with_suffix(prefix, "pub");
     for path in [&private, &public] {
         if path.exists() {
-            anyhow::bail!("{} exists; keygen never replaces a key (choose another --out)", path.display());
+            anyhow::bail!(
+                "{} exists; keygen never replaces a key (choose another --out)",
+                path.display()
+            );
         }
     }
     let password = signature::password_from_env();
@@ -39,7 +42,10 @@ pub fn keygen(prefix: &Path, json: bool) -> anyhow::Result<ExitCode> {
     } else {
         println!("wrote {} (private: keep it secret) and {}", private.display(), public.display());
         println!("fingerprint {}", key.public().fingerprint());
-        println!("operators trust it with  signed_by = \"{}\"  (or the .pub file's path)", key.public().fingerprint());
+        println!(
+            "operators trust it with  signed_by = \"{}\"  (or the .pub file's path)",
+            key.public().fingerprint()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

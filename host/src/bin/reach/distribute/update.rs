@@ -12,7 +12,12 @@ use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::process::ExitCode;
 
 /// Look for, show, and (when confirmed) install newer versions.
-pub async fn update(cli: &Cli, name: Option<&str>, yes: bool, json: bool) -> anyhow::Result<ExitCode> {
+pub async fn update(
+    cli: &Cli,
+    name: Option<&str>,
+    yes: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let host = crate::context::load(cli).await?;
     let policy = host.policy().clone();
     let installed: Vec<(Manifest, OciRef)> = host
@@ -43,12 +48,19 @@ pub async fn update(cli: &Cli, name: Option<&str>, yes: bool, json: bool) -> any
             .tags(&origin)
             .await?
             .into_iter()
-            .filter_map(|t| semver::Version::parse(t.strip_prefix('v').unwrap_or(&t)).ok().map(|v| (v, t)))
+            .filter_map(|t| {
+                semver::Version::parse(t.strip_prefix('v').unwrap_or(&t)).ok().map(|v| (v, t))
+            })
             .filter(|(v, _)| v.pre.is_empty() && *v > current.version)
             .max();
         let Some((version, tag)) = newest else {
             if !json {
-                println!("{} {} is the newest release at {}", current.name, current.version, origin.repository_url());
+                println!(
+                    "{} {} is the newest release at {}",
+                    current.name,
+                    current.version,
+                    origin.repository_url()
+                );
             }
             reports.push(serde_json::json!({"skill": current.name, "version": current.version.to_string(), "newer": null}));
             continue;
@@ -56,7 +68,10 @@ pub async fn update(cli: &Cli, name: Option<&str>, yes: bool, json: bool) -> any
         let staged = add::stage(cli, &origin.at_tag(&tag).to_string()).await?;
         let diff = Diff::between(&current, &staged.manifest);
         if !json {
-            println!("{} {} → {} at {}", current.name, current.version, version, staged.pulled.reference);
+            println!(
+                "{} {} → {} at {}",
+                current.name, current.version, version, staged.pulled.reference
+            );
             for line in diff.lines() {
                 println!("  {}", escape_for_terminal(&line));
             }
@@ -87,7 +102,12 @@ pub async fn update(cli: &Cli, name: Option<&str>, yes: bool, json: bool) -> any
         }));
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "updates": reports, "installed_any": changed }))?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "updates": reports, "installed_any": changed })
+            )?
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,356 @@
+//! `reach skill publish | add | sign | update` against a real Distribution
+//! registry on 127.0.0.1: a publisher's folder and an operator's folder
+//! (two "machines"), every refusal with nothing installed.
+
+use crate::support::isolated;
+use crate::support::registry::{TestRegistry, free_port, wasm_files};
+use agent_reach_tests::{echo_variant, guests};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// `reach ARGS` in `dir` with a signing password and no Docker config of
+/// the developer's.
+fn reach(dir: &Path, args: &[&str]) -> Output {
+    isolated(env!("CARGO_BIN_EXE_reach"), dir)
+        .args(args)
+        .env("REACH_SIGNING_PASSWORD", "correct horse")
+        .env("DOCKER_CONFIG", dir.join(".docker"))
+        .env_remove("REACH_REGISTRY_USERNAME")
+        .env_remove("REACH_REGISTRY_PASSWORD")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run reach")
+}
+
+fn ok(out: &Output) -> String {
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8(out.stdout.clone()).expect("utf-8")
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_str(&ok(out)).unwrap_or_else(|e| panic!("JSON ({e}): {out:?}"))
+}
+
+fn failed(out: &Output) -> String {
+    assert_ne!(out.status.code(), Some(0), "expected a refusal: {out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A publisher's folder with a key pair and `echo` components.
+struct Publisher {
+    dir: tempfile::TempDir,
+}
+
+impl Publisher {
+    fn new(key: &str) -> Publisher {
+        let p = Publisher { dir: tempfile::tempdir().expect("dir") };
+        let out = reach(p.path(), &["skill", "keygen", "--out", key, "--json"]);
+        json(&out);
+        p
+    }
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    /// `echo` at `version`, written to the publisher's folder.
+    fn echo(&self, version: &str) -> PathBuf {
+        let file = self.path().join(format!("echo-{version}.wasm"));
+        let bytes = if version == "1.0.0" {
+            guests::TEST_SKILL_ECHO.bytes()
+        } else {
+            echo_variant("echo", version)
+        };
+        std::fs::write(&file, bytes).expect("write");
+        file
+    }
+    fn key(&self, name: &str, ext: &str) -> String {
+        self.path().join(format!("{name}.{ext}")).display().to_string()
+    }
+    fn publish(&self, version: &str, reference: &str, sign: Option<&str>) -> Value {
+        let file = self.echo(version);
+        let mut args = vec!["skill", "publish", file.to_str().unwrap(), reference, "--json"];
+        let key = sign.map(|k| self.key(k, "key"));
+        if let Some(k) = &key {
+            args.extend(["--sign", k]);
+        }
+        json(&reach(self.path(), &args))
+    }
+}
+
+/// An operator's folder: its own skills folder and table.
+fn operator(table: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("dir");
+    std::fs::write(dir.path().join("reach.toml"), table).expect("table");
+    dir
+}
+
+fn sha256_file(path: &Path) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(std::fs::read(path).expect("read")))
+}
+
+#[test]
+fn a_skill_published_and_signed_is_added_elsewhere_with_pin_and_signature() {
+    let registry = TestRegistry::start();
+    let publisher = Publisher::new("acme");
+    let repo = registry.url("skills/echo");
+    let pushed = publisher.publish("1.0.0", &repo, Some("acme"));
+    // No tag given: the skill's version is the tag; the digest is the manifest's.
+    let reference = pushed["reference"].as_str().expect("reference");
+    assert!(reference.starts_with(&format!("{repo}:1.0.0@sha256:")), "{pushed:#}");
+    let fingerprint = pushed["signature"]["signer"].as_str().expect("signed").to_owned();
+
+    let op = operator("[skills.files]\nlevel = \"auto\"\n");
+    let key = publisher.key("acme", "pub");
+    let out =
+        reach(op.path(), &["skill", "add", &format!("{repo}:1.0.0"), "--key", &key, "--json"]);
+    let added = json(&out);
+    // The tag resolved to the digest that was published.
+    assert_eq!(added["manifest_digest"], pushed["manifest_digest"], "{added:#}");
+    assert_eq!(added["signature"]["signer"], fingerprint.as_str());
+    let installed = op.path().join("skills/echo-1.0.0.wasm");
+    assert_eq!(
+        Path::new(added["installed"].as_str().unwrap()),
+        Path::new("./skills/echo-1.0.0.wasm")
+    );
+    assert_eq!(sha256_file(&installed), added["sha256"].as_str().unwrap(), "the file is the layer");
+    assert_eq!(std::fs::read(&installed).unwrap(), guests::TEST_SKILL_ECHO.bytes());
+    let lines = added["table_lines"].as_str().unwrap();
+    for want in [
+        "[skills.echo]".to_owned(),
+        format!("origin = \"{repo}\""),
+        format!("sha256 = \"{}\"", added["sha256"].as_str().unwrap()),
+        format!("signed_by = \"{fingerprint}\""),
+    ] {
+        assert!(lines.contains(&want), "{want} in {lines}");
+    }
+
+    // Granting nothing by itself: the table does not list echo, so the
+    // built-in default (confirm) stands and the call is refused unasked.
+    let out = reach(op.path(), &["call", "echo.echo", "{\"a\":1}"]);
+    assert_ne!(out.status.code(), Some(0), "{out:?}");
+
+    // The operator pastes the lines (with a level) and the skill serves,
+    // its signature checked at load against the table's key.
+    std::fs::write(op.path().join("reach.toml"), format!("{lines}level = \"auto\"\n")).unwrap();
+    let out = reach(op.path(), &["call", "echo.echo", "{\"a\":1}"]);
+    assert!(ok(&out).contains("\"a\":1"), "{out:?}");
+    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
+    let echo = listed["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "echo")
+        .expect("echo listed")
+        .clone();
+    assert_eq!(echo["status"], "active", "{echo:#}");
+    assert_eq!(echo["origin"]["verified_signer"], fingerprint.as_str(), "{echo:#}");
+    assert!(
+        echo["origin"]["reference"].as_str().unwrap().starts_with(&format!("{repo}:1.0.0@sha256:"))
+    );
+    let text = ok(&reach(op.path(), &["skills", "list"]));
+    assert!(text.contains("signed by") && text.contains(&fingerprint[..19]), "{text}");
+}
+
+#[test]
+fn a_table_that_stops_trusting_the_key_refuses_the_installed_skill_at_load() {
+    let registry = TestRegistry::start();
+    let publisher = Publisher::new("acme");
+    let other = Publisher::new("other");
+    let repo = registry.url("skills/echo");
+    publisher.publish("1.0.0", &repo, Some("acme"));
+    let op = operator("");
+    let added = json(&reach(
+        op.path(),
+        &[
+            "skill",
+            "add",
+            &format!("{repo}:1.0.0"),
+            "--key",
+            &publisher.key("acme", "pub"),
+            "--json",
+        ],
+    ));
+    let other_pub = other.key("other", "pub");
+    // The table now names another key (its file): the skill is broken, and says why.
+    std::fs::write(
+        op.path().join("reach.toml"),
+        format!("[skills.echo]\nlevel = \"auto\"\nsigned_by = \"{other_pub}\"\n"),
+    )
+    .unwrap();
+    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
+    let echo = &listed["skills"][0];
+    assert_eq!(echo["status"], "broken", "{listed:#}");
+    let reason = echo["reason"].as_str().unwrap();
+    let signer = added["signature"]["signer"].as_str().unwrap();
+    assert!(reason.contains(signer), "names who signed: {reason}");
+    let out = reach(op.path(), &["call", "echo.echo", "{}"]);
+    assert_ne!(out.status.code(), Some(0));
+    // A record edited to claim the other key cannot pass either.
+    let record = op.path().join("skills/echo-1.0.0.wasm.origin.json");
+    let mut r: Value = serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+    r["signature"]["public_key"] = std::fs::read_to_string(&other_pub).unwrap().into();
+    std::fs::write(&record, r.to_string()).unwrap();
+    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
+    assert_eq!(listed["skills"][0]["status"], "broken", "{listed:#}");
+    // A skill file without its record, under a table that names a signer.
+    std::fs::remove_file(&record).unwrap();
+    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
+    assert!(
+        listed["skills"][0]["reason"].as_str().unwrap().contains("no origin record"),
+        "{listed:#}"
+    );
+}
+
+#[test]
+fn a_signature_by_an_unknown_key_or_none_is_refused_and_nothing_installed() {
+    let registry = TestRegistry::start();
+    let publisher = Publisher::new("acme");
+    let stranger = Publisher::new("stranger");
+    let signed_repo = registry.url("skills/echo");
+    let unsigned_repo = registry.url("skills/unsigned");
+    stranger.publish("1.0.0", &signed_repo, Some("stranger"));
+    publisher.publish("1.0.0", &unsigned_repo, None);
+    let op = operator("");
+    let key = publisher.key("acme", "pub");
+
+    let err = failed(&reach(
+        op.path(),
+        &["skill", "add", &format!("{signed_repo}:1.0.0"), "--key", &key],
+    ));
+    assert!(err.contains("not signed by the key"), "{err}");
+    assert!(err.contains("nothing was installed"), "{err}");
+    assert_eq!(wasm_files(&op.path().join("skills")), Vec::<String>::new());
+
+    let err = failed(&reach(
+        op.path(),
+        &["skill", "add", &format!("{unsigned_repo}:1.0.0"), "--key", &key],
+    ));
+    assert!(err.contains("has no signature") && err.contains(".sig"), "{err}");
+    // --require-signature without a key to check against is refused outright.
+    let err = failed(&reach(
+        op.path(),
+        &["skill", "add", &format!("{unsigned_repo}:1.0.0"), "--require-signature"],
+    ));
+    assert!(err.contains("--key"), "{err}");
+    // The table's signed_by asks the same as --key.
+    let fingerprint = fingerprint_of(&publisher, "acme");
+    std::fs::write(
+        op.path().join("reach.toml"),
+        format!("[skills.echo]\nsigned_by = \"{fingerprint}\"\n"),
+    )
+    .unwrap();
+    let err = failed(&reach(op.path(), &["skill", "add", &format!("{signed_repo}:1.0.0")]));
+    assert!(
+        err.contains(&fingerprint) && err.contains(&fingerprint_of(&stranger, "stranger")),
+        "names both: {err}"
+    );
+    assert_eq!(wasm_files(&op.path().join("skills")), Vec::<String>::new());
+}
+
+fn fingerprint_of(p: &Publisher, key: &str) -> String {
+    let text = std::fs::read_to_string(p.key(key, "pub")).unwrap();
+    agent_reach::policy::key_fingerprint(&text).unwrap()
+}
+
+#[test]
+fn a_tampered_layer_and_a_moved_tag_are_refused() {
+    let registry = TestRegistry::start();
+    let publisher = Publisher::new("acme");
+    let repo = registry.url("skills/echo");
+    let pushed = publisher.publish("1.0.0", &repo, None);
+    let pin = pushed["sha256"].as_str().unwrap().to_owned();
+
+    // The tag moves to other bytes: the table's pin refuses them.
+    let op = operator(&format!("[skills.echo]\nsha256 = \"{pin}\"\n"));
+    let file = publisher.echo("1.0.1");
+    json(&reach(
+        publisher.path(),
+        &["skill", "publish", file.to_str().unwrap(), &format!("{repo}:1.0.0"), "--json"],
+    ));
+    let err = failed(&reach(op.path(), &["skill", "add", &format!("{repo}:1.0.0")]));
+    assert!(err.contains("pins [skills.echo] sha256") && err.contains(&pin), "{err}");
+    assert_eq!(wasm_files(&op.path().join("skills")), Vec::<String>::new());
+    // The digest published first still pulls, by digest.
+    let by_digest = pushed["reference"].as_str().unwrap();
+    json(&reach(op.path(), &["skill", "add", by_digest, "--json"]));
+    assert_eq!(wasm_files(&op.path().join("skills")), vec!["echo-1.0.0.wasm"]);
+
+    // A layer changed in the registry's storage: refused by its digest.
+    let other = operator("");
+    let blob = registry.blob_file(&format!("sha256:{pin}"));
+    let mut bytes = std::fs::read(&blob).expect("blob");
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&blob, bytes).unwrap();
+    let err = failed(&reach(other.path(), &["skill", "add", by_digest]));
+    assert!(err.contains("does not match its digest"), "{err}");
+    assert_eq!(wasm_files(&other.path().join("skills")), Vec::<String>::new());
+}
+
+#[test]
+fn a_registry_that_is_down_or_answers_garbage_changes_nothing() {
+    let op = operator("");
+    let down = format!("oci://127.0.0.1:{}/skills/echo:1.0.0", free_port());
+    let err = failed(&reach(op.path(), &["skill", "add", &down]));
+    assert!(err.contains("cannot connect"), "{err}");
+    let garbage = agent_reach_tests::server::Server::start(|_| {
+        agent_reach_tests::server::Response::new(200)
+            .header("content-type", "text/html")
+            .body("<html>hello</html>")
+    });
+    let err = failed(&reach(
+        op.path(),
+        &["skill", "add", &format!("oci://{}/skills/echo:1.0.0", garbage.addr)],
+    ));
+    assert!(err.contains("registry 127.0.0.1:"), "{err}");
+    assert!(!op.path().join("skills").exists() || wasm_files(&op.path().join("skills")).is_empty());
+    let err = failed(&reach(op.path(), &["skill", "add", "ghcr.io/acme/echo:1"]));
+    assert!(err.contains("must start with oci://"), "{err}");
+}
+
+#[test]
+fn update_shows_the_newer_release_and_installs_it_only_when_asked() {
+    let registry = TestRegistry::start();
+    let publisher = Publisher::new("acme");
+    let repo = registry.url("skills/echo");
+    publisher.publish("1.0.0", &repo, Some("acme"));
+    let op = operator("");
+    let added = json(&reach(
+        op.path(),
+        &[
+            "skill",
+            "add",
+            &format!("{repo}:1.0.0"),
+            "--key",
+            &publisher.key("acme", "pub"),
+            "--json",
+        ],
+    ));
+    std::fs::write(op.path().join("reach.toml"), added["table_lines"].as_str().unwrap()).unwrap();
+    let report = json(&reach(op.path(), &["skill", "update", "--json"]));
+    assert_eq!(report["updates"][0]["newer"], Value::Null, "{report:#}");
+
+    publisher.publish("2.0.0", &repo, Some("acme"));
+    let report = json(&reach(op.path(), &["skill", "update", "--json"]));
+    assert_eq!(report["updates"][0]["newer"], "2.0.0", "{report:#}");
+    assert_eq!(report["installed_any"], false, "not without --yes");
+    assert_eq!(wasm_files(&op.path().join("skills")), vec!["echo-1.0.0.wasm"]);
+
+    let out = reach(op.path(), &["skill", "update", "echo", "--yes"]);
+    let text = ok(&out);
+    assert!(text.contains("1.0.0 → 2.0.0"), "{text}");
+    assert!(text.contains("signed by"), "the table's signer was checked: {text}");
+    assert!(text.contains("change line 3 of the table"), "{text}");
+    assert_eq!(wasm_files(&op.path().join("skills")), vec!["echo-1.0.0.wasm", "echo-2.0.0.wasm"]);
+    // The table was not edited: the pin keeps 1.0.0 the active one.
+    assert_eq!(
+        std::fs::read_to_string(op.path().join("reach.toml")).unwrap(),
+        added["table_lines"].as_str().unwrap()
+    );
+    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
+    let active: Vec<&Value> =
+        listed["skills"].as_array().unwrap().iter().filter(|s| s["status"] == "active").collect();
+    assert_eq!(active.len(), 1);
+    assert_eq!(active[0]["version"], "1.0.0", "{listed:#}");
+}
