@@ -214,12 +214,12 @@ pub fn verify(digest: &str, found: &[Found], expected: &PublicKey) -> Result<Fou
     let wanted = format!("signed_by {}", expected.fingerprint());
     if found.is_empty() {
         return Err(format!(
-            "has no signature ({} is missing), but the table wants {wanted}",
+            "has no signature ({} is missing), but {wanted} is required",
             signature_tag(digest)
         ));
     }
     Err(format!(
-        "is not signed by the key the table names ({wanted}); its {} signed by {}",
+        "is not signed by the required key ({wanted}); its {} signed by {}",
         if found.len() == 1 { "signature is" } else { "signatures are" },
         signers(found, Some(expected))
     ))
@@ -238,11 +238,11 @@ pub fn verify_fingerprint(
     match key {
         Some(key) => verify(digest, found, &key).map(|f| (f, key)),
         None if found.is_empty() => Err(format!(
-            "has no signature ({} is missing), but the table wants signed_by {fingerprint}",
+            "has no signature ({} is missing), but signed_by {fingerprint} is required",
             signature_tag(digest)
         )),
         None => Err(format!(
-            "is not signed by the key the table names (signed_by {fingerprint}); its {} signed by {} \
+            "is not signed by the required key (signed_by {fingerprint}); its {} signed by {} \
              (if the publisher signed with cosign, name their public key file instead of its fingerprint)",
             if found.len() == 1 { "signature is" } else { "signatures are" },
             signers(found, None)

@@ -202,7 +202,7 @@ fn errors_from_the_parser_name_line_column_and_key() {
         error("[skills.files]\nlevel = \"auto\"\nlevle = \"auto\"\n"),
         @"reach.toml:3:1: unknown field `levle`, expected one of `level`, `read`, `write`, `net`, \
           `env`, `memory_mb`, `timeout_ms`, `max_output_kb`, `tools`, `credentials`, `sha256`, \
-          `bundle`"
+          `bundle`, `origin`, `signed_by`"
     );
     insta::assert_snapshot!(
         error("[defaults]\nmemory = 64\n"),
@@ -953,4 +953,85 @@ fn the_journal_table_sets_the_budget_and_refuses_a_mode_it_does_not_know() {
     assert_eq!(parse("[journal]\nrecord_mb = 0\n").expect("valid").record_bytes(), 0);
     let err = parse("[journal]\nrecord_mb = -1\n").expect_err("refused").to_string();
     assert!(err.contains("journal.record_mb") && err.contains("record nothing"), "{err}");
+}
+
+// `origin` and `signed_by`: what a skill must come from and who must have signed it.
+mod trust {
+    use super::*;
+    use crate::policy::{SignedBy, key_fingerprint};
+
+    const FP: &str = "sha256:0574f50b34215bce96be70a91b95b421ede2327ec35ec5a6f81c8e16ca872655";
+    // A P-256 public key as cosign writes it.
+    const PUB: &str = "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEFu969YxSaFbLhE5KCufDMuXmRU/0\nyNcrWaqUu+TbuSH/+0pKtHlYoJGXYC4DQp7g6TUigRPQ/kSOOXgdSCMbng==\n-----END PUBLIC KEY-----\n";
+
+    #[test]
+    fn origin_and_a_fingerprint_or_key_file_resolve_with_their_lines() {
+        let p = parse_in(Path::new("/"), &format!(
+            "[skills.echo]\norigin = \"oci://ghcr.io/acme/echo\"\nsigned_by = \"{FP}\"\n"
+        ))
+        .unwrap();
+        let t = p.trust("echo").expect("trust");
+        assert_eq!(t.origin.as_ref().map(|(r, l)| (r.repository_url(), *l)), Some(("oci://ghcr.io/acme/echo".into(), 2)));
+        assert_eq!(t.signed_by, Some((SignedBy::Fingerprint(FP.into()), 3)));
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("acme.pub"), PUB).unwrap();
+        std::fs::write(dir.path().join("reach.toml"), "[skills.echo]\nsigned_by = \"acme.pub\"\n").unwrap();
+        let p = Policy::load(&dir.path().join("reach.toml")).unwrap();
+        match &p.trust("echo").unwrap().signed_by {
+            Some((SignedBy::Key { fingerprint, pem, .. }, 2)) => {
+                // The fingerprint `reach skill keygen` printed for this key.
+                assert_eq!(fingerprint, FP);
+                assert_eq!(pem, PUB);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(parse_in(Path::new("/"), "[skills.echo]\nlevel = \"auto\"\n").unwrap().trust("echo").is_none());
+    }
+
+    #[test]
+    fn a_keyless_identity_needs_both_parts_exactly() {
+        let ok = parse_in(Path::new("/"), 
+            "[skills.echo]\nsigned_by = { issuer = \"https://token.actions.githubusercontent.com\", subject = \"https://github.com/acme/skills/.github/workflows/release.yml@refs/heads/main\" }\n",
+        )
+        .unwrap();
+        assert!(matches!(ok.trust("echo").unwrap().signed_by, Some((SignedBy::Keyless { .. }, 2))));
+        let cases: &[(&str, &str)] = &[
+            ("{ issuer = \"https://accounts.google.com\" }", "needs both issuer and subject"),
+            ("{ subject = \"me@example.com\" }", "needs both issuer and subject"),
+            ("{ issuer = \"https://accounts.google.com\", subject = \"\" }", "needs both issuer and subject"),
+            ("{ issuer = \"https://accounts.google.com\", subject = \"*@example.com\" }", "is a pattern"),
+            ("{ issuer = \"https://accounts.google.com\", subject = \".+\" }", "is a pattern"),
+            ("{ issuer = \"*\", subject = \"me@example.com\" }", "is a pattern"),
+            ("{ issuer = \"accounts.google.com\", subject = \"me@example.com\" }", "https:// URL"),
+            ("{ issuer = \"https://a\", subject = \"b\", audience = \"c\" }", "unknown key"),
+            ("\"sha256:abc\"", "not a key fingerprint"),
+            ("\"no-such.pub\"", "cannot read the public key"),
+            ("42", "write a public key file"),
+        ];
+        for (value, says) in cases {
+            let err = parse_in(Path::new("/"), &format!("[skills.echo]\nsigned_by = {value}\n")).unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains("skills.echo.signed_by"), "{value}: {err}");
+        }
+    }
+
+    #[test]
+    fn an_origin_is_a_repository_reference() {
+        for (value, says) in [
+            ("ghcr.io/acme/echo", "must start with oci://"),
+            ("oci://ghcr.io/acme/echo@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "pin the file with sha256"),
+        ] {
+            let err = parse_in(Path::new("/"), &format!("[skills.echo]\norigin = \"{value}\"\n")).unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains("skills.echo.origin"), "{value}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_key_file_that_is_not_a_public_key_is_a_table_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("acme.key"), "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\nabc\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n").unwrap();
+        std::fs::write(dir.path().join("reach.toml"), "[skills.echo]\nsigned_by = \"acme.key\"\n").unwrap();
+        let err = Policy::load(&dir.path().join("reach.toml")).unwrap_err().to_string();
+        assert!(err.contains("is not a PEM PUBLIC KEY"), "{err}");
+    }
 }

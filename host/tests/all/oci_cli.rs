@@ -218,7 +218,7 @@ fn a_signature_by_an_unknown_key_or_none_is_refused_and_nothing_installed() {
         op.path(),
         &["skill", "add", &format!("{signed_repo}:1.0.0"), "--key", &key],
     ));
-    assert!(err.contains("not signed by the key"), "{err}");
+    assert!(err.contains("not signed by the required key"), "{err}");
     assert!(err.contains("nothing was installed"), "{err}");
     assert_eq!(wasm_files(&op.path().join("skills")), Vec::<String>::new());
 
