@@ -146,14 +146,19 @@ impl OciError {
                     actual,
                 }
             }
-            E::AuthenticationFailure(m) | E::UnauthorizedError { url: m } => OciError::Registry {
-                registry,
-                reason: format!(
-                    "refused our credentials ({m}); set REACH_REGISTRY_USERNAME and \
-                     REACH_REGISTRY_PASSWORD, or log in with `docker login {}`",
-                    reference.registry
-                ),
-            },
+            E::AuthenticationFailure(_) | E::UnauthorizedError { .. } => login_needed(reference),
+            E::ServerError { code: 401 | 403, .. } => login_needed(reference),
+            E::RegistryError { envelope, .. }
+                if envelope.errors.iter().any(|e| {
+                    matches!(
+                        e.code,
+                        oci_client::errors::OciErrorCode::Unauthorized
+                            | oci_client::errors::OciErrorCode::Denied
+                    )
+                }) =>
+            {
+                login_needed(reference)
+            }
             E::RequestError(r) => OciError::Registry {
                 registry,
                 reason: if r.is_connect() {
@@ -172,6 +177,19 @@ impl OciError {
                 ),
             },
         }
+    }
+}
+
+/// A registry that wants a login (or a better one): where ours come from.
+#[cfg(feature = "oci")]
+fn login_needed(reference: &super::OciRef) -> OciError {
+    OciError::Registry {
+        registry: reference.registry.clone(),
+        reason: format!(
+            "refused access to {} without a login that may do this (set REACH_REGISTRY_USERNAME \
+             and REACH_REGISTRY_PASSWORD, or log in with `docker login {}`)",
+            reference.repository, reference.registry
+        ),
     }
 }
 

@@ -966,17 +966,22 @@ mod trust {
 
     #[test]
     fn origin_and_a_fingerprint_or_key_file_resolve_with_their_lines() {
-        let p = parse_in(Path::new("/"), &format!(
-            "[skills.echo]\norigin = \"oci://ghcr.io/acme/echo\"\nsigned_by = \"{FP}\"\n"
-        ))
+        let p = parse_in(
+            Path::new("/"),
+            &format!("[skills.echo]\norigin = \"oci://ghcr.io/acme/echo\"\nsigned_by = \"{FP}\"\n"),
+        )
         .unwrap();
         let t = p.trust("echo").expect("trust");
-        assert_eq!(t.origin.as_ref().map(|(r, l)| (r.repository_url(), *l)), Some(("oci://ghcr.io/acme/echo".into(), 2)));
+        assert_eq!(
+            t.origin.as_ref().map(|(r, l)| (r.repository_url(), *l)),
+            Some(("oci://ghcr.io/acme/echo".into(), 2))
+        );
         assert_eq!(t.signed_by, Some((SignedBy::Fingerprint(FP.into()), 3)));
 
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("acme.pub"), PUB).unwrap();
-        std::fs::write(dir.path().join("reach.toml"), "[skills.echo]\nsigned_by = \"acme.pub\"\n").unwrap();
+        std::fs::write(dir.path().join("reach.toml"), "[skills.echo]\nsigned_by = \"acme.pub\"\n")
+            .unwrap();
         let p = Policy::load(&dir.path().join("reach.toml")).unwrap();
         match &p.trust("echo").unwrap().signed_by {
             Some((SignedBy::Key { fingerprint, pem, .. }, 2)) => {
@@ -986,7 +991,12 @@ mod trust {
             }
             other => panic!("{other:?}"),
         }
-        assert!(parse_in(Path::new("/"), "[skills.echo]\nlevel = \"auto\"\n").unwrap().trust("echo").is_none());
+        assert!(
+            parse_in(Path::new("/"), "[skills.echo]\nlevel = \"auto\"\n")
+                .unwrap()
+                .trust("echo")
+                .is_none()
+        );
     }
 
     #[test]
@@ -999,8 +1009,14 @@ mod trust {
         let cases: &[(&str, &str)] = &[
             ("{ issuer = \"https://accounts.google.com\" }", "needs both issuer and subject"),
             ("{ subject = \"me@example.com\" }", "needs both issuer and subject"),
-            ("{ issuer = \"https://accounts.google.com\", subject = \"\" }", "needs both issuer and subject"),
-            ("{ issuer = \"https://accounts.google.com\", subject = \"*@example.com\" }", "is a pattern"),
+            (
+                "{ issuer = \"https://accounts.google.com\", subject = \"\" }",
+                "needs both issuer and subject",
+            ),
+            (
+                "{ issuer = \"https://accounts.google.com\", subject = \"*@example.com\" }",
+                "is a pattern",
+            ),
             ("{ issuer = \"https://accounts.google.com\", subject = \".+\" }", "is a pattern"),
             ("{ issuer = \"*\", subject = \"me@example.com\" }", "is a pattern"),
             ("{ issuer = \"accounts.google.com\", subject = \"me@example.com\" }", "https:// URL"),
@@ -1010,7 +1026,9 @@ mod trust {
             ("42", "write a public key file"),
         ];
         for (value, says) in cases {
-            let err = parse_in(Path::new("/"), &format!("[skills.echo]\nsigned_by = {value}\n")).unwrap_err().to_string();
+            let err = parse_in(Path::new("/"), &format!("[skills.echo]\nsigned_by = {value}\n"))
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(says) && err.contains("skills.echo.signed_by"), "{value}: {err}");
         }
     }
@@ -1019,9 +1037,14 @@ mod trust {
     fn an_origin_is_a_repository_reference() {
         for (value, says) in [
             ("ghcr.io/acme/echo", "must start with oci://"),
-            ("oci://ghcr.io/acme/echo@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "pin the file with sha256"),
+            (
+                "oci://ghcr.io/acme/echo@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                "pin the file with sha256",
+            ),
         ] {
-            let err = parse_in(Path::new("/"), &format!("[skills.echo]\norigin = \"{value}\"\n")).unwrap_err().to_string();
+            let err = parse_in(Path::new("/"), &format!("[skills.echo]\norigin = \"{value}\"\n"))
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(says) && err.contains("skills.echo.origin"), "{value}: {err}");
         }
     }
@@ -1030,7 +1053,8 @@ mod trust {
     fn a_key_file_that_is_not_a_public_key_is_a_table_error() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("acme.key"), "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\nabc\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n").unwrap();
-        std::fs::write(dir.path().join("reach.toml"), "[skills.echo]\nsigned_by = \"acme.key\"\n").unwrap();
+        std::fs::write(dir.path().join("reach.toml"), "[skills.echo]\nsigned_by = \"acme.key\"\n")
+            .unwrap();
         let err = Policy::load(&dir.path().join("reach.toml")).unwrap_err().to_string();
         assert!(err.contains("is not a PEM PUBLIC KEY"), "{err}");
     }

@@ -354,3 +354,59 @@ fn update_shows_the_newer_release_and_installs_it_only_when_asked() {
     assert_eq!(active.len(), 1);
     assert_eq!(active[0]["version"], "1.0.0", "{listed:#}");
 }
+
+#[test]
+fn registry_credentials_come_from_the_environment_or_docker_config_and_are_never_shown() {
+    let password = "s3cret-Pw-4711";
+    let registry = TestRegistry::with_login("ci", password);
+    let publisher = Publisher::new("acme");
+    let file = publisher.echo("1.0.0");
+    let repo = registry.url("skills/echo");
+    let publish = |envs: &[(&str, &str)]| {
+        let mut command = isolated(env!("CARGO_BIN_EXE_reach"), publisher.path());
+        command
+            .args(["-vvv", "skill", "publish", file.to_str().unwrap(), &repo, "--sign"])
+            .arg(publisher.key("acme", "key"))
+            .env("REACH_SIGNING_PASSWORD", "correct horse")
+            .env("DOCKER_CONFIG", publisher.path().join(".docker"))
+            .envs(envs.iter().copied());
+        command.output().expect("run reach")
+    };
+    let err = failed(&publish(&[]));
+    assert!(err.contains("REACH_REGISTRY_USERNAME"), "says how to log in: {err}");
+    let out = publish(&[("REACH_REGISTRY_USERNAME", "ci"), ("REACH_REGISTRY_PASSWORD", password)]);
+    ok(&out);
+    let shown =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(shown.contains("the environment"), "-vvv says where the login came from: {shown}");
+    assert!(!shown.contains(password), "the password is never shown: {shown}");
+
+    // The operator's Docker config file, as `docker login` writes it.
+    use base64::Engine;
+    let op = operator("");
+    std::fs::create_dir_all(op.path().join(".docker")).unwrap();
+    let auth = base64::engine::general_purpose::STANDARD.encode(format!("ci:{password}"));
+    std::fs::write(
+        op.path().join(".docker/config.json"),
+        format!("{{\"auths\": {{\"{}\": {{\"auth\": \"{auth}\"}}}}}}", registry.addr),
+    )
+    .unwrap();
+    let mut args = vec!["-vvv", "skill", "add"];
+    let reference = format!("{repo}:1.0.0");
+    let key = publisher.key("acme", "pub");
+    args.extend([reference.as_str(), "--key", &key]);
+    let out = reach(op.path(), &args);
+    ok(&out);
+    let shown =
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(shown.contains("the Docker config file"), "{shown}");
+    assert!(!shown.contains(password) && !shown.contains(&auth), "{shown}");
+    for f in agent_reach_tests::files_under(&op.path().join("skills")) {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes.windows(password.len()).any(|w| w == password.as_bytes()),
+            "{} holds the password",
+            f.display()
+        );
+    }
+}

@@ -102,7 +102,8 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum SkillsCommand {
     /// Name, version, status (active / superseded / broken), file digest and tools of
-    /// every skill; says which active skills changed since the last listing.
+    /// every skill, and where each installed from a registry came from and who signed it;
+    /// says which active skills changed since the last listing.
     List {
         /// Machine-readable output.
         #[arg(long)]

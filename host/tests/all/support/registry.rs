@@ -18,7 +18,29 @@ pub struct TestRegistry {
 
 impl TestRegistry {
     pub fn start() -> TestRegistry {
+        Self::start_with(None)
+    }
+
+    /// A registry that wants this user name and password (htpasswd, bcrypt).
+    pub fn with_login(user: &str, password: &str) -> TestRegistry {
+        Self::start_with(Some((user, password)))
+    }
+
+    fn start_with(login: Option<(&str, &str)>) -> TestRegistry {
         let dir = tempfile::tempdir().expect("registry dir");
+        let auth = match login {
+            None => String::new(),
+            Some((user, password)) => {
+                let out = Command::new("htpasswd")
+                    .args(["-Bbn", user, password])
+                    .output()
+                    .expect("htpasswd (Debian's apache2-utils; .ci/setup installs it)");
+                assert!(out.status.success(), "{out:?}");
+                let file = dir.path().join("htpasswd");
+                std::fs::write(&file, out.stdout).expect("htpasswd file");
+                format!("auth:\n  htpasswd:\n    realm: test\n    path: {}\n", file.display())
+            }
+        };
         let storage = dir.path().join("data");
         let port = free_port();
         let addr = format!("127.0.0.1:{port}");
@@ -27,7 +49,7 @@ impl TestRegistry {
             &config,
             format!(
                 "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  \
-                 delete:\n    enabled: true\nhttp:\n  addr: {addr}\n",
+                 delete:\n    enabled: true\nhttp:\n  addr: {addr}\n{auth}",
                 storage.display()
             ),
         )
