@@ -507,6 +507,11 @@ fn keep_previous(entries: &mut [SkillEntry], previous: &Registry, policy: &Polic
         }) {
             continue;
         }
+        // Nor one the table no longer trusts: a revoked signer or origin
+        // must not come back as the "previous" version.
+        if trust::refuses(old, &manifest.name, loaded.sha256(), policy) {
+            continue;
+        }
         let why = entry.reason.clone().unwrap_or_else(|| "unknown reason".to_owned());
         *entry =
             SkillEntry { status: Status::Active, reason: None, stale: Some(why), ..old.clone() };

@@ -280,3 +280,79 @@ impl tokio::io::AsyncWrite for Bounded {
         Poll::Ready(Ok(()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(config: &str, layers: &[(&str, i64)]) -> OciImageManifest {
+        OciImageManifest {
+            config: OciDescriptor { media_type: config.into(), ..OciDescriptor::default() },
+            layers: layers
+                .iter()
+                .map(|(t, size)| OciDescriptor {
+                    media_type: (*t).into(),
+                    size: *size,
+                    ..OciDescriptor::default()
+                })
+                .collect(),
+            ..OciImageManifest::default()
+        }
+    }
+
+    #[test]
+    fn the_layouts_of_wasm_artifacts_are_read_and_others_refused_saying_why() {
+        let at = OciRef::parse("oci://127.0.0.1:5000/skills/echo:1.0.0").unwrap();
+        let ok: &[(&str, &str)] = &[
+            (CONFIG_TYPES[0], LAYER_TYPE),
+            (CONFIG_TYPES[1], LEGACY_LAYER_TYPE),
+            (CONFIG_TYPES[0], LEGACY_LAYER_TYPE),
+        ];
+        for (config, layer) in ok {
+            assert!(
+                component_layer(&at, &manifest(config, &[(layer, 10)])).is_ok(),
+                "{config} {layer}"
+            );
+        }
+        let refused: &[(OciImageManifest, &str)] = &[
+            (
+                manifest(
+                    "application/vnd.oci.image.config.v1+json",
+                    &[("application/vnd.oci.image.layer.v1.tar+gzip", 10)],
+                ),
+                "is this a container image?",
+            ),
+            (manifest(CONFIG_TYPES[0], &[]), "exactly one layer; this one has 0"),
+            (
+                manifest(CONFIG_TYPES[0], &[(LAYER_TYPE, 1), (LAYER_TYPE, 1)]),
+                "exactly one layer; this one has 2",
+            ),
+            (manifest(CONFIG_TYPES[0], &[("application/octet-stream", 1)]), "not application/wasm"),
+            (
+                manifest(CONFIG_TYPES[0], &[(LAYER_TYPE, (MAX_LAYER_BYTES + 1) as i64)]),
+                "more than the 256 MiB",
+            ),
+            (manifest(CONFIG_TYPES[0], &[(LAYER_TYPE, -1)]), "bytes"),
+        ];
+        for (m, says) in refused {
+            let err = component_layer(&at, m).unwrap_err().to_string();
+            assert!(
+                err.contains(says) && err.contains("oci://127.0.0.1:5000/skills/echo"),
+                "{says}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_registry_that_sends_more_than_the_manifest_says_is_cut_off() {
+        use tokio::io::AsyncWriteExt;
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async {
+            let mut out = Bounded { buf: Vec::new(), limit: 4 };
+            out.write_all(b"abcd").await.unwrap();
+            let err = out.write_all(b"e").await.unwrap_err().to_string();
+            assert!(err.contains("more than the 4 bytes"), "{err}");
+            assert_eq!(out.buf, b"abcd");
+        });
+    }
+}

@@ -41,6 +41,12 @@ pub(super) fn apply(entries: &mut [SkillEntry], policy: &Policy) {
     }
 }
 
+/// Whether the table's trust lines refuse `entry` (kept through a reload
+/// only when they do not).
+pub(super) fn refuses(entry: &SkillEntry, name: &str, sha256: &str, policy: &Policy) -> bool {
+    check(entry, name, sha256, policy).is_err()
+}
+
 #[cfg(feature = "oci")]
 fn check(
     entry: &SkillEntry,

@@ -410,3 +410,81 @@ fn registry_credentials_come_from_the_environment_or_docker_config_and_are_never
         );
     }
 }
+
+#[test]
+fn the_older_wasm_layout_is_accepted_and_a_container_image_refused() {
+    let registry = TestRegistry::start();
+    let echo = guests::TEST_SKILL_ECHO.bytes();
+    // wasm-to-oci's layout: its config and layer types.
+    registry.push_raw(
+        "skills/old",
+        "1.0.0",
+        ("application/vnd.wasm.config.v1+json", b"{}"),
+        &[("application/vnd.wasm.content.layer.v1+wasm", &echo)],
+    );
+    let op = operator("");
+    let added =
+        json(&reach(op.path(), &["skill", "add", &registry.url("skills/old:1.0.0"), "--json"]));
+    assert_eq!(added["skill"], "echo", "{added:#}");
+    assert_eq!(std::fs::read(op.path().join("skills/echo-1.0.0.wasm")).unwrap(), echo);
+
+    registry.push_raw(
+        "library/app",
+        "latest",
+        (
+            "application/vnd.oci.image.config.v1+json",
+            b"{\"architecture\":\"amd64\",\"os\":\"linux\"}",
+        ),
+        &[("application/vnd.oci.image.layer.v1.tar+gzip", b"not really a tarball")],
+    );
+    let other = operator("");
+    let err = failed(&reach(other.path(), &["skill", "add", &registry.url("library/app:latest")]));
+    assert!(err.contains("is this a container image?"), "{err}");
+    assert!(wasm_files(&other.path().join("skills")).is_empty());
+}
+
+/// Regression: a reload after the table stopped trusting the signer kept
+/// the skill serving as the "previous version" of its broken file.
+#[test]
+fn a_reload_after_the_signer_is_revoked_stops_serving_the_skill() {
+    use agent_reach::reload::{LiveHost, ReloadSource};
+    let registry = TestRegistry::start();
+    let publisher = Publisher::new("acme");
+    let other = Publisher::new("other");
+    let repo = registry.url("skills/echo");
+    publisher.publish("1.0.0", &repo, Some("acme"));
+    let op = operator("");
+    json(&reach(
+        op.path(),
+        &[
+            "skill",
+            "add",
+            &format!("{repo}:1.0.0"),
+            "--key",
+            &publisher.key("acme", "pub"),
+            "--json",
+        ],
+    ));
+    let table = op.path().join("reach.toml");
+    let trusting = |key: &str| format!("[skills.echo]\nlevel = \"auto\"\nsigned_by = \"{key}\"\n");
+    std::fs::write(&table, trusting(&publisher.key("acme", "pub"))).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let source = ReloadSource::new(Some(table.clone()), op.path().join("skills"));
+        let host = agent_reach::Host::builder()
+            .skills_dir(op.path().join("skills"))
+            .policy_file(&table)
+            .build()
+            .await
+            .expect("host");
+        assert!(host.registry().active("echo").is_some(), "trusted: served");
+        let live = LiveHost::new(host);
+        std::fs::write(&table, trusting(&other.key("other", "pub"))).unwrap();
+        live.reload(&source).await.expect("reload");
+        let now = live.current().expect("serving");
+        assert!(
+            now.registry().active("echo").is_none(),
+            "revoked: not served, not even as the previous version"
+        );
+    });
+}

@@ -113,3 +113,85 @@ pub fn wasm_files(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+impl TestRegistry {
+    /// Push an artifact of any layout, by hand over the distribution API
+    /// (monolithic blob uploads, then the manifest), for layouts `reach`
+    /// itself never writes. Returns the manifest's digest.
+    pub fn push_raw(
+        &self,
+        repo: &str,
+        tag: &str,
+        config: (&str, &[u8]),
+        layers: &[(&str, &[u8])],
+    ) -> String {
+        let descriptor = |media: &str, bytes: &[u8]| {
+            let digest = self.upload(repo, bytes);
+            serde_json::json!({"mediaType": media, "digest": digest, "size": bytes.len()})
+        };
+        let manifest = serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": descriptor(config.0, config.1),
+            "layers": layers.iter().map(|(m, b)| descriptor(m, b)).collect::<Vec<_>>(),
+        });
+        let body = serde_json::to_vec(&manifest).unwrap();
+        let (status, _) = self.http(
+            "PUT",
+            &format!("/v2/{repo}/manifests/{tag}"),
+            "application/vnd.oci.image.manifest.v1+json",
+            &body,
+        );
+        assert_eq!(status, 201, "manifest push");
+        sha256(&body)
+    }
+
+    fn upload(&self, repo: &str, bytes: &[u8]) -> String {
+        let digest = sha256(bytes);
+        let (status, text) = self.http(
+            "POST",
+            &format!("/v2/{repo}/blobs/uploads/"),
+            "application/octet-stream",
+            b"",
+        );
+        assert_eq!(status, 202, "blob upload start: {text}");
+        let location = text
+            .lines()
+            .find_map(|l| l.strip_prefix("Location: "))
+            .expect("an upload location")
+            .trim()
+            .to_owned();
+        let path = location.split_once(&self.addr).map_or(location.as_str(), |(_, p)| p);
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let (status, text) = self.http(
+            "PUT",
+            &format!("{path}{sep}digest={digest}"),
+            "application/octet-stream",
+            bytes,
+        );
+        assert_eq!(status, 201, "blob upload: {text}");
+        digest
+    }
+
+    /// One HTTP/1.1 request; the status and the response text.
+    fn http(&self, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, String) {
+        use std::io::{Read, Write};
+        let mut stream = TcpStream::connect(&self.addr).expect("connect");
+        let head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.addr,
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body)).expect("send");
+        let mut text = String::new();
+        stream.read_to_string(&mut text).expect("read");
+        let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        (status, text)
+    }
+}
+
+/// `sha256:HEX`.
+pub fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("sha256:{:x}", sha2::Sha256::digest(bytes))
+}
