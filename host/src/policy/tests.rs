@@ -958,7 +958,7 @@ fn the_journal_table_sets_the_budget_and_refuses_a_mode_it_does_not_know() {
 // `origin` and `signed_by`: what a skill must come from and who must have signed it.
 mod trust {
     use super::*;
-    use crate::policy::{SignedBy, key_fingerprint};
+    use crate::policy::SignedBy;
 
     const FP: &str = "sha256:0574f50b34215bce96be70a91b95b421ede2327ec35ec5a6f81c8e16ca872655";
     // A P-256 public key as cosign writes it.

@@ -89,7 +89,7 @@ pub(crate) async fn install(
 ) -> anyhow::Result<Installed> {
     let Staged { asked, registry, pulled, manifest, part } = staged;
     let sha256 = pulled.layer_digest.trim_start_matches("sha256:").to_owned();
-    let given_key = key.map(|k| PublicKey::read(k).map(|pk| Wanted::Key(pk))).transpose()?;
+    let given_key = key.map(|k| PublicKey::read(k).map(Wanted::Key)).transpose()?;
     if require_signature
         && given_key.is_none()
         && policy.trust(&manifest.name).is_none_or(|t| t.signed_by.is_none())
