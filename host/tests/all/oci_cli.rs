@@ -77,6 +77,33 @@ impl Publisher {
     }
 }
 
+/// `reach skill add REPO:1.0.0 --key` the publisher's `acme.pub`, in `dir`.
+fn add_signed(dir: &Path, repo: &str, publisher: &Publisher) -> Value {
+    let reference = format!("{repo}:1.0.0");
+    let key = publisher.key("acme", "pub");
+    json(&reach(dir, &["skill", "add", &reference, "--key", &key, "--json"]))
+}
+
+/// A registry with `echo` 1.0.0 published and signed by `acme`, and an
+/// operator's folder that added it with the key.
+struct Added {
+    registry: TestRegistry,
+    publisher: Publisher,
+    repo: String,
+    op: tempfile::TempDir,
+    added: Value,
+}
+
+fn published_and_added() -> Added {
+    let registry = TestRegistry::start();
+    let publisher = Publisher::new("acme");
+    let repo = registry.url("skills/echo");
+    publisher.publish("1.0.0", &repo, Some("acme"));
+    let op = operator("");
+    let added = add_signed(op.path(), &repo, &publisher);
+    Added { registry, publisher, repo, op, added }
+}
+
 /// An operator's folder: its own skills folder and table.
 fn operator(table: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("dir");
@@ -154,23 +181,8 @@ fn a_skill_published_and_signed_is_added_elsewhere_with_pin_and_signature() {
 
 #[test]
 fn a_table_that_stops_trusting_the_key_refuses_the_installed_skill_at_load() {
-    let registry = TestRegistry::start();
-    let publisher = Publisher::new("acme");
+    let Added { publisher: _publisher, op, added, registry: _registry, .. } = published_and_added();
     let other = Publisher::new("other");
-    let repo = registry.url("skills/echo");
-    publisher.publish("1.0.0", &repo, Some("acme"));
-    let op = operator("");
-    let added = json(&reach(
-        op.path(),
-        &[
-            "skill",
-            "add",
-            &format!("{repo}:1.0.0"),
-            "--key",
-            &publisher.key("acme", "pub"),
-            "--json",
-        ],
-    ));
     let other_pub = other.key("other", "pub");
     // The table now names another key (its file): the skill is broken, and says why.
     std::fs::write(
@@ -311,22 +323,7 @@ fn a_registry_that_is_down_or_answers_garbage_changes_nothing() {
 
 #[test]
 fn update_shows_the_newer_release_and_installs_it_only_when_asked() {
-    let registry = TestRegistry::start();
-    let publisher = Publisher::new("acme");
-    let repo = registry.url("skills/echo");
-    publisher.publish("1.0.0", &repo, Some("acme"));
-    let op = operator("");
-    let added = json(&reach(
-        op.path(),
-        &[
-            "skill",
-            "add",
-            &format!("{repo}:1.0.0"),
-            "--key",
-            &publisher.key("acme", "pub"),
-            "--json",
-        ],
-    ));
+    let Added { registry: _registry, publisher, repo, op, added } = published_and_added();
     std::fs::write(op.path().join("reach.toml"), added["table_lines"].as_str().unwrap()).unwrap();
     let report = json(&reach(op.path(), &["skill", "update", "--json"]));
     assert_eq!(report["updates"][0]["newer"], Value::Null, "{report:#}");
@@ -448,23 +445,8 @@ fn the_older_wasm_layout_is_accepted_and_a_container_image_refused() {
 #[test]
 fn a_reload_after_the_signer_is_revoked_stops_serving_the_skill() {
     use agent_reach::reload::{LiveHost, ReloadSource};
-    let registry = TestRegistry::start();
-    let publisher = Publisher::new("acme");
+    let Added { registry: _registry, publisher, op, .. } = published_and_added();
     let other = Publisher::new("other");
-    let repo = registry.url("skills/echo");
-    publisher.publish("1.0.0", &repo, Some("acme"));
-    let op = operator("");
-    json(&reach(
-        op.path(),
-        &[
-            "skill",
-            "add",
-            &format!("{repo}:1.0.0"),
-            "--key",
-            &publisher.key("acme", "pub"),
-            "--json",
-        ],
-    ));
     let table = op.path().join("reach.toml");
     let trusting = |key: &str| format!("[skills.echo]\nlevel = \"auto\"\nsigned_by = \"{key}\"\n");
     std::fs::write(&table, trusting(&publisher.key("acme", "pub"))).unwrap();

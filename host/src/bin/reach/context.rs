@@ -45,6 +45,18 @@ pub fn load_policy(cli: &Cli) -> anyhow::Result<Policy> {
     Ok(Policy::load(&cli.policy)?)
 }
 
+/// The runtime settings the command line asks for (the compile cache).
+pub fn runtime_config(cli: &Cli) -> RuntimeConfig {
+    RuntimeConfig {
+        cache_dir: if cli.no_cache {
+            None
+        } else {
+            cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir)
+        },
+        ..RuntimeConfig::default()
+    }
+}
+
 /// Start the runtime, read the policy and scan the skills folder.
 pub async fn load(cli: &Cli) -> anyhow::Result<Host> {
     let runs =
@@ -61,14 +73,7 @@ pub async fn load_with_runs(cli: &Cli, runs: &Path) -> anyhow::Result<Host> {
 /// [`load`], no skill allowed to write any of `protected`.
 pub async fn load_protecting(cli: &Cli, protected: Vec<ProtectedPath>) -> anyhow::Result<Host> {
     let policy = load_policy(cli)?;
-    let config = RuntimeConfig {
-        cache_dir: if cli.no_cache {
-            None
-        } else {
-            cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir)
-        },
-        ..RuntimeConfig::default()
-    };
+    let config = runtime_config(cli);
     let tty = std::io::stderr().is_terminal();
     let builder = protected.into_iter().fold(Host::builder(), HostBuilder::protect);
     let built = builder

@@ -5,7 +5,7 @@
 use crate::args::Cli;
 use agent_reach::oci::signature::{self, PublicKey, SigningKey};
 use agent_reach::oci::{OciRef, Registry};
-use agent_reach::runtime::{Runtime, RuntimeConfig};
+use agent_reach::runtime::Runtime;
 use anyhow::Context as _;
 use std::path::Path;
 use std::process::ExitCode;
@@ -20,15 +20,7 @@ pub use update::update;
 
 /// A runtime for describing components, with the CLI's cache settings.
 pub(crate) fn runtime(cli: &Cli) -> anyhow::Result<Runtime> {
-    let config = RuntimeConfig {
-        cache_dir: if cli.no_cache {
-            None
-        } else {
-            cli.cache_dir.clone().or(RuntimeConfig::default().cache_dir)
-        },
-        ..RuntimeConfig::default()
-    };
-    Ok(Runtime::new(config)?)
+    Ok(Runtime::new(crate::context::runtime_config(cli))?)
 }
 
 /// Parse a reference and connect to its registry.
