@@ -27,6 +27,8 @@
 #[cfg(feature = "oci")]
 mod artifact;
 #[cfg(feature = "oci")]
+pub mod bundle;
+#[cfg(feature = "oci")]
 mod client;
 mod error;
 #[cfg(feature = "oci")]

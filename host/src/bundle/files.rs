@@ -18,7 +18,8 @@ pub const MAX_BYTES: u64 = 64 << 20;
 pub const MAX_DEPTH: usize = 8;
 
 /// One file of a bundle.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BundleFile {
     /// Path relative to the bundle folder, with `/` between parts.
     pub path: String,

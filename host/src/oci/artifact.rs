@@ -253,9 +253,19 @@ pub(crate) fn sha256(bytes: &[u8]) -> String {
 
 /// A writer that refuses more than `limit` bytes, so a registry that sends
 /// more than the manifest said cannot fill the memory.
-struct Bounded {
+pub(crate) struct Bounded {
     buf: Vec<u8>,
     limit: usize,
+}
+
+impl Bounded {
+    pub(crate) fn new(limit: usize) -> Self {
+        Bounded { buf: Vec::with_capacity(limit.min(1 << 20)), limit }
+    }
+
+    pub(crate) fn into_inner(self) -> Vec<u8> {
+        self.buf
+    }
 }
 
 impl tokio::io::AsyncWrite for Bounded {

@@ -85,7 +85,12 @@ impl Provenance {
         PathBuf::from(name)
     }
 
-    /// Read the record beside `wasm`: `Ok(None)` when there is none.
+    /// The record's path for a bundle folder: `NAME.origin.json` beside it.
+    pub fn path_for_bundle(dir: &Path) -> PathBuf {
+        Self::path_for(dir)
+    }
+
+    /// Read the record beside `wasm` (or a bundle folder): `Ok(None)` when there is none.
     pub fn read_for(wasm: &Path) -> Result<Option<Provenance>, String> {
         let path = Self::path_for(wasm);
         let text = match std::fs::read_to_string(&path) {
@@ -113,6 +118,65 @@ impl Provenance {
     /// Check the file (its sha256, lowercase hex) against this record and
     /// what the table expects. Err says what does not hold.
     pub fn check(&self, file_sha256: &str, expect: &Expect<'_>) -> Result<Checked, String> {
+        let file = format!("sha256:{file_sha256}");
+        self.check_with(expect, |parsed| {
+            if parsed.layers.len() != 1
+                || parsed.layers[0].digest != file
+                || self.layer_digest != file
+            {
+                return Err(format!(
+                    "the file ({file}) is not the component {} published (layer {})",
+                    self.origin,
+                    parsed.layers.first().map_or("none", |l| l.digest.as_str())
+                ));
+            }
+            Ok(())
+        })
+    }
+
+    /// [`Provenance::check`] for a bundle folder: its files now must be
+    /// exactly the manifest's layers (paths and digests), and its digest the
+    /// recorded one.
+    pub fn check_bundle(
+        &self,
+        files: &[crate::bundle::BundleFile],
+        digest: &str,
+        expect: &Expect<'_>,
+    ) -> Result<Checked, String> {
+        self.check_with(expect, |parsed| {
+            let now: Vec<(String, String)> =
+                files.iter().map(|f| (f.path.clone(), format!("sha256:{}", f.sha256))).collect();
+            let mut published: Vec<(String, String)> = parsed
+                .layers
+                .iter()
+                .map(|l| {
+                    let title = l.annotations.as_ref().and_then(|a| a.get(super::bundle::TITLE));
+                    (title.cloned().unwrap_or_default(), l.digest.clone())
+                })
+                .collect();
+            published.sort();
+            if now != published || self.layer_digest != format!("sha256:{digest}") {
+                let changed: Vec<&str> = now
+                    .iter()
+                    .filter(|f| !published.contains(f))
+                    .chain(published.iter().filter(|f| !now.contains(f)))
+                    .map(|(p, _)| p.as_str())
+                    .collect();
+                return Err(format!(
+                    "its files are not the bundle {} published (added, removed or changed: {})",
+                    self.origin,
+                    changed.join(", ")
+                ));
+            }
+            Ok(())
+        })
+    }
+
+    fn check_with(
+        &self,
+        expect: &Expect<'_>,
+        contents: impl FnOnce(&oci_client::manifest::OciImageManifest) -> Result<(), String>,
+    ) -> Result<Checked, String> {
         use base64::Engine;
         let b64 = base64::engine::general_purpose::STANDARD;
         let manifest = b64
@@ -123,15 +187,7 @@ impl Provenance {
         }
         let parsed: oci_client::manifest::OciImageManifest = serde_json::from_slice(&manifest)
             .map_err(|e| format!("its origin record's manifest does not parse: {e}"))?;
-        let file = format!("sha256:{file_sha256}");
-        if parsed.layers.len() != 1 || parsed.layers[0].digest != file || self.layer_digest != file
-        {
-            return Err(format!(
-                "the file ({file}) is not the component {} published (layer {})",
-                self.origin,
-                parsed.layers.first().map_or("none", |l| l.digest.as_str())
-            ));
-        }
+        contents(&parsed)?;
         let installed =
             OciRef::parse(&self.origin).map_err(|e| format!("its origin record: {e}"))?;
         if let Some(want) = expect.origin

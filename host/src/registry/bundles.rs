@@ -102,6 +102,8 @@ pub struct BundleEntry {
     pub manifest: Option<Manifest>,
     /// Every file under `scripts/`, and whether it can run here.
     pub scripts: Vec<Script>,
+    /// Where it came from, when `reach skill add` installed it.
+    pub origin: Option<super::Origin>,
     /// Which component serves each tool of `manifest`, by tool name.
     serving: Vec<(String, LoadedSkill)>,
     /// The runners `run_script` uses, for the languages its scripts are in.
@@ -223,6 +225,7 @@ fn named(
         reason: Some(reason),
         manifest: None,
         scripts: Vec::new(),
+        origin: None,
         serving: Vec::new(),
         runners: Vec::new(),
     };
@@ -256,6 +259,7 @@ fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry
             reason: None,
             manifest: None,
             scripts: Vec::new(),
+            origin: None,
             serving: Vec::new(),
             runners: Vec::new(),
         },
@@ -266,6 +270,7 @@ fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry
             reason: Some(format!("SKILL.md: {e}")),
             manifest: None,
             scripts: Vec::new(),
+            origin: None,
             serving: Vec::new(),
             runners: Vec::new(),
         },
@@ -304,6 +309,13 @@ fn one(path: PathBuf, policy: &Policy, components: &[SkillEntry]) -> BundleEntry
             pin.line
         );
         return refused(entry, reason);
+    }
+    let mut entry = entry;
+    if let Some(b) = &entry.bundle {
+        match super::trust::check_bundle(&entry.path, &name, b, policy) {
+            Ok(origin) => entry.origin = origin,
+            Err(reason) => return refused(entry, reason),
+        }
     }
     for problem in entry.bundle.iter().flat_map(|b| &b.problems) {
         tracing::warn!(skill = %name, path = %entry.path.display(), "SKILL.md: {}", problem.message);

@@ -54,15 +54,53 @@ fn check(
     sha256: &str,
     policy: &Policy,
 ) -> Result<Option<Origin>, String> {
+    check_path(&entry.path, name, policy, |record, expect| record.check(sha256, expect))
+}
+
+/// The same for a bundle folder (its record is `NAME.origin.json` beside it).
+#[cfg(feature = "oci")]
+pub(super) fn check_bundle(
+    dir: &std::path::Path,
+    name: &str,
+    bundle: &crate::bundle::Bundle,
+    policy: &Policy,
+) -> Result<Option<Origin>, String> {
+    check_path(dir, name, policy, |record, expect| {
+        record.check_bundle(&bundle.files, &bundle.sha256, expect)
+    })
+}
+
+#[cfg(not(feature = "oci"))]
+pub(super) fn check_bundle(
+    _: &std::path::Path,
+    name: &str,
+    _: &crate::bundle::Bundle,
+    policy: &Policy,
+) -> Result<Option<Origin>, String> {
+    fail_closed(name, policy)
+}
+
+/// Read the record beside `path` and check it with `against` under what
+/// the table asks of `name`.
+#[cfg(feature = "oci")]
+fn check_path(
+    path: &std::path::Path,
+    name: &str,
+    policy: &Policy,
+    against: impl Fn(
+        &crate::oci::Provenance,
+        &crate::oci::provenance::Expect<'_>,
+    ) -> Result<crate::oci::provenance::Checked, String>,
+) -> Result<Option<Origin>, String> {
     use crate::oci::provenance::{Expect, Provenance, Signer};
     use crate::policy::SignedBy;
-    let record = Provenance::read_for(&entry.path);
+    let record = Provenance::read_for(path);
     let trust = policy.trust(name);
     let Some(trust) = trust else {
         // Nothing asked: show what the record says, checking only that it
         // is this file's (a stale record beside a replaced file shows nothing).
         return Ok(record.ok().flatten().and_then(|r| {
-            r.check(sha256, &Expect::default()).ok().map(|c| Origin {
+            against(&r, &Expect::default()).ok().map(|c| Origin {
                 reference: c.origin,
                 verified_signer: None,
                 signed_at_install: r.signature.map(|s| s.signer),
@@ -74,7 +112,7 @@ fn check(
             "the table names its {} for [skills.{name}], but {} has no origin record \
              (install it with `reach skill add oci://…`, which checks and records both)",
             if trust.signed_by.is_some() { "signer" } else { "origin" },
-            entry.path.display()
+            path.display()
         )
     })?;
     let signer = match &trust.signed_by {
@@ -91,8 +129,7 @@ fn check(
         }
     };
     let expect = Expect { origin: trust.origin.as_ref().map(|(r, _)| r), signer };
-    let checked =
-        record.check(sha256, &expect).map_err(|why| format!("{}: {why}", entry.path.display()))?;
+    let checked = against(&record, &expect).map_err(|why| format!("{}: {why}", path.display()))?;
     Ok(Some(Origin {
         reference: checked.origin,
         verified_signer: checked.verified_signer,
@@ -102,6 +139,11 @@ fn check(
 
 #[cfg(not(feature = "oci"))]
 fn check(_: &SkillEntry, name: &str, _: &str, policy: &Policy) -> Result<Option<Origin>, String> {
+    fail_closed(name, policy)
+}
+
+#[cfg(not(feature = "oci"))]
+fn fail_closed(name: &str, policy: &Policy) -> Result<Option<Origin>, String> {
     match policy.trust(name) {
         None => Ok(None),
         Some(_) => Err(format!(

@@ -89,68 +89,14 @@ pub(crate) async fn install(
 ) -> anyhow::Result<Installed> {
     let Staged { asked, registry, pulled, manifest, part } = staged;
     let sha256 = pulled.layer_digest.trim_start_matches("sha256:").to_owned();
-    let given_key = key.map(|k| PublicKey::read(k).map(Wanted::Key)).transpose()?;
-    if require_signature
-        && given_key.is_none()
-        && policy.trust(&manifest.name).is_none_or(|t| t.signed_by.is_none())
-    {
-        // Without a key there is nobody to check a signature against: any
-        // signature would pass, which is what this flag is there to prevent.
-        anyhow::bail!(
-            "--require-signature needs the publisher's public key: pass --key FILE.pub (or name \
-             the signer in the table with [skills.{}] signed_by)",
-            manifest.name
-        );
-    }
     let name = manifest.name.clone();
-
-    // The table's word on this skill comes before anything is written.
-    if let Some(pin) = policy.pin(&name).filter(|_| respect_pin)
-        && pin.sha256 != sha256
-    {
-        return Err(OciError::PinMismatch {
-            reference: pulled.reference.to_string(),
-            skill: name,
-            expected: pin.sha256.clone(),
-            actual: sha256,
-            line: pin.line,
+    let ask = Ask { name: &name, asked: &asked, reference: &pulled.reference, sha256: &sha256 };
+    let wanted = table_check(policy, &ask, key, require_signature, respect_pin)?;
+    let signature = match wanted {
+        None => None,
+        Some(w) => {
+            Some(check_signature(&registry, &pulled.reference, &pulled.manifest_digest, &w).await?)
         }
-        .into());
-    }
-    let trust = policy.trust(&name);
-    if let Some((origin, line)) = trust.and_then(|t| t.origin.as_ref())
-        && (origin.registry != asked.registry || origin.repository != asked.repository)
-    {
-        anyhow::bail!(
-            "{}: not installed, the table says [skills.{name}] comes from {} (origin, line {line})",
-            pulled.reference,
-            origin.repository_url()
-        );
-    }
-    let table_signer = match trust.and_then(|t| t.signed_by.as_ref()) {
-        None => None,
-        Some((SignedBy::Key { pem, path, .. }, _)) => Some(Wanted::Key(
-            PublicKey::from_pem(pem).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
-        )),
-        Some((SignedBy::Fingerprint(f), _)) => Some(Wanted::Fingerprint(f.clone())),
-        Some((keyless, line)) => anyhow::bail!(
-            "[skills.{name}] signed_by (line {line}) names a keyless identity, {}; this host verifies \
-             keyed signatures only, so nothing was installed — name the publisher's public key",
-            keyless.describe()
-        ),
-    };
-    if let (Some(t), Some(g)) = (&table_signer, &given_key)
-        && t.fingerprint() != g.fingerprint()
-    {
-        anyhow::bail!(
-            "--key is {}, but the table's [skills.{name}] signed_by is {}; nothing was installed",
-            g.fingerprint(),
-            t.fingerprint()
-        );
-    }
-    let signature = match table_signer.or(given_key) {
-        None => None,
-        Some(wanted) => Some(check_signature(&registry, &pulled, &wanted).await?),
     };
 
     let path = cli.skills.join(format!("{name}-{}.wasm", manifest.version));
@@ -188,22 +134,105 @@ pub(crate) async fn install(
     Ok(Installed { path, manifest, pulled, signer, already })
 }
 
-async fn check_signature(
-    registry: &agent_reach::oci::Registry,
-    pulled: &Pulled,
+/// What is being installed, for [`table_check`].
+pub(crate) struct Ask<'a> {
+    pub name: &'a str,
+    /// As given (its repository is compared with the table's origin).
+    pub asked: &'a OciRef,
+    /// At its digest.
+    pub reference: &'a OciRef,
+    /// The file's (or bundle's) sha256, hex.
+    pub sha256: &'a str,
+}
+
+/// The table's word on a skill before anything is written: its pin (when
+/// `respect_pin`), its origin, and which signer must have signed it (the
+/// table's `signed_by`, or `--key`; both must agree). `None`: no signature
+/// is asked for.
+pub(crate) fn table_check(
+    policy: &Policy,
+    ask: &Ask<'_>,
+    key: Option<&Path>,
+    require_signature: bool,
+    respect_pin: bool,
+) -> anyhow::Result<Option<Wanted>> {
+    let name = ask.name;
+    let given_key = key.map(|k| PublicKey::read(k).map(Wanted::Key)).transpose()?;
+    if require_signature
+        && given_key.is_none()
+        && policy.trust(name).is_none_or(|t| t.signed_by.is_none())
+    {
+        // Without a key there is nobody to check a signature against: any
+        // signature would pass, which is what this flag is there to prevent.
+        anyhow::bail!(
+            "--require-signature needs the publisher's public key: pass --key FILE.pub (or name \
+             the signer in the table with [skills.{name}] signed_by)"
+        );
+    }
+    if let Some(pin) = policy.pin(name).filter(|_| respect_pin)
+        && pin.sha256 != ask.sha256
+    {
+        return Err(OciError::PinMismatch {
+            reference: ask.reference.to_string(),
+            skill: name.to_owned(),
+            expected: pin.sha256.clone(),
+            actual: ask.sha256.to_owned(),
+            line: pin.line,
+        }
+        .into());
+    }
+    let trust = policy.trust(name);
+    if let Some((origin, line)) = trust.and_then(|t| t.origin.as_ref())
+        && (origin.registry != ask.asked.registry || origin.repository != ask.asked.repository)
+    {
+        anyhow::bail!(
+            "{}: not installed, the table says [skills.{name}] comes from {} (origin, line {line})",
+            ask.reference,
+            origin.repository_url()
+        );
+    }
+    let table_signer = match trust.and_then(|t| t.signed_by.as_ref()) {
+        None => None,
+        Some((SignedBy::Key { pem, path, .. }, _)) => Some(Wanted::Key(
+            PublicKey::from_pem(pem).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        )),
+        Some((SignedBy::Fingerprint(f), _)) => Some(Wanted::Fingerprint(f.clone())),
+        Some((keyless, line)) => anyhow::bail!(
+            "[skills.{name}] signed_by (line {line}) names a keyless identity, {}; this host verifies \
+             keyed signatures only, so nothing was installed — name the publisher's public key",
+            keyless.describe()
+        ),
+    };
+    if let (Some(t), Some(g)) = (&table_signer, &given_key)
+        && t.fingerprint() != g.fingerprint()
+    {
+        anyhow::bail!(
+            "--key is {}, but the table's [skills.{name}] signed_by is {}; nothing was installed",
+            g.fingerprint(),
+            t.fingerprint()
+        );
+    }
+    Ok(table_signer.or(given_key))
+}
+
+/// A signature by `wanted` over `manifest_digest`, as found beside `reference`.
+pub(crate) async fn check_signature(
+    registry: &Registry,
+    reference: &OciRef,
+    manifest_digest: &str,
     wanted: &Wanted,
 ) -> anyhow::Result<SignatureRecord> {
-    let found = registry.signatures(&pulled.reference).await?;
+    let found = registry.signatures(reference).await?;
     let refused = |reason: String| OciError::Signature {
-        reference: pulled.reference.to_string(),
+        reference: reference.to_string(),
         reason: format!("{reason}; nothing was installed"),
     };
     let (hit, key) = match wanted {
         Wanted::Key(key) => {
-            (signature::verify(&pulled.manifest_digest, &found, key).map_err(refused)?, key.clone())
+            (signature::verify(manifest_digest, &found, key).map_err(refused)?, key.clone())
         }
         Wanted::Fingerprint(f) => {
-            signature::verify_fingerprint(&pulled.manifest_digest, &found, f).map_err(refused)?
+            signature::verify_fingerprint(manifest_digest, &found, f).map_err(refused)?
         }
     };
     Ok(SignatureRecord {
