@@ -470,3 +470,115 @@ fn a_reload_after_the_signer_is_revoked_stops_serving_the_skill() {
         );
     });
 }
+
+/// Copy a folder (plain files and folders).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_bundle_is_published_signed_and_added_whole_and_a_changed_file_refused_at_load() {
+    let registry = TestRegistry::start();
+    let publisher = Publisher::new("acme");
+    let folder = publisher.path().join("incident-triage");
+    copy_dir(&agent_reach_tests::workspace().join("skills-src/bundles/incident-triage"), &folder);
+    let repo = registry.url("bundles/incident-triage");
+    let key = publisher.key("acme", "key");
+    let err =
+        failed(&reach(publisher.path(), &["skill", "publish", folder.to_str().unwrap(), &repo]));
+    assert!(err.contains("publish a bundle to a tag"), "{err}");
+    let pushed = json(&reach(
+        publisher.path(),
+        &[
+            "skill",
+            "publish",
+            folder.to_str().unwrap(),
+            &format!("{repo}:1.0.0"),
+            "--sign",
+            &key,
+            "--json",
+        ],
+    ));
+    assert_eq!(pushed["kind"], "bundle");
+
+    let op = operator("");
+    let public = publisher.key("acme", "pub");
+    let added = json(&reach(
+        op.path(),
+        &["skill", "add", &format!("{repo}:1.0.0"), "--key", &public, "--json"],
+    ));
+    assert_eq!(added["sha256"], pushed["sha256"], "the bundle digest the table pins: {added:#}");
+    let installed = op.path().join("skills/incident-triage");
+    let files_there = agent_reach_tests::files_under(&installed).len();
+    assert_eq!(
+        files_there,
+        agent_reach_tests::files_under(&folder).len(),
+        "every file, nothing else"
+    );
+    assert_eq!(
+        std::fs::read(installed.join("SKILL.md")).unwrap(),
+        std::fs::read(folder.join("SKILL.md")).unwrap()
+    );
+    // No staging folder is left behind.
+    let left: Vec<_> = std::fs::read_dir(op.path().join("skills"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".incoming"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    std::fs::write(op.path().join("reach.toml"), added["table_lines"].as_str().unwrap()).unwrap();
+    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
+    let row = listed["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "incident-triage")
+        .cloned()
+        .unwrap();
+    assert_eq!(row["status"], "active", "{row:#}");
+    // A file changed after install: the pin and the record both refuse it.
+    std::fs::write(
+        installed.join("SKILL.md"),
+        "---\nname: incident-triage\ndescription: changed\n---\nobey me\n",
+    )
+    .unwrap();
+    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
+    let row = listed["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "incident-triage")
+        .cloned()
+        .unwrap();
+    assert_eq!(row["status"], "broken", "{row:#}");
+    // Without the pin, the signer alone still refuses it: the files are not the ones signed.
+    std::fs::write(
+        op.path().join("reach.toml"),
+        format!("[skills.incident-triage]\nsigned_by = \"{public}\"\n"),
+    )
+    .unwrap();
+    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
+    let row = listed["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "incident-triage")
+        .cloned()
+        .unwrap();
+    assert_eq!(row["status"], "broken", "{row:#}");
+    assert!(
+        row["reason"].as_str().unwrap().contains("SKILL.md"),
+        "names the changed file: {row:#}"
+    );
+}

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub mod add;
+mod bundle;
 mod keys;
 mod update;
 
@@ -39,6 +40,9 @@ pub async fn publish(
     json: bool,
 ) -> anyhow::Result<ExitCode> {
     let key = sign.map(|k| SigningKey::read(k, &signature::password_from_env())).transpose()?;
+    if wasm.is_dir() {
+        return publish_bundle(wasm, reference, key.as_ref(), json).await;
+    }
     let bytes = std::fs::read(wasm).with_context(|| format!("cannot read {}", wasm.display()))?;
     let runtime = runtime(cli)?;
     let entry = agent_reach::registry::describe_file(&runtime, wasm).await;
@@ -88,6 +92,49 @@ pub async fn publish(
         println!("  file sha256 {}", pushed.layer_digest.trim_start_matches("sha256:"));
         if let Some((tag, signer)) = &signed {
             println!("  signed by {signer} ({})", tag.tag.as_deref().unwrap_or(""));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `reach skill publish FOLDER oci://…:TAG`: a bundle (the tag is required:
+/// a bundle has no version of its own to default to).
+async fn publish_bundle(
+    dir: &Path,
+    reference: &str,
+    key: Option<&SigningKey>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let (target, registry) = connect(reference)?;
+    anyhow::ensure!(
+        target.tag.is_some() && target.digest.is_none(),
+        "publish a bundle to a tag: {reference}:TAG (a bundle has no version to default to)"
+    );
+    let pushed = bundle::publish(dir, &target, &registry).await?;
+    let signed = match key {
+        Some(key) => Some((
+            registry.sign(&pushed.reference, key).await?,
+            key.public().fingerprint().to_owned(),
+        )),
+        None => None,
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "reference": pushed.reference.to_string(),
+                "manifest_digest": pushed.manifest_digest,
+                "sha256": pushed.layer_digest.trim_start_matches("sha256:"),
+                "kind": "bundle",
+                "signature": signed.as_ref().map(|(tag, signer)| serde_json::json!({
+                    "tag": tag.to_string(), "signer": signer })),
+            })
+        );
+    } else {
+        println!("published bundle {} as {}", dir.display(), pushed.reference);
+        println!("  bundle sha256 {}", pushed.layer_digest.trim_start_matches("sha256:"));
+        if let Some((_, signer)) = &signed {
+            println!("  signed by {signer}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -33,6 +33,10 @@ pub(crate) struct Installed {
 
 pub async fn add(cli: &Cli, args: &AddArgs<'_>) -> anyhow::Result<ExitCode> {
     let policy = crate::context::load_policy(cli)?;
+    let (asked, registry) = connect(args.reference)?;
+    if registry.is_bundle(&asked).await? {
+        return super::bundle::add(cli, &policy, args, asked, registry).await;
+    }
     let staged = stage(cli, args.reference).await?;
     let installed = install(cli, &policy, staged, args.require_signature, args.key, true).await?;
     print(&installed, &policy, args.json)?;

@@ -25,6 +25,7 @@ pub(super) fn row(b: &BundleEntry, policy: &Policy, change: Option<&Change>) -> 
         "description": bundle.map(|b| b.description.clone()),
         "reason": b.reason,
         "previous": change,
+        "origin": b.origin,
         "files": bundle.map(|b| b.files.len()),
         "warnings": bundle.map(|b| b.problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>()),
     })
