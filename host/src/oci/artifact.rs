@@ -152,6 +152,25 @@ impl Registry {
         })
     }
 
+    /// Push `manifest` to `reference` (a tag); its digest.
+    pub(crate) async fn push_manifest(
+        &self,
+        reference: &OciRef,
+        manifest: &OciImageManifest,
+    ) -> Result<String, OciError> {
+        let body = serde_json::to_vec(manifest).expect("a manifest serializes");
+        let digest = sha256(&body);
+        self.client
+            .push_manifest_raw(
+                &reference.client_ref(),
+                body,
+                MANIFEST_TYPE.parse().expect("a header value"),
+            )
+            .await
+            .map_err(|e| OciError::from_client(reference, e))?;
+        Ok(digest)
+    }
+
     /// The image manifest at `reference`, its digest, and its bytes, checked.
     async fn manifest(
         &self,

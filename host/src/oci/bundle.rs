@@ -128,16 +128,7 @@ impl Registry {
             annotations: Some(annotations),
             ..OciImageManifest::default()
         };
-        let body = serde_json::to_vec(&manifest).expect("a manifest serializes");
-        let manifest_digest = sha256(&body);
-        self.client
-            .push_manifest_raw(
-                &image,
-                body,
-                super::artifact::MANIFEST_TYPE.parse().expect("a header value"),
-            )
-            .await
-            .map_err(fail)?;
+        let manifest_digest = self.push_manifest(reference, &manifest).await?;
         Ok(Pushed {
             reference: reference.at_digest(&manifest_digest),
             manifest_digest,

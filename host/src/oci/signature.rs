@@ -404,15 +404,7 @@ impl Registry {
                 }
             }
         };
-        let body = serde_json::to_vec(&manifest).expect("a manifest serializes");
-        self.client
-            .push_manifest_raw(
-                &image,
-                body,
-                super::artifact::MANIFEST_TYPE.parse().expect("a header value"),
-            )
-            .await
-            .map_err(fail)?;
+        self.push_manifest(&tag, &manifest).await?;
         Ok(tag)
     }
 }

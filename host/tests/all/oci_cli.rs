@@ -471,6 +471,16 @@ fn a_reload_after_the_signer_is_revoked_stops_serving_the_skill() {
     });
 }
 
+/// `reach skills list --json`'s row for `name`.
+fn listed_row(dir: &Path, name: &str) -> Value {
+    let listed = json(&reach(dir, &["skills", "list", "--json"]));
+    let rows = listed["skills"].as_array().expect("rows");
+    rows.iter()
+        .find(|s| s["name"] == name)
+        .cloned()
+        .unwrap_or_else(|| panic!("{name} listed: {listed:#}"))
+}
+
 /// Copy a folder (plain files and folders).
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -538,14 +548,7 @@ fn a_bundle_is_published_signed_and_added_whole_and_a_changed_file_refused_at_lo
     assert!(left.is_empty(), "{left:?}");
 
     std::fs::write(op.path().join("reach.toml"), added["table_lines"].as_str().unwrap()).unwrap();
-    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
-    let row = listed["skills"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "incident-triage")
-        .cloned()
-        .unwrap();
+    let row = listed_row(op.path(), "incident-triage");
     assert_eq!(row["status"], "active", "{row:#}");
     // A file changed after install: the pin and the record both refuse it.
     std::fs::write(
@@ -553,14 +556,7 @@ fn a_bundle_is_published_signed_and_added_whole_and_a_changed_file_refused_at_lo
         "---\nname: incident-triage\ndescription: changed\n---\nobey me\n",
     )
     .unwrap();
-    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
-    let row = listed["skills"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "incident-triage")
-        .cloned()
-        .unwrap();
+    let row = listed_row(op.path(), "incident-triage");
     assert_eq!(row["status"], "broken", "{row:#}");
     // Without the pin, the signer alone still refuses it: the files are not the ones signed.
     std::fs::write(
@@ -568,14 +564,7 @@ fn a_bundle_is_published_signed_and_added_whole_and_a_changed_file_refused_at_lo
         format!("[skills.incident-triage]\nsigned_by = \"{public}\"\n"),
     )
     .unwrap();
-    let listed = json(&reach(op.path(), &["skills", "list", "--json"]));
-    let row = listed["skills"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"] == "incident-triage")
-        .cloned()
-        .unwrap();
+    let row = listed_row(op.path(), "incident-triage");
     assert_eq!(row["status"], "broken", "{row:#}");
     assert!(
         row["reason"].as_str().unwrap().contains("SKILL.md"),

@@ -67,33 +67,11 @@ pub async fn publish(
     .collect();
     let pushed = registry.push(&target, &bytes, annotations).await?;
     tracing::info!(reference = %pushed.reference, "published");
-    let signed = match &key {
-        Some(key) => Some((
-            registry.sign(&pushed.reference, key).await?,
-            key.public().fingerprint().to_owned(),
-        )),
-        None => None,
-    };
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "reference": pushed.reference.to_string(),
-                "manifest_digest": pushed.manifest_digest,
-                "sha256": pushed.layer_digest.trim_start_matches("sha256:"),
-                "skill": manifest.name,
-                "version": manifest.version.to_string(),
-                "signature": signed.as_ref().map(|(tag, signer)| serde_json::json!({
-                    "tag": tag.to_string(), "signer": signer })),
-            })
-        );
-    } else {
-        println!("published {} {} as {}", manifest.name, manifest.version, pushed.reference);
-        println!("  file sha256 {}", pushed.layer_digest.trim_start_matches("sha256:"));
-        if let Some((tag, signer)) = &signed {
-            println!("  signed by {signer} ({})", tag.tag.as_deref().unwrap_or(""));
-        }
-    }
+    let signed = sign_pushed(&registry, &pushed, key.as_ref()).await?;
+    let fields =
+        serde_json::json!({"skill": manifest.name, "version": manifest.version.to_string()});
+    let what = format!("{} {}", manifest.name, manifest.version);
+    print_published(&pushed, signed.as_ref(), &what, fields, json);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -111,33 +89,50 @@ async fn publish_bundle(
         "publish a bundle to a tag: {reference}:TAG (a bundle has no version to default to)"
     );
     let pushed = bundle::publish(dir, &target, &registry).await?;
-    let signed = match key {
+    let signed = sign_pushed(&registry, &pushed, key).await?;
+    let what = format!("bundle {}", dir.display());
+    print_published(&pushed, signed.as_ref(), &what, serde_json::json!({"kind": "bundle"}), json);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `publish` prints: `what` is `skill NAME VERSION` or `bundle FOLDER`.
+fn print_published(
+    pushed: &agent_reach::oci::Pushed,
+    signed: Option<&(OciRef, String)>,
+    what: &str,
+    mut fields: serde_json::Value,
+    json: bool,
+) {
+    if json {
+        fields["reference"] = pushed.reference.to_string().into();
+        fields["manifest_digest"] = pushed.manifest_digest.clone().into();
+        fields["sha256"] = pushed.layer_digest.trim_start_matches("sha256:").into();
+        fields["signature"] = signed
+            .map(|(tag, signer)| serde_json::json!({"tag": tag.to_string(), "signer": signer}))
+            .unwrap_or_default();
+        println!("{fields}");
+        return;
+    }
+    println!("published {what} as {}", pushed.reference);
+    println!("  sha256 {}", pushed.layer_digest.trim_start_matches("sha256:"));
+    if let Some((tag, signer)) = signed {
+        println!("  signed by {signer} ({})", tag.tag.as_deref().unwrap_or(""));
+    }
+}
+
+/// Sign what was pushed, when a key is given.
+async fn sign_pushed(
+    registry: &Registry,
+    pushed: &agent_reach::oci::Pushed,
+    key: Option<&SigningKey>,
+) -> anyhow::Result<Option<(OciRef, String)>> {
+    Ok(match key {
         Some(key) => Some((
             registry.sign(&pushed.reference, key).await?,
             key.public().fingerprint().to_owned(),
         )),
         None => None,
-    };
-    if json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "reference": pushed.reference.to_string(),
-                "manifest_digest": pushed.manifest_digest,
-                "sha256": pushed.layer_digest.trim_start_matches("sha256:"),
-                "kind": "bundle",
-                "signature": signed.as_ref().map(|(tag, signer)| serde_json::json!({
-                    "tag": tag.to_string(), "signer": signer })),
-            })
-        );
-    } else {
-        println!("published bundle {} as {}", dir.display(), pushed.reference);
-        println!("  bundle sha256 {}", pushed.layer_digest.trim_start_matches("sha256:"));
-        if let Some((_, signer)) = &signed {
-            println!("  signed by {signer}");
-        }
-    }
-    Ok(ExitCode::SUCCESS)
+    })
 }
 
 /// `reach skill sign oci://… --key KEY`: sign what is already pushed.
