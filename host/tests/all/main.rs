@@ -24,6 +24,8 @@ mod mcp_stdio;
 mod memory_cli;
 // `reach skill publish/add/sign/update` against a real OCI registry on 127.0.0.1.
 mod oci_cli;
+// Our cosign signatures against the Sigstore project's cosign client, both ways.
+mod oci_cosign;
 // The OpenAI and Anthropic clients over the wire: requests, replies, retries, failures.
 mod model_clients;
 // What skills request against what the table grants: inspect, check, suggest, upgrades.

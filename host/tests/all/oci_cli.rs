@@ -11,7 +11,7 @@ use std::process::Output;
 
 /// `reach ARGS` in `dir` with a signing password and no Docker config of
 /// the developer's.
-fn reach(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn reach(dir: &Path, args: &[&str]) -> Output {
     isolated(env!("CARGO_BIN_EXE_reach"), dir)
         .args(args)
         .env("REACH_SIGNING_PASSWORD", "correct horse")
@@ -23,33 +23,33 @@ fn reach(dir: &Path, args: &[&str]) -> Output {
         .expect("run reach")
 }
 
-fn ok(out: &Output) -> String {
+pub(crate) fn ok(out: &Output) -> String {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     String::from_utf8(out.stdout.clone()).expect("utf-8")
 }
 
-fn json(out: &Output) -> Value {
+pub(crate) fn json(out: &Output) -> Value {
     serde_json::from_str(&ok(out)).unwrap_or_else(|e| panic!("JSON ({e}): {out:?}"))
 }
 
-fn failed(out: &Output) -> String {
+pub(crate) fn failed(out: &Output) -> String {
     assert_ne!(out.status.code(), Some(0), "expected a refusal: {out:?}");
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// A publisher's folder with a key pair and `echo` components.
-struct Publisher {
+pub(crate) struct Publisher {
     dir: tempfile::TempDir,
 }
 
 impl Publisher {
-    fn new(key: &str) -> Publisher {
+    pub(crate) fn new(key: &str) -> Publisher {
         let p = Publisher { dir: tempfile::tempdir().expect("dir") };
         let out = reach(p.path(), &["skill", "keygen", "--out", key, "--json"]);
         json(&out);
         p
     }
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
     /// `echo` at `version`, written to the publisher's folder.
@@ -63,10 +63,10 @@ impl Publisher {
         std::fs::write(&file, bytes).expect("write");
         file
     }
-    fn key(&self, name: &str, ext: &str) -> String {
+    pub(crate) fn key(&self, name: &str, ext: &str) -> String {
         self.path().join(format!("{name}.{ext}")).display().to_string()
     }
-    fn publish(&self, version: &str, reference: &str, sign: Option<&str>) -> Value {
+    pub(crate) fn publish(&self, version: &str, reference: &str, sign: Option<&str>) -> Value {
         let file = self.echo(version);
         let mut args = vec!["skill", "publish", file.to_str().unwrap(), reference, "--json"];
         let key = sign.map(|k| self.key(k, "key"));
@@ -105,7 +105,7 @@ fn published_and_added() -> Added {
 }
 
 /// An operator's folder: its own skills folder and table.
-fn operator(table: &str) -> tempfile::TempDir {
+pub(crate) fn operator(table: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("dir");
     std::fs::write(dir.path().join("reach.toml"), table).expect("table");
     dir
@@ -260,7 +260,7 @@ fn a_signature_by_an_unknown_key_or_none_is_refused_and_nothing_installed() {
     assert_eq!(wasm_files(&op.path().join("skills")), Vec::<String>::new());
 }
 
-fn fingerprint_of(p: &Publisher, key: &str) -> String {
+pub(crate) fn fingerprint_of(p: &Publisher, key: &str) -> String {
     let text = std::fs::read_to_string(p.key(key, "pub")).unwrap();
     agent_reach::policy::key_fingerprint(&text).unwrap()
 }
