@@ -12,6 +12,8 @@ mod bundles;
 mod cli;
 // `reach eval`: the summary, `--json`, gates and exit codes, baselines, the HTML report.
 mod eval_cli;
+// Faults at volume: a skill misbehaving a thousand times against one `reach mcp`.
+mod faults;
 // `reach mcp` as the official Python SDK and the Inspector see it (stdio and HTTP).
 mod mcp_clients;
 // The official MCP conformance suite against `reach mcp --http`.

@@ -12,7 +12,7 @@ use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-struct Server {
+pub(crate) struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     /// Lines from the server's stdout, read on their own thread so a test
@@ -21,12 +21,12 @@ struct Server {
 }
 
 impl Server {
-    fn start(ws: &Workspace) -> Server {
+    pub(crate) fn start(ws: &Workspace) -> Server {
         Server::start_with(ws, &["mcp", "--no-watch"], &[])
     }
 
     /// `reach ARGS…` with `env` added, initialized.
-    fn start_with(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Server {
+    pub(crate) fn start_with(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = ws
             .reach(args)
             .envs(env.iter().copied())
@@ -56,13 +56,18 @@ impl Server {
         server
     }
 
-    fn send(&mut self, message: Value) {
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(crate) fn send(&mut self, message: Value) {
         let stdin = self.stdin.as_mut().expect("not hung up");
         writeln!(stdin, "{message}").unwrap();
         stdin.flush().unwrap();
     }
 
-    fn call(&mut self, id: u64, name: &str, arguments: Value) {
+    pub(crate) fn call(&mut self, id: u64, name: &str, arguments: Value) {
         self.send(json!({
             "jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": name, "arguments": arguments}
@@ -70,7 +75,7 @@ impl Server {
     }
 
     /// The response to a `tools/call` (the whole JSON-RPC message).
-    fn called(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+    pub(crate) fn called(&mut self, id: u64, name: &str, arguments: Value) -> Value {
         self.call(id, name, arguments);
         self.response(id)
     }
@@ -86,7 +91,7 @@ impl Server {
     }
 
     /// Close stdin, as a client that goes away does; the server's exit.
-    fn hang_up(&mut self) -> std::process::ExitStatus {
+    pub(crate) fn hang_up(&mut self) -> std::process::ExitStatus {
         self.stdin = None;
         self.child.wait().unwrap()
     }
@@ -101,7 +106,7 @@ impl Server {
     }
 
     /// Lines until the response to `id`.
-    fn response(&mut self, id: u64) -> Value {
+    pub(crate) fn response(&mut self, id: u64) -> Value {
         loop {
             let message = self.next(&format!("answer to {id}"));
             if message["id"] == json!(id) {

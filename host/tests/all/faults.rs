@@ -1,0 +1,96 @@
+//! Faults at volume: a skill that misbehaves a thousand times in a row
+//! against one `reach mcp` process, which must answer every call with the
+//! structured error and keep its memory flat.
+//!
+//! The server is its own process so its resident memory is its own (the
+//! tests in this binary share one process, and their allocations would be
+//! noise). Memory is read from `/proc/PID/status` every 100 calls; after a
+//! warm-up of 100 calls of each kind, the growth over the next 5,000 calls
+//! must stay under a bound that a leak of a few kilobytes a call would cross.
+
+use crate::mcp_stdio::Server;
+use crate::support::mcp::Workspace;
+use agent_reach_tests::guests;
+use serde_json::{Value, json};
+
+/// Calls of each kind.
+const CALLS: u64 = 1000;
+/// Growth allowed after the warm-up: noise from the allocator and the
+/// audit log's buffers, well under what 5,000 calls leaking 2 KiB each
+/// (10 MiB) would add.
+const MAX_GROWTH_KIB: u64 = 8 * 1024;
+
+/// The server's resident memory, KiB.
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+#[test]
+fn a_skill_misbehaving_a_thousand_times_a_kind_gets_its_error_each_time_and_memory_stays_flat() {
+    let table = "[skills.misbehave]\nlevel = \"auto\"\ntimeout_ms = 20\nmemory_mb = 16\n\
+                 max_output_kb = 4\n";
+    let ws = Workspace::new(table, &[guests::TEST_SKILL_MISBEHAVE]);
+    let mut server = Server::start(&ws);
+    let pid = server.pid();
+    // Each kind of misbehaviour, with the error it must come back as
+    // (None: the call succeeds, its flood of stdout and stderr dropped).
+    let kinds: [(&str, Value, Option<&str>); 5] = [
+        ("misbehave__panic", json!({"message": "boom"}), Some("TRAP")),
+        ("misbehave__spin", json!({}), Some("TIMEOUT")),
+        ("misbehave__alloc", json!({"n": 64}), Some("OUT_OF_MEMORY")),
+        ("misbehave__output", json!({"n": 1 << 20}), Some("OUTPUT_TOO_LARGE")),
+        ("misbehave__stdout", json!({"n": 256 << 10}), None),
+    ];
+    let mut id = 10;
+    let mut call = |server: &mut Server, tool: &str, args: &Value, code: Option<&str>, i: u64| {
+        id += 1;
+        let response = server.called(id, tool, args.clone());
+        let result = &response["result"];
+        match code {
+            Some(code) => {
+                assert_eq!(result["isError"], json!(true), "{tool} call {i}: {response}");
+                assert_eq!(
+                    result["structuredContent"]["error_code"], code,
+                    "{tool} call {i}: {response}"
+                );
+            }
+            None => assert_eq!(result["isError"], json!(false), "{tool} call {i}: {response}"),
+        }
+    };
+    // The warm-up: 100 calls of every kind, each kind's compiled code,
+    // first instances and buffers in place.
+    for (tool, args, code) in &kinds {
+        for i in 0..100 {
+            call(&mut server, tool, args, *code, i);
+        }
+    }
+    let baseline = rss_kib(pid);
+    let mut samples: Vec<(String, u64)> = Vec::new();
+    for (tool, args, code) in &kinds {
+        for i in 0..CALLS {
+            call(&mut server, tool, args, *code, i);
+            if (i + 1) % 100 == 0 {
+                samples.push((format!("{tool} {}", i + 1), rss_kib(pid)));
+            }
+        }
+    }
+    let last = samples.last().expect("samples").1;
+    let peak = samples.iter().map(|s| s.1).max().unwrap();
+    eprintln!(
+        "RSS after the warm-up {baseline} KiB, peak {peak} KiB, last {last} KiB: {samples:?}"
+    );
+    assert!(
+        peak.saturating_sub(baseline) < MAX_GROWTH_KIB,
+        "RSS grew from {baseline} KiB after the warm-up to {peak} KiB (last {last} KiB): {samples:?}"
+    );
+    let id = id + 1;
+    // And it still serves a call that behaves.
+    let ok = server.called(id, "misbehave__output", json!({"n": 3}));
+    assert_eq!(ok["result"]["isError"], json!(false), "{ok}");
+    assert!(server.hang_up().success());
+}
