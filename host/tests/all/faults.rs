@@ -94,3 +94,74 @@ fn a_skill_misbehaving_a_thousand_times_a_kind_gets_its_error_each_time_and_memo
     assert_eq!(ok["result"]["isError"], json!(false), "{ok}");
     assert!(server.hang_up().success());
 }
+
+/// `reach call echo.echo {"a":1}` in `ws` with its own compile cache.
+fn call_echo(ws: &Workspace, cache: &std::path::Path) -> std::process::Output {
+    ws.reach(&["call", "echo.echo", "{\"a\":1}"])
+        .env("REACH_CACHE_DIR", cache)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("reach call")
+}
+
+#[test]
+fn a_damaged_compile_cache_entry_is_compiled_again_and_the_call_still_answers() {
+    let ws = Workspace::new("[skills.echo]\nlevel = \"auto\"\n", &[guests::TEST_SKILL_ECHO]);
+    let cache = ws.path("cache");
+    let out = call_echo(&ws, &cache);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"a\":1"), "{out:?}");
+    let entry = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "cwasm"))
+        .expect("a compile-cache entry");
+    let whole = std::fs::read(&entry).unwrap();
+    let mut flipped = whole.clone();
+    let middle = flipped.len() / 2;
+    flipped[middle] ^= 0x5a;
+    for (damage, bytes) in [
+        ("truncated", whole[..whole.len() / 3].to_vec()),
+        ("a byte changed", flipped),
+        ("empty", Vec::new()),
+    ] {
+        std::fs::write(&entry, &bytes).unwrap();
+        let out = call_echo(&ws, &cache);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("\"a\":1"), "{damage}: {out:?}");
+        assert!(stderr.contains("compiling again"), "{damage}: says why it compiles: {stderr}");
+        // Compiled again and stored whole: the next start loads it as before.
+        assert_eq!(std::fs::read(&entry).unwrap().len(), whole.len(), "{damage}: entry rewritten");
+        let out = call_echo(&ws, &cache);
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("compiling again"), "{out:?}");
+    }
+}
+
+#[test]
+fn a_skills_folder_that_cannot_be_read_is_a_clear_error_not_a_crash() {
+    let ws = Workspace::new("[skills.echo]\nlevel = \"auto\"\n", &[guests::TEST_SKILL_ECHO]);
+    std::fs::remove_dir_all(ws.path("skills")).unwrap();
+    let cases: [(&str, fn(&std::path::Path)); 2] = [
+        ("a file", |p| std::fs::write(p, "not a folder").unwrap()),
+        // Root reads past permission bits, so unreadable is a link loop here.
+        ("a link to itself", |p| std::os::unix::fs::symlink(p, p).unwrap()),
+    ];
+    for (what, make) in cases {
+        let skills = ws.path("skills");
+        let _ = std::fs::remove_file(&skills);
+        make(&skills);
+        for args in [&["skills", "list"][..], &["call", "echo.echo", "{}"][..]] {
+            let out = ws.reach(args).stdin(std::process::Stdio::null()).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                !matches!(out.status.code(), Some(0) | Some(101) | None),
+                "skills folder is {what}, reach {args:?}: {out:?}"
+            );
+            assert!(
+                stderr.contains("skills folder ./skills") && !stderr.contains("panicked"),
+                "skills folder is {what}, reach {args:?} says which folder: {stderr}"
+            );
+            // The reason once, not again as a cause.
+            assert_eq!(stderr.matches("os error").count(), 1, "{stderr}");
+        }
+    }
+}

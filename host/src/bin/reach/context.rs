@@ -90,9 +90,8 @@ pub async fn load_protecting(cli: &Cli, protected: Vec<ProtectedPath>) -> anyhow
         .await;
     match built {
         Ok(host) => Ok(host),
-        Err(HostError::Registry(err)) => {
-            Err(anyhow::Error::new(err).context("could not load skills"))
-        }
+        // Its message already says why (the I/O error): not chained again.
+        Err(HostError::Registry(err)) => Err(anyhow::anyhow!("could not load skills: {err}")),
         Err(err) => Err(err.into()),
     }
 }
