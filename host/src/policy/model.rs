@@ -13,6 +13,7 @@
 //! tool_format = "constrained"              # or "native"
 //! context_tokens = 12288                   # default: what the server says, else known by name
 //! compact_at = 80                          # percent of context_tokens that starts a compaction
+//! timeout_s = 120                          # one request, before it is retried (default 120; 600 on this machine)
 //! ```
 //! API keys never go here: they come from `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`.
 
@@ -43,13 +44,16 @@ pub struct ModelSettings {
     pub context_tokens: Option<u64>,
     /// Percent of `context_tokens` at which a run is compacted.
     pub compact_at: Option<u8>,
+    /// Seconds one request may take before it counts as failed (and is
+    /// retried like a dropped connection).
+    pub timeout_s: Option<u64>,
 }
 
 #[derive(Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "a table with provider, base_url, name, temperature, max_steps, token_budget, \
-                 tool_format, context_tokens, compact_at"
+                 tool_format, context_tokens, compact_at, timeout_s"
 )]
 pub(super) struct RawModel {
     provider: Option<Spanned<String>>,
@@ -61,6 +65,7 @@ pub(super) struct RawModel {
     tool_format: Option<Spanned<String>>,
     context_tokens: Option<Spanned<i64>>,
     compact_at: Option<Spanned<i64>>,
+    timeout_s: Option<Spanned<i64>>,
 }
 
 impl RawModel {
@@ -118,6 +123,7 @@ impl RawModel {
         };
         let max_steps = positive(&self.max_steps, "model.max_steps", 1000)?;
         let token_budget = positive(&self.token_budget, "model.token_budget", i64::MAX)?;
+        let timeout_s = positive(&self.timeout_s, "model.timeout_s", 3600)?;
         if let Some(n) = &self.context_tokens
             && !(1024..=100_000_000).contains(n.get_ref())
         {
@@ -153,6 +159,7 @@ impl RawModel {
             tool_format: self.tool_format.map(Spanned::into_inner),
             context_tokens: self.context_tokens.map(|n| *n.get_ref() as u64),
             compact_at: self.compact_at.map(|p| *p.get_ref() as u8),
+            timeout_s: timeout_s.map(|n| n as u64),
         })
     }
 }

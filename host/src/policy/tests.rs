@@ -456,7 +456,7 @@ fn the_model_table_is_checked_and_optional() {
         Path::new("/"),
         "[model]\nprovider = \"openai\"\nbase_url = \"http://127.0.0.1:8691/v1\"\nname = \"qwen\"\n\
          temperature = 0.2\nmax_steps = 12\ntoken_budget = 9000\ntool_format = \"constrained\"\n\
-         context_tokens = 12288\ncompact_at = 70\n",
+         context_tokens = 12288\ncompact_at = 70\ntimeout_s = 30\n",
     )
     .expect("valid");
     let m = policy.model();
@@ -464,6 +464,7 @@ fn the_model_table_is_checked_and_optional() {
     assert_eq!(m.base_url.as_deref(), Some("http://127.0.0.1:8691/v1"));
     assert_eq!((m.max_steps, m.token_budget, m.temperature), (Some(12), Some(9000), Some(0.2)));
     assert_eq!((m.context_tokens, m.compact_at), (Some(12288), Some(70)));
+    assert_eq!(m.timeout_s, Some(30));
     assert_eq!(parse_in(Path::new("/"), "").unwrap().model(), &ModelSettings::default());
     for (text, want) in [
         (
@@ -485,6 +486,7 @@ fn the_model_table_is_checked_and_optional() {
             "[model]\ncontext_tokens = 512\n",
             "model.context_tokens: 512 is out of range; use 1024 to 100000000",
         ),
+        ("[model]\ntimeout_s = 0\n", "model.timeout_s: 0 is out of range; use 1 to 3600"),
         (
             "[model]\ncompact_at = 100\n",
             "model.compact_at: 100 is out of range; use a percent from 10 to 95",

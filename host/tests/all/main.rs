@@ -28,6 +28,8 @@ mod memory_cli;
 mod oci_cli;
 // Our cosign signatures against the Sigstore project's cosign client, both ways.
 mod oci_cosign;
+// `reach run` when the model server dies, cuts off, answers garbage, stalls or refuses.
+mod model_faults;
 // The OpenAI and Anthropic clients over the wire: requests, replies, retries, failures.
 mod model_clients;
 // What skills request against what the table grants: inspect, check, suggest, upgrades.

@@ -53,6 +53,9 @@ pub fn build(
             if table.temperature.is_some() {
                 config.temperature = table.temperature;
             }
+            if let Some(t) = table.timeout_s {
+                config.timeout = std::time::Duration::from_secs(t);
+            }
             let key: Vec<String> = config.api_key.iter().map(|k| k.expose().to_owned()).collect();
             Ok((Box::new(AnthropicClient::new(config)?), key))
         }
@@ -85,6 +88,9 @@ pub fn build(
             }
             if table.temperature.is_some() {
                 config.temperature = table.temperature;
+            }
+            if let Some(t) = table.timeout_s {
+                config.timeout = std::time::Duration::from_secs(t);
             }
             config.tool_format = match args.tool_format {
                 Some(ToolFormatArg::Native) => ToolFormat::Native,
