@@ -131,7 +131,11 @@ impl<'a> Harness<'a> {
             playback: None,
         };
         harness.journal = crate::journal::beside_log(harness.audit.path()).map(|root| {
-            crate::journal::RunJournal::new(&root, harness.audit.run_id(), host.policy().journal())
+            crate::journal::RunJournal::after_recovery(
+                &root,
+                harness.audit.run_id(),
+                host.policy().journal(),
+            )
         });
         harness.fresh_toolbox();
         harness.offer_delegate();

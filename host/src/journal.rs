@@ -10,17 +10,22 @@
 //! `calls.jsonl`, one line per call that changed something: which call and
 //! step, its outcome, and per path the state before the call and the
 //! fingerprint after it. Everything is `0600`/`0700`, like the audit logs.
+//! A call in progress also has `inflight/CALL.jsonl`, so that a call a
+//! crash interrupted is rolled back by the next host to start
+//! ([`recover`]).
 //!
 //! The journal works on paths relative to a grant, through the grant's own
 //! directory handle (cap-std): a link inside a grant cannot make it read or
 //! restore anything outside.
 
 mod call;
+mod inflight;
 mod prune;
 mod state;
 mod undo;
 
 pub use call::CallJournal;
+pub use inflight::{Recovered, recover};
 pub use prune::{PruneReport, prune};
 pub use state::{Fingerprint, State};
 pub use undo::{Conflict, PathChange, UndoReport, changes, undo};
@@ -154,6 +159,9 @@ struct RunInner {
     used: Mutex<u64>,
     blobs: Mutex<HashSet<String>>,
     calls: Mutex<Option<std::fs::File>>,
+    /// The run's lock, held from its first in-flight file on (see
+    /// [`recover`]): this process is alive.
+    owner: Mutex<Option<std::fs::File>>,
 }
 
 impl std::fmt::Debug for RunJournal {
@@ -174,8 +182,20 @@ impl RunJournal {
                 used: Mutex::new(0),
                 blobs: Mutex::new(HashSet::new()),
                 calls: Mutex::new(None),
+                owner: Mutex::new(None),
             }),
         }
+    }
+
+    /// [`RunJournal::new`], after rolling back the calls that crashed
+    /// processes left in flight under `root` ([`recover`]): what a host
+    /// starting a run, a server or a call uses. A recovery that fails is
+    /// logged; the run goes on.
+    pub fn after_recovery(root: &Path, run_id: &str, budget: Budget) -> RunJournal {
+        if let Err(err) = recover(root) {
+            tracing::error!(journal = %root.display(), error = %err, "could not recover interrupted calls");
+        }
+        RunJournal::new(root, run_id, budget)
     }
 
     /// The run's folder of journal files.
@@ -191,6 +211,16 @@ impl RunJournal {
     /// The journal of one call.
     pub fn call(&self, call: u64, step: u64, tool: &str) -> CallJournal {
         CallJournal::new(self.clone(), call, step, tool)
+    }
+
+    /// Hold the run's lock (once per process), so that no recovery takes
+    /// this live run's calls for a crashed one's.
+    fn hold_lock(&self) -> io::Result<()> {
+        let mut owner = self.inner.owner.lock().unwrap_or_else(|e| e.into_inner());
+        if owner.is_none() {
+            *owner = Some(inflight::lock(&self.inner.dir)?);
+        }
+        Ok(())
     }
 
     fn append(&self, record: &CallRecord) -> io::Result<()> {

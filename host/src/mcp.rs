@@ -165,7 +165,7 @@ impl McpServer {
         // The table of the host served when the log is given (a reload keeps it).
         let budget = self.host().map(|h| h.policy().journal()).unwrap_or_default();
         self.journal = crate::journal::beside_log(log.path())
-            .map(|root| crate::journal::RunJournal::new(&root, log.run_id(), budget));
+            .map(|root| crate::journal::RunJournal::after_recovery(&root, log.run_id(), budget));
         self.audit = Some(Arc::new(Mutex::new(log)));
         self
     }

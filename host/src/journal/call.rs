@@ -1,6 +1,7 @@
 //! One call's journal: the paths it changed, each with its state before,
 //! and the blobs those states keep within the run's budget.
 
+use super::inflight;
 use super::state::{self, BlobSink, State};
 use super::{CallEnd, CallRecord, Entry, JournalError, RunInner, RunJournal, UndoMode, undo};
 use cap_std::fs::Dir;
@@ -60,6 +61,8 @@ pub struct CallJournal {
     grants: HashMap<PathBuf, Arc<Dir>>,
     /// Kept or rolled back already.
     finished: bool,
+    /// The call's in-flight file, once it changed something.
+    inflight: Option<(PathBuf, std::fs::File)>,
 }
 
 impl Drop for CallJournal {
@@ -89,6 +92,7 @@ impl CallJournal {
             seen: HashMap::new(),
             grants: HashMap::new(),
             finished: false,
+            inflight: None,
         }
     }
 
@@ -154,6 +158,9 @@ impl CallJournal {
         };
         let entry =
             Entry { grant: key.0.clone(), path: key.1.clone(), before, after: None, not_undoable };
+        // On record outside this process before the change: a crash from
+        // here on is rolled back by the next start. Fail closed.
+        self.write_inflight(&entry).map_err(|source| JournalError::Io { path: shown, source })?;
         match self.seen.get(&key) {
             Some(&index) => self.entries[index] = entry,
             None => {
@@ -162,6 +169,21 @@ impl CallJournal {
             }
         }
         Ok(())
+    }
+
+    fn write_inflight(&mut self, entry: &Entry) -> io::Result<()> {
+        if self.inflight.is_none() {
+            self.run.hold_lock()?;
+            let head = inflight::Head {
+                worker: self.worker.clone(),
+                call: self.call,
+                step: self.step,
+                tool: self.tool.clone(),
+            };
+            self.inflight = Some(inflight::create(self.run.dir(), &head)?);
+        }
+        let (_, file) = self.inflight.as_mut().expect("created above");
+        inflight::write_line(file, entry)
     }
 
     /// Put back every path this call changed, newest first; the record says
@@ -213,6 +235,12 @@ impl CallJournal {
         };
         if let Err(err) = self.run.append(&record) {
             tracing::error!(dir = %self.run.dir().display(), error = %err, "could not write the journal");
+        }
+        // The call ended (its changes kept, or put back): nothing is left
+        // for a recovery to do, even if its record could not be written.
+        if let Some((path, file)) = self.inflight.take() {
+            drop(file);
+            let _ = std::fs::remove_file(path);
         }
     }
 }

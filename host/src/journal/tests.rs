@@ -165,3 +165,63 @@ fn a_call_dropped_before_it_ended_is_rolled_back() {
     assert_eq!(read(&f.grant.join("a.txt")).as_deref(), Some("alpha\n"));
     assert_eq!(read_calls(&f.root, "r1").expect("calls")[0].end, CallEnd::RolledBack);
 }
+
+/// The files in a run's in-flight folder.
+fn in_flight_files(root: &Path, run: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(root.join(run).join("inflight"))
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_call_a_crash_interrupted_is_rolled_back_at_the_next_start_and_a_live_one_left_alone() {
+    let f = fixture();
+    let run = RunJournal::new(&f.root, "r1", Budget::default());
+    let mut call = run.call(1, 2, "files.write");
+    f.touch(&mut call, "a.txt");
+    std::fs::write(f.grant.join("a.txt"), "half of the new").expect("write");
+    f.touch(&mut call, "new.txt");
+    std::fs::write(f.grant.join("new.txt"), "created").expect("write");
+    // The process stops here: the call neither ends nor rolls back.
+    std::mem::forget(call);
+    assert_eq!(in_flight_files(&f.root, "r1").len(), 1);
+
+    // While its process lives (holds the run's lock), a recovery leaves it be.
+    assert!(recover(&f.root).expect("recover").is_empty());
+    assert_eq!(read(&f.grant.join("a.txt")).as_deref(), Some("half of the new"));
+
+    // The process dies: the system drops its lock.
+    drop(run.inner.owner.lock().unwrap().take());
+    let done = recover(&f.root).expect("recover");
+    assert_eq!(done.len(), 1, "{done:?}");
+    assert_eq!((done[0].record.call, done[0].record.step), (1, 2));
+    assert_eq!(done[0].record.end, CallEnd::RolledBack);
+    assert!(done[0].failed.is_empty(), "{:?}", done[0].failed);
+    assert_eq!(read(&f.grant.join("a.txt")).as_deref(), Some("alpha\n"));
+    assert!(!f.grant.join("new.txt").exists());
+    // On record as rolled back: no change to diff or undo; nothing left to recover.
+    let calls = read_calls(&f.root, "r1").expect("calls");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].end, CallEnd::RolledBack);
+    assert!(in_flight_files(&f.root, "r1").is_empty());
+    assert!(recover(&f.root).expect("recover").is_empty());
+}
+
+#[test]
+fn a_call_that_ends_leaves_nothing_in_flight() {
+    let f = fixture();
+    let run = RunJournal::new(&f.root, "r1", Budget::default());
+    let mut kept = run.call(1, 1, "files.write");
+    f.touch(&mut kept, "a.txt");
+    std::fs::write(f.grant.join("a.txt"), "new").expect("write");
+    kept.keep();
+    let mut failed = run.call(2, 2, "files.write");
+    f.touch(&mut failed, "b.txt");
+    std::fs::write(f.grant.join("b.txt"), "new").expect("write");
+    assert!(failed.roll_back().is_empty());
+    assert!(in_flight_files(&f.root, "r1").is_empty());
+    // Nothing for a later start to undo: the kept change stands.
+    drop(run);
+    assert!(recover(&f.root).expect("recover").is_empty());
+    assert_eq!(read(&f.grant.join("a.txt")).as_deref(), Some("new"));
+}

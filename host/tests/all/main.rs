@@ -10,6 +10,8 @@ mod agents_cli;
 mod bundles;
 // The `reach` binary: exit codes, JSON output, configuration errors, pins, credentials.
 mod cli;
+// `kill -9` mid-call and mid-transaction: the next start finds everything whole.
+mod crash;
 // `reach eval`: the summary, `--json`, gates and exit codes, baselines, the HTML report.
 mod eval_cli;
 // Faults at volume: a skill misbehaving a thousand times against one `reach mcp`.

@@ -48,7 +48,7 @@ pub async fn run(cli: &Cli, call: &CallArgs) -> anyhow::Result<ExitCode> {
     let started = std::time::Instant::now();
     // Its changes to granted folders are journaled (`reach runs diff/undo`).
     let scope = agent_reach::journal::CallScope {
-        run: agent_reach::journal::RunJournal::new(
+        run: agent_reach::journal::RunJournal::after_recovery(
             &super::runs::undo::journal_root(&call.runs_dir),
             &id,
             host.policy().journal(),

@@ -1,0 +1,175 @@
+//! `kill -9` in the middle of the work: of `reach run` during a tool call
+//! that has changed files in its grant, and of `reach memory import` in
+//! the middle of its transaction. Nothing is left half-done: the next
+//! start puts the grant back as it was, the audit log verifies up to its
+//! last record, and the memory database passes SQLite's integrity check
+//! with all of the import or none of it.
+
+use crate::support::{Server, call, isolated};
+use agent_reach::memory::{Kind, MemoryStore, NewEntry, Provenance, SqliteStore};
+use agent_reach_tests::guests;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn reach(dir: &Path, args: &[&str]) -> Output {
+    isolated(env!("CARGO_BIN_EXE_reach"), dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run reach")
+}
+
+fn spawn(dir: &Path, args: &[&str]) -> Child {
+    isolated(env!("CARGO_BIN_EXE_reach"), dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start reach")
+}
+
+/// Wait for `ready`, at most 60 s.
+fn wait_for(what: &str, ready: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !ready() {
+        assert!(Instant::now() < deadline, "{what} did not happen");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Every file and folder under `dir` with its contents (folders: None).
+fn tree(dir: &Path) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let path = e.unwrap().path();
+            let rel = path.strip_prefix(dir).unwrap().to_owned();
+            if path.is_dir() {
+                out.insert(rel, None);
+                stack.push(path);
+            } else {
+                out.insert(rel, Some(std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_run_killed_mid_call_leaves_its_grant_as_it_was_once_the_next_start_recovers() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir_all(dir.path().join("skills")).unwrap();
+    std::fs::create_dir_all(&notes).unwrap();
+    for guest in [guests::TEST_SKILL_MISBEHAVE, guests::TEST_SKILL_ECHO] {
+        std::fs::copy(guest.path(), dir.path().join("skills").join(guest.file_name())).unwrap();
+    }
+    std::fs::write(notes.join("a.txt"), "alpha\n".repeat(10_000)).unwrap();
+    std::fs::write(notes.join("gone.txt"), "to be deleted").unwrap();
+    std::fs::write(notes.join("old.txt"), "to be moved").unwrap();
+    std::fs::write(
+        dir.path().join("reach.toml"),
+        "[skills.misbehave]\nlevel = \"auto\"\nwrite = [\"./notes\"]\ntimeout_ms = 120000\n\n\
+         [skills.echo]\nlevel = \"auto\"\n",
+    )
+    .unwrap();
+    let before = tree(&notes);
+
+    // The model asks for a call that changes four things, then spins.
+    let server =
+        Server::start(vec![call("misbehave__scribble", json!({"folder": notes, "then": "spin"}))]);
+    let base = format!("{}/v1", server.base);
+    let mut run = spawn(
+        dir.path(),
+        &["run", "Scribble", "--json", "--base-url", &base, "--model", "scripted"],
+    );
+    // Its last change before the spin: old.txt moved.
+    wait_for("the call's changes", || notes.join("moved.txt").exists());
+    run.kill().unwrap(); // SIGKILL: no destructor, no rollback, no seal
+    run.wait().unwrap();
+    assert_ne!(tree(&notes), before, "the killed call left its changes");
+
+    // The audit log reads back and verifies up to its last record: the
+    // crash shows as a missing seal, not as tampering.
+    let verify = reach(dir.path(), &["runs", "verify", "--all", "--json"]);
+    let report: Value = serde_json::from_slice(&verify.stdout).expect("verify JSON");
+    assert_eq!(verify.status.code(), Some(3), "no signed head, chain intact: {report:#}");
+    let run_id = report["runs"][0]["run_id"].as_str().expect("the run").to_owned();
+    let listed = reach(dir.path(), &["runs", "show", &run_id]);
+    assert_eq!(listed.status.code(), Some(0), "{listed:?}");
+
+    // The next start (any run, call or server) rolls the call back first.
+    let out = reach(dir.path(), &["call", "echo.echo", "{\"after\":\"crash\"}"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("crash"), "{out:?}");
+    assert_eq!(tree(&notes), before, "the grant is as it was before the killed call");
+    // On record as rolled back: nothing for diff or undo to show.
+    let diff = reach(dir.path(), &["runs", "diff", &run_id, "--json"]);
+    let diff: Value = serde_json::from_slice(&diff.stdout).expect("diff JSON");
+    assert_eq!(diff["changes"], json!([]), "{diff:#}");
+    // And a second start has nothing left to do.
+    let out = reach(dir.path(), &["call", "echo.echo", "{}"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(tree(&notes), before);
+}
+
+#[test]
+fn a_memory_import_killed_mid_transaction_leaves_a_sound_database_with_none_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("reach.toml"), "").unwrap();
+    let db = dir.path().join("mem/memory.db");
+    let store = SqliteStore::open(&db).unwrap();
+    store
+        .add(NewEntry {
+            kind: Kind::Fact,
+            subject: "seed".into(),
+            text: "The entry that was there before".into(),
+            task_type: None,
+            provenance: Provenance::User { run_id: None, step: None },
+        })
+        .unwrap();
+    drop(store);
+    let db_arg = db.to_str().unwrap();
+    // A big export file: the seed's line, many times over with other subjects.
+    let out = reach(dir.path(), &["memory", "export", "--db", db_arg]);
+    let line: Value = serde_json::from_slice(&out.stdout).expect("one exported line");
+    const IMPORTED: u64 = 30_000;
+    let mut file = String::new();
+    for n in 0..IMPORTED {
+        let mut entry = line.clone();
+        entry["id"] = json!(n + 100);
+        entry["subject"] = json!(format!("subject number {n}"));
+        entry["text"] = json!(format!("Imported fact {n} about the staging server and its logs"));
+        file += &format!("{entry}\n");
+    }
+    std::fs::write(dir.path().join("big.jsonl"), file).unwrap();
+
+    let mut import = spawn(dir.path(), &["memory", "import", "big.jsonl", "--db", db_arg]);
+    // Mid-transaction: SQLite's rollback journal is there.
+    let journal = dir.path().join("mem/memory.db-journal");
+    wait_for("the import's transaction", || journal.exists());
+    std::thread::sleep(Duration::from_millis(100));
+    import.kill().unwrap();
+    let status = import.wait().unwrap();
+    assert!(!status.success(), "killed before it finished: {status:?}");
+
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    drop(conn);
+    let count = |out: Output| {
+        let listed: Value = serde_json::from_slice(&out.stdout).expect("list JSON");
+        listed["entries"].as_array().expect("entries").len() as u64
+    };
+    let listed = reach(dir.path(), &["memory", "list", "--json", "--db", db_arg]);
+    assert_eq!(count(listed), 1, "none of the import, the seed kept");
+    // The next import starts cleanly and adds it all.
+    let out = reach(dir.path(), &["memory", "import", "big.jsonl", "--db", db_arg]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let listed = reach(dir.path(), &["memory", "list", "--json", "--db", db_arg]);
+    assert_eq!(count(listed), IMPORTED + 1);
+}
