@@ -205,11 +205,14 @@ impl<'a> Harness<'a> {
         task: &str,
         progress: &dyn Progress,
     ) -> RunReport {
-        let mut run = self.begin(run_id, task, progress).await;
-        let stop = loop {
-            if let Some(stop) = self.step(&mut run, progress).await {
-                break stop;
-            }
+        let (mut run, not_recorded) = self.begin(run_id, task, progress).await;
+        let stop = match not_recorded {
+            Some(stop) => stop,
+            None => loop {
+                if let Some(stop) = self.step(&mut run, progress).await {
+                    break stop;
+                }
+            },
         };
         self.finish(run, stop)
     }

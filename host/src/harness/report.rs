@@ -22,6 +22,10 @@ pub enum Stop {
     Declined,
     /// The model could not be reached or answered nonsense.
     ModelError(String),
+    /// The run could not be put on record (its audit log could not be
+    /// written: a full disk, say), so it did not start: the model was not
+    /// asked and nothing ran.
+    NotRecorded(String),
 }
 
 impl Stop {
@@ -127,6 +131,7 @@ impl RunReport {
             }
             Stop::Declined => "Stopped: a person declined a call; the task is not done.".to_owned(),
             Stop::ModelError(e) => format!("Stopped: the model failed: {e}"),
+            Stop::NotRecorded(e) => format!("Not started: {e}"),
         };
         out.push_str(&left);
         if !self.not_undoable.is_empty() {

@@ -12,13 +12,15 @@ use crate::model::Message;
 
 impl Harness<'_> {
     /// The state of a run of `task` about to make its first request, with
-    /// `run_started` (and what was chosen and found for it) on record.
+    /// `run_started` (and what was chosen and found for it) on record; with
+    /// a stop when that record could not be written, so that nothing is
+    /// asked or run off the record (fail closed).
     pub(super) async fn begin(
         &mut self,
         run_id: &str,
         task: &str,
         progress: &dyn Progress,
-    ) -> RunState {
+    ) -> (RunState, Option<Stop>) {
         // A worker's task is the brief its parent agent wrote, not the person's.
         let conversation = if self.scope.depth > 0 {
             Conversation::delegated(task)
@@ -47,7 +49,7 @@ impl Harness<'_> {
             opened = choice.chosen;
         }
         let budget = self.budget().await;
-        self.audit.record(record::RunStarted {
+        let recorded = self.audit.record_before(record::RunStarted {
             task: task.to_owned(),
             model: Some(self.model.name().to_owned()),
             tools: Some(offered.iter().map(|t| t.to_string()).collect()),
@@ -63,15 +65,18 @@ impl Harness<'_> {
             task_type: self.config.task_type.clone(),
             review: self.config.review.as_deref().map(|r| self.audit.mask(r)),
         });
+        let not_recorded = recorded.err().map(|why| {
+            Stop::NotRecorded(why.replace("so the call was not run", "so the run was not started"))
+        });
         let budget = budget.0;
         let mut run = RunState::new(run_id, task, conversation, budget, self.config.max_steps);
         run.opened = opened;
         run.offer_all = offer_all;
         run.remembered = self.remembered(task);
-        if self.config.bundle_body == BundleBody::UpFront {
+        if self.config.bundle_body == BundleBody::UpFront && not_recorded.is_none() {
             self.open_bundle_up_front(&mut run, task);
         }
-        run
+        (run, not_recorded)
     }
 
     /// [`BundleBody::UpFront`]: the bundle the task's words match best,

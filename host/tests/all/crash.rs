@@ -5,7 +5,7 @@
 //! last record, and the memory database passes SQLite's integrity check
 //! with all of the import or none of it.
 
-use crate::support::{Server, call, isolated};
+use crate::support::{Server, call, isolated, reach};
 use agent_reach::memory::{Kind, MemoryStore, NewEntry, Provenance, SqliteStore};
 use agent_reach_tests::guests;
 use serde_json::{Value, json};
@@ -13,14 +13,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn reach(dir: &Path, args: &[&str]) -> Output {
-    isolated(env!("CARGO_BIN_EXE_reach"), dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run reach")
-}
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
     isolated(env!("CARGO_BIN_EXE_reach"), dir)
@@ -117,36 +109,45 @@ fn a_run_killed_mid_call_leaves_its_grant_as_it_was_once_the_next_start_recovers
     assert_eq!(tree(&notes), before);
 }
 
+/// A memory database at `db` with `seeds` entries, and `DIR/big.jsonl`, an
+/// export file of `imported` other entries (each text `words` × 18 bytes
+/// long), made from the seeds' own exported line.
+pub(crate) fn seeded_import(dir: &Path, db: &Path, seeds: usize, imported: u64, words: usize) {
+    let store = SqliteStore::open(db).unwrap();
+    for n in 0..seeds {
+        store
+            .add(NewEntry {
+                kind: Kind::Fact,
+                subject: format!("seed {n}"),
+                text: format!("Entry {n} that was there before"),
+                task_type: None,
+                provenance: Provenance::User { run_id: None, step: None },
+            })
+            .unwrap();
+    }
+    drop(store);
+    let out = reach(dir, &["memory", "export", "--db", db.to_str().unwrap()]);
+    let first = String::from_utf8_lossy(&out.stdout).lines().next().map(str::to_owned);
+    let line: Value = serde_json::from_str(&first.expect("an exported line")).unwrap();
+    let mut file = String::new();
+    for n in 0..imported {
+        let mut entry = line.clone();
+        entry["id"] = json!(n + 100);
+        entry["subject"] = json!(format!("imported subject {n}"));
+        entry["text"] = json!(format!("Imported fact {n}: {}", "words of the note ".repeat(words)));
+        file += &format!("{entry}\n");
+    }
+    std::fs::write(dir.join("big.jsonl"), file).unwrap();
+}
+
 #[test]
 fn a_memory_import_killed_mid_transaction_leaves_a_sound_database_with_none_of_it() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("reach.toml"), "").unwrap();
     let db = dir.path().join("mem/memory.db");
-    let store = SqliteStore::open(&db).unwrap();
-    store
-        .add(NewEntry {
-            kind: Kind::Fact,
-            subject: "seed".into(),
-            text: "The entry that was there before".into(),
-            task_type: None,
-            provenance: Provenance::User { run_id: None, step: None },
-        })
-        .unwrap();
-    drop(store);
-    let db_arg = db.to_str().unwrap();
-    // A big export file: the seed's line, many times over with other subjects.
-    let out = reach(dir.path(), &["memory", "export", "--db", db_arg]);
-    let line: Value = serde_json::from_slice(&out.stdout).expect("one exported line");
     const IMPORTED: u64 = 30_000;
-    let mut file = String::new();
-    for n in 0..IMPORTED {
-        let mut entry = line.clone();
-        entry["id"] = json!(n + 100);
-        entry["subject"] = json!(format!("subject number {n}"));
-        entry["text"] = json!(format!("Imported fact {n} about the staging server and its logs"));
-        file += &format!("{entry}\n");
-    }
-    std::fs::write(dir.path().join("big.jsonl"), file).unwrap();
+    seeded_import(dir.path(), &db, 1, IMPORTED, 1);
+    let db_arg = db.to_str().unwrap();
 
     let mut import = spawn(dir.path(), &["memory", "import", "big.jsonl", "--db", db_arg]);
     // Mid-transaction: SQLite's rollback journal is there.

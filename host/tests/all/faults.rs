@@ -140,7 +140,8 @@ fn a_damaged_compile_cache_entry_is_compiled_again_and_the_call_still_answers() 
 fn a_skills_folder_that_cannot_be_read_is_a_clear_error_not_a_crash() {
     let ws = Workspace::new("[skills.echo]\nlevel = \"auto\"\n", &[guests::TEST_SKILL_ECHO]);
     std::fs::remove_dir_all(ws.path("skills")).unwrap();
-    let cases: [(&str, fn(&std::path::Path)); 2] = [
+    type Make = fn(&std::path::Path);
+    let cases: [(&str, Make); 2] = [
         ("a file", |p| std::fs::write(p, "not a folder").unwrap()),
         // Root reads past permission bits, so unreadable is a link loop here.
         ("a link to itself", |p| std::os::unix::fs::symlink(p, p).unwrap()),

@@ -12,6 +12,8 @@ mod bundles;
 mod cli;
 // `kill -9` mid-call and mid-transaction: the next start finds everything whole.
 mod crash;
+// A full disk under the runs folder and the memory database (a small tmpfs).
+mod disk_full;
 // `reach eval`: the summary, `--json`, gates and exit codes, baselines, the HTML report.
 mod eval_cli;
 // Faults at volume: a skill misbehaving a thousand times against one `reach mcp`.

@@ -5,10 +5,9 @@
 //! file the run's tool call wrote is whole, and the audit log is whole,
 //! sealed and verifies.
 
-use crate::support::{Reply, Server, call, isolated, status};
+use crate::support::{Reply, Server, call, reach, status};
 use agent_reach_tests::guests;
 use serde_json::{Value, json};
-use std::path::Path;
 use std::time::Duration;
 
 const TABLE: &str = "[model]\ntimeout_s = 1\n\n[skills.files]\nlevel = \"auto\"\n\
@@ -26,14 +25,6 @@ fn folder() -> tempfile::TempDir {
     std::fs::copy(guests::SKILL_FILES.path(), dir.path().join("skills/files.wasm")).unwrap();
     std::fs::write(dir.path().join("reach.toml"), TABLE).unwrap();
     dir
-}
-
-fn reach(dir: &Path, args: &[&str]) -> std::process::Output {
-    isolated(env!("CARGO_BIN_EXE_reach"), dir)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run reach")
 }
 
 /// Four of the same failure: the first request and its three retries.

@@ -199,7 +199,7 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(4)
         }
         Stop::Answered => ExitCode::SUCCESS,
-        Stop::ModelError(_) => ExitCode::from(1),
+        Stop::ModelError(_) | Stop::NotRecorded(_) => ExitCode::from(1),
         Stop::MaxSteps | Stop::TokenBudget | Stop::NoProgress | Stop::Declined => ExitCode::from(3),
     })
 }

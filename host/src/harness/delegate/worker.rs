@@ -181,6 +181,9 @@ pub(super) fn run_worker<'a>(
                 ErrorCode::WorkerFailed,
                 format!("{who}: its model failed: {e}"),
             )),
+            Stop::NotRecorded(e) => {
+                Err(ToolFailure::new(ErrorCode::WorkerFailed, format!("{who} did not start: {e}")))
+            }
         };
         Finished { report: Some(report), output, duration_ms: started.elapsed().as_millis() as u64 }
     })

@@ -77,6 +77,7 @@ impl fmt::Display for Event {
                     Stop::NoProgress => "no progress".to_owned(),
                     Stop::Declined => "a person declined a call".to_owned(),
                     Stop::ModelError(e) => format!("the model failed: {}", shown(e)),
+                    Stop::NotRecorded(e) => format!("not started: {}", shown(e)),
                 };
                 write!(
                     f,

@@ -342,6 +342,7 @@ impl Ended {
                 Stop::NoProgress => "no_progress",
                 Stop::Declined => "declined",
                 Stop::ModelError(_) => "model_error",
+                Stop::NotRecorded(_) => "not_recorded",
             },
             Ended::Front(FrontStop::Ok) => "ok",
             Ended::Front(FrontStop::Error) => "error",
