@@ -1,4 +1,5 @@
 //! Hot reload with real components: a skill replaced under a running call,
+//! a table that revokes a skill under a running call,
 //! a broken file dropped into the folder, a broken table (the host closes),
 //! and the watcher, following a linked table and a skills folder created
 //! again.
@@ -113,6 +114,26 @@ async fn a_call_running_when_its_skill_is_replaced_finishes_on_the_old_version()
         "the running call finished on the old build"
     );
     assert!(old.upgrade().is_none(), "the old host is freed once no call holds it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_running_when_the_table_revokes_its_skill_finishes_under_the_table_it_began_with() {
+    let ws = Workspace::new();
+    ws.install_bytes("echo.wasm", &echo_variant("echo", "1.0.0"));
+    let (live, source) = live(&ws, AUTO).await;
+    let host = current(&live);
+    let running = tokio::spawn(async move { call(&host, "echo.wait", json!({"ms": 2000})).await });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    save(&ws.path("reach.toml"), "[skills.echo]\nlevel = \"deny\"\n");
+    live.reload(&source).await.expect("the new table loads");
+    assert!(!running.is_finished(), "the reload happened while the call ran");
+    let denied = serving(&live, "echo").await.unwrap_err();
+    assert_eq!(denied.code, ErrorCode::Denied, "a new call is under the new table: {denied}");
+    assert_eq!(
+        running.await.unwrap().unwrap(),
+        "echo 1.0.0",
+        "the running call finished under the table it was checked against"
+    );
 }
 
 #[tokio::test]
