@@ -11,7 +11,7 @@ use agent_reach_tests::guests;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 fn spawn(dir: &Path, args: &[&str]) -> Child {
@@ -173,4 +173,99 @@ fn a_memory_import_killed_mid_transaction_leaves_a_sound_database_with_none_of_i
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let listed = reach(dir.path(), &["memory", "list", "--json", "--db", db_arg]);
     assert_eq!(count(listed), IMPORTED + 1);
+}
+
+#[test]
+fn reach_mcp_killed_under_load_loses_nothing_it_answered_and_starts_again_cleanly() {
+    use crate::mcp_http::{on_session, open_session};
+    use crate::support::mcp::Workspace;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    let table = "[skills.files]\nlevel = \"auto\"\nread = [\"./notes\"]\nwrite = [\"./notes\"]\n\n\
+                 [skills.misbehave]\nlevel = \"auto\"\nwrite = [\"./scribble\"]\ntimeout_ms = 120000\n";
+    let ws = Workspace::new(table, &[guests::SKILL_FILES, guests::TEST_SKILL_MISBEHAVE]);
+    let scribble = ws.path("scribble");
+    std::fs::create_dir_all(&scribble).unwrap();
+    std::fs::write(scribble.join("a.txt"), "the original").unwrap();
+    std::fs::write(scribble.join("old.txt"), "to be moved").unwrap();
+    let before = tree(&scribble);
+    let server = ws.serve_http(&[], &[]);
+    let body = "x".repeat(64 << 10);
+    let answered: Arc<Mutex<Vec<String>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let server_ref = &server;
+    std::thread::scope(|scope| {
+        for client in 0..4 {
+            let (answered, stop, body) = (Arc::clone(&answered), Arc::clone(&stop), body.clone());
+            scope.spawn(move || {
+                let session = open_session(server_ref, &[]);
+                for i in 0.. {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let name = format!("notes/c{client}-{i}.txt");
+                    let call = json!({
+                        "jsonrpc": "2.0", "id": i + 2, "method": "tools/call",
+                        "params": {"name": "files__write", "arguments": {"path": name, "content": body}}
+                    });
+                    let Ok(response) = std::panic::catch_unwind(|| {
+                        on_session(server_ref, &session, &[], &call.to_string())
+                    }) else {
+                        break; // the server is gone mid-request
+                    };
+                    if response.status == 200 && response.body.contains("\"isError\":false") {
+                        answered.lock().unwrap().push(name);
+                    } else {
+                        break;
+                    }
+                }
+            });
+        }
+        // One more client's call changes files, then runs on.
+        scope.spawn(|| {
+            let session = open_session(server_ref, &[]);
+            let call = json!({
+                "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "misbehave__scribble",
+                           "arguments": {"folder": scribble, "then": "spin"}}
+            });
+            let _ = std::panic::catch_unwind(|| {
+                on_session(server_ref, &session, &[], &call.to_string())
+            });
+        });
+        // Under load for a moment, then killed with calls in flight.
+        wait_for("calls answered", || answered.lock().unwrap().len() >= 20);
+        wait_for("the scribble", || scribble.join("moved.txt").exists());
+        let killed = Command::new("kill").args(["-9", &server_ref.pid().to_string()]).status();
+        assert!(killed.unwrap().success());
+        stop.store(true, Ordering::SeqCst);
+    });
+    assert!(answered.lock().unwrap().len() >= 20);
+
+    // The next start recovers, then serves.
+    let again = ws.serve_http(&[], &[]);
+    let session = open_session(&again, &[]);
+    let call = json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "files__read", "arguments": {"path": "notes/c0-0.txt"}}
+    });
+    let read = on_session(&again, &session, &[], &call.to_string());
+    assert!(read.body.contains("\"isError\":false"), "{read:?}");
+    // The call in flight is undone; every call it answered is there whole.
+    assert_eq!(tree(&scribble), before, "the killed call's changes were rolled back");
+    for name in answered.lock().unwrap().iter() {
+        assert_eq!(std::fs::read_to_string(ws.path(name)).unwrap().len(), body.len(), "{name}");
+    }
+    for entry in std::fs::read_dir(ws.path("notes")).unwrap() {
+        let path = entry.unwrap().path();
+        assert_eq!(std::fs::read(&path).unwrap().len(), body.len(), "{} is whole", path.display());
+    }
+    drop(again);
+    // The killed server's log verifies up to its last record.
+    let verify = reach(&ws.path(""), &["runs", "verify", "--all", "--json"]);
+    let report: Value = serde_json::from_slice(&verify.stdout).expect("verify JSON");
+    let runs = report["runs"].as_array().expect("runs");
+    assert!(runs.iter().all(|r| r["verdict"] != "tampered"), "{report:#}");
+    assert!(runs.iter().any(|r| r["verdict"] == "unsealed"), "the killed one: {report:#}");
 }

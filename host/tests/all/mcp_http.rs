@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 const AUTO_WRITE: &str =
     "[skills.files]\nlevel = \"auto\"\nread = [\"./docs\"]\nwrite = [\"./notes\"]\n";
 
-const INITIALIZE: &str = concat!(
+pub(crate) const INITIALIZE: &str = concat!(
     r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","#,
     r#""capabilities":{},"clientInfo":{"name":"by-hand","version":"1"}}}"#,
 );
@@ -32,7 +32,7 @@ fn write_call(path: &str) -> String {
 
 /// A 2025-11-25 session opened the ordinary way (with the server's token
 /// and `extra` headers on each request); its id.
-fn open_session(server: &HttpServer, extra: &[(&str, &str)]) -> String {
+pub(crate) fn open_session(server: &HttpServer, extra: &[(&str, &str)]) -> String {
     let opened = server.post(extra, INITIALIZE);
     assert_eq!(opened.status, 200, "initialize: {opened:?}");
     let id = opened
@@ -51,7 +51,12 @@ fn open_session(server: &HttpServer, extra: &[(&str, &str)]) -> String {
 }
 
 /// `body` on the session, with the server's token and `extra` headers.
-fn on_session(server: &HttpServer, session: &str, extra: &[(&str, &str)], body: &str) -> Response {
+pub(crate) fn on_session(
+    server: &HttpServer,
+    session: &str,
+    extra: &[(&str, &str)],
+    body: &str,
+) -> Response {
     let mut headers = vec![("Mcp-Session-Id", session), ("MCP-Protocol-Version", "2025-11-25")];
     headers.extend_from_slice(extra);
     server.post(&headers, body)

@@ -143,6 +143,11 @@ impl HttpServer {
         HttpServer { child, url, addr, token: None, stderr }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// What the server printed on stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
