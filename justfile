@@ -130,6 +130,14 @@ docs: book
 public-items *flags:
     scripts/public-items.py {{flags}}
 
+# Fuzz every parser that takes outside input for SECONDS each (default 120): the table, eval
+# case lines, the model's text calls, memory imports, a component's describe output, SKILL.md,
+# OCI references, and `reach mcp`'s messages against the running server; prints the cases run
+# per target (host/src/fuzz.rs, host/tests/all/mcp_fuzz.rs; `cargo test` runs one batch each).
+fuzz seconds="120": test-skills
+    REACH_FUZZ_SECONDS={{seconds}} cargo test -q -p agent-reach --lib fuzz:: -- --test-threads 1 --nocapture
+    REACH_FUZZ_SECONDS={{seconds}} cargo test -q -p agent-reach --test all mcp_fuzz -- --nocapture
+
 # Benchmarks (figures in the book's Performance chapter).
 bench: test-skills
     cargo bench -p agent-reach

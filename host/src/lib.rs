@@ -124,6 +124,8 @@ pub mod bundle;
 pub mod error;
 #[cfg(feature = "eval")]
 pub mod eval;
+#[cfg(test)]
+mod fuzz;
 pub mod harness;
 mod host;
 /// Journaled writes: what a run changed in granted folders, rolled back or undone.

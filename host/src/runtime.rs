@@ -16,6 +16,8 @@ mod state;
 pub mod toolchain;
 
 pub(crate) use bindings::Manifest as RawManifest;
+#[cfg(test)]
+pub(crate) use bindings::{Example as RawExample, Tool as RawTool};
 pub use cache::LoadSource;
 
 use crate::error::{ErrorCode, ToolFailure};

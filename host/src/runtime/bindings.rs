@@ -8,3 +8,5 @@ wasmtime::component::bindgen!({
 });
 
 pub(crate) use exports::agent_reach::skill::guest::{ErrorCode, Manifest, ToolError};
+#[cfg(test)]
+pub(crate) use exports::agent_reach::skill::guest::{Example, Tool};

@@ -24,6 +24,8 @@ mod mcp_clients;
 mod mcp_conformance;
 // `reach mcp --http` against hand-written requests: origins, tokens, sessions.
 mod mcp_http;
+// `reach mcp`'s messages fuzzed against the running server.
+mod mcp_fuzz;
 // `reach mcp` on stdio: cancellation, the audit log, a table that changes.
 mod mcp_stdio;
 // `reach memory …` on real database files.

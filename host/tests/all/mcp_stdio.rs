@@ -56,6 +56,18 @@ impl Server {
         server
     }
 
+    /// Send one line as it is (which need not be JSON).
+    pub(crate) fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("not hung up");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Whether the process is still running.
+    pub(crate) fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
     /// The server's process id.
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
