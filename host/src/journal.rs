@@ -12,7 +12,7 @@
 //! fingerprint after it. Everything is `0600`/`0700`, like the audit logs.
 //! A call in progress also has `inflight/CALL.jsonl`, so that a call a
 //! crash interrupted is rolled back by the next host to start
-//! ([`recover`]).
+//! ([`recover`](crate::journal::recover)).
 //!
 //! The journal works on paths relative to a grant, through the grant's own
 //! directory handle (cap-std): a link inside a grant cannot make it read or
@@ -160,7 +160,7 @@ struct RunInner {
     blobs: Mutex<HashSet<String>>,
     calls: Mutex<Option<std::fs::File>>,
     /// The run's lock, held from its first in-flight file on (see
-    /// [`recover`]): this process is alive.
+    /// [`recover`](crate::journal::recover)): this process is alive.
     owner: Mutex<Option<std::fs::File>>,
 }
 

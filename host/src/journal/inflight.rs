@@ -2,7 +2,7 @@
 //! is also written to `RUN/inflight/CALL.jsonl` before the path changes,
 //! and the file is removed when the call ends (kept or rolled back). A
 //! process killed in the middle of a call leaves its file behind; the next
-//! host to start on the runs folder ([`recover`]) rolls those changes back
+//! host to start on the runs folder ([`recover`](crate::journal::recover)) rolls those changes back
 //! and records the call as rolled back, so no granted file is left as a
 //! half-finished call left it.
 //!
@@ -78,7 +78,7 @@ pub(super) fn write_line(file: &mut File, value: &impl Serialize) -> io::Result<
     file.write_all(&line)
 }
 
-/// What [`recover`] did for one interrupted call.
+/// What [`recover`](crate::journal::recover) did for one interrupted call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recovered {
     /// The run the call belonged to.
@@ -100,7 +100,8 @@ pub fn recover(root: &Path) -> io::Result<Vec<Recovered>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    runs.retain(|r| r.join(INFLIGHT).is_dir());
+    // Only runs with a call in flight: most runs' folders have none left.
+    runs.retain(|r| std::fs::read_dir(r.join(INFLIGHT)).is_ok_and(|mut d| d.next().is_some()));
     runs.sort();
     let mut done = Vec::new();
     for run in runs {
