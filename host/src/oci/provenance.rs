@@ -31,7 +31,7 @@ pub struct Provenance {
     /// The signature verified at install, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signature: Option<SignatureRecord>,
-    /// When it was installed (RFC 3339, UTC).
+    /// When it was installed (an HTTP date, UTC).
     pub installed_at: String,
 }
 
@@ -78,6 +78,27 @@ pub enum Signer<'a> {
 }
 
 impl Provenance {
+    /// The record of an artifact installed now from `origin` (at its
+    /// digest): its manifest as the registry sent it, the digest of what was
+    /// installed, and the signature that verified, if one was asked for.
+    pub fn now(
+        origin: &OciRef,
+        manifest_digest: &str,
+        manifest: &[u8],
+        layer_digest: String,
+        signature: Option<SignatureRecord>,
+    ) -> Provenance {
+        use base64::Engine;
+        Provenance {
+            origin: origin.to_string(),
+            manifest_digest: manifest_digest.to_owned(),
+            manifest: base64::engine::general_purpose::STANDARD.encode(manifest),
+            layer_digest,
+            signature,
+            installed_at: httpdate::fmt_http_date(std::time::SystemTime::now()),
+        }
+    }
+
     /// The record's path for `wasm`.
     pub fn path_for(wasm: &Path) -> PathBuf {
         let mut name = wasm.as_os_str().to_owned();

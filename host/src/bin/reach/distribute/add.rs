@@ -117,14 +117,13 @@ pub(crate) async fn install(
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     let signer = signature.as_ref().map(|s| s.signer.clone());
-    let record = Provenance {
-        origin: pulled.reference.to_string(),
-        manifest_digest: pulled.manifest_digest.clone(),
-        manifest: base64_encode(&pulled.manifest),
-        layer_digest: pulled.layer_digest.clone(),
+    let record = Provenance::now(
+        &pulled.reference,
+        &pulled.manifest_digest,
+        &pulled.manifest,
+        pulled.layer_digest.clone(),
         signature,
-        installed_at: httpdate::fmt_http_date(std::time::SystemTime::now()),
-    };
+    );
     // The record first: a host reloading on the new file finds it there.
     record
         .write_for(&path)
@@ -247,11 +246,6 @@ pub(crate) async fn check_signature(
     })
 }
 
-fn base64_encode(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
 /// The lines to paste into the table: the pin, the origin, the signer, and
 /// the skill's requests as comments (granted by nothing here).
 pub(crate) fn table_lines(i: &Installed) -> String {
@@ -281,6 +275,21 @@ pub(crate) fn table_lines(i: &Installed) -> String {
     out
 }
 
+/// `--json`'s `signature`: who signed, when a signature was checked.
+pub(crate) fn signature_json(signer: Option<&str>) -> serde_json::Value {
+    signer.map_or(serde_json::Value::Null, |s| serde_json::json!({"verified": true, "signer": s}))
+}
+
+/// The printout's signature line.
+pub(crate) fn print_signature(signer: Option<&str>, name: &str) {
+    match signer {
+        Some(s) => println!("  signature verified: signed by {s}"),
+        None => println!(
+            "  signature not checked (name the signer with --key FILE.pub or [skills.{name}] signed_by)"
+        ),
+    }
+}
+
 fn print(i: &Installed, policy: &Policy, json: bool) -> anyhow::Result<()> {
     let m = &i.manifest;
     if json {
@@ -292,7 +301,7 @@ fn print(i: &Installed, policy: &Policy, json: bool) -> anyhow::Result<()> {
             "reference": i.pulled.reference.to_string(),
             "manifest_digest": i.pulled.manifest_digest,
             "sha256": i.pulled.layer_digest.trim_start_matches("sha256:"),
-            "signature": i.signer.as_ref().map(|s| serde_json::json!({"verified": true, "signer": s})),
+            "signature": signature_json(i.signer.as_deref()),
             "tools": m.tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>(),
             "requests": m.requests,
             "table_lines": table_lines(i),
@@ -303,13 +312,7 @@ fn print(i: &Installed, policy: &Policy, json: bool) -> anyhow::Result<()> {
     let verb = if i.already { "already installed" } else { "installed" };
     println!("{verb} {} {} as {}", m.name, m.version, i.path.display());
     println!("  from {}", i.pulled.reference);
-    match &i.signer {
-        Some(s) => println!("  signature verified: signed by {s}"),
-        None => println!(
-            "  signature not checked (name the signer with --key FILE.pub or [skills.{}] signed_by)",
-            m.name
-        ),
-    }
+    print_signature(i.signer.as_deref(), &m.name);
     println!(
         "  tools: {}",
         escape_for_terminal(

@@ -2,7 +2,7 @@
 //! bundle: the same checks as a component, the folder installed whole or
 //! not at all.
 
-use super::add::{AddArgs, Ask, check_signature, table_check};
+use super::add::{AddArgs, Ask, check_signature, print_signature, signature_json, table_check};
 use crate::args::Cli;
 use agent_reach::oci::provenance::Provenance;
 use agent_reach::oci::{OciRef, Registry};
@@ -73,17 +73,13 @@ pub async fn add(
         ),
     };
     let signer = signature.as_ref().map(|s| s.signer.clone());
-    let record = Provenance {
-        origin: pulled.reference.to_string(),
-        manifest_digest: pulled.manifest_digest.clone(),
-        manifest: {
-            use base64::Engine;
-            base64::engine::general_purpose::STANDARD.encode(&pulled.manifest)
-        },
-        layer_digest: format!("sha256:{}", loaded.sha256),
+    let record = Provenance::now(
+        &pulled.reference,
+        &pulled.manifest_digest,
+        &pulled.manifest,
+        format!("sha256:{}", loaded.sha256),
         signature,
-        installed_at: httpdate::fmt_http_date(std::time::SystemTime::now()),
-    };
+    );
     record
         .write_for(&dest)
         .with_context(|| format!("cannot write the origin record for {}", dest.display()))?;
@@ -109,7 +105,7 @@ pub async fn add(
             "manifest_digest": pulled.manifest_digest,
             "sha256": loaded.sha256,
             "files": loaded.files.len(),
-            "signature": signer.as_ref().map(|s| serde_json::json!({"verified": true, "signer": s})),
+            "signature": signature_json(signer.as_deref()),
             "requests": loaded.requests,
             "table_lines": lines,
         });
@@ -122,12 +118,7 @@ pub async fn add(
             dest.display()
         );
         println!("  from {}", pulled.reference);
-        match &signer {
-            Some(s) => println!("  signature verified: signed by {s}"),
-            None => println!(
-                "  signature not checked (name the signer with --key FILE.pub or [skills.{name}] signed_by)"
-            ),
-        }
+        print_signature(signer.as_deref(), &name);
         println!("\nAdd to reach.toml (nothing is granted until you do):\n");
         print!("{}", escape_keeping_lines(&lines));
     }
