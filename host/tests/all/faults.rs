@@ -8,7 +8,7 @@
 //! warm-up of 100 calls of each kind, the growth over the next 5,000 calls
 //! must stay under a bound that a leak of a few kilobytes a call would cross.
 
-use crate::mcp_stdio::Server;
+use crate::support::stdio::StdioServer as Server;
 use crate::support::mcp::Workspace;
 use agent_reach_tests::guests;
 use serde_json::{Value, json};

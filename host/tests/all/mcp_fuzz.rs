@@ -9,8 +9,8 @@
 //! `REACH_FUZZ_SECONDS=N` (`just fuzz`) runs for N seconds and prints the
 //! count; `REACH_FUZZ_SEED` replays a run.
 
-use crate::mcp_stdio::Server;
 use crate::support::mcp::Workspace;
+use crate::support::stdio::StdioServer as Server;
 use agent_reach_tests::guests;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};

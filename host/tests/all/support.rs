@@ -4,6 +4,7 @@
 
 pub mod mcp;
 pub mod registry;
+pub mod stdio;
 
 use agent_reach_tests::server::Response;
 use serde_json::{Value, json};
