@@ -8,10 +8,11 @@
 //! warm-up of 100 calls of each kind, the growth over the next 5,000 calls
 //! must stay under a bound that a leak of a few kilobytes a call would cross.
 
-use crate::support::stdio::StdioServer as Server;
 use crate::support::mcp::Workspace;
+use crate::support::stdio::StdioServer as Server;
 use agent_reach_tests::guests;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// Calls of each kind.
 const CALLS: u64 = 1000;
@@ -39,7 +40,7 @@ fn a_skill_misbehaving_a_thousand_times_a_kind_gets_its_error_each_time_and_memo
     let pid = server.pid();
     // Each kind of misbehaviour, with the error it must come back as
     // (None: the call succeeds, its flood of stdout and stderr dropped).
-    let kinds: [(&str, Value, Option<&str>); 5] = [
+    let kinds: [(&'static str, Value, Option<&str>); 5] = [
         ("misbehave__panic", json!({"message": "boom"}), Some("TRAP")),
         ("misbehave__spin", json!({}), Some("TIMEOUT")),
         ("misbehave__alloc", json!({"n": 64}), Some("OUT_OF_MEMORY")),
@@ -47,21 +48,28 @@ fn a_skill_misbehaving_a_thousand_times_a_kind_gets_its_error_each_time_and_memo
         ("misbehave__stdout", json!({"n": 256 << 10}), None),
     ];
     let mut id = 10;
-    let mut call = |server: &mut Server, tool: &str, args: &Value, code: Option<&str>, i: u64| {
-        id += 1;
-        let response = server.called(id, tool, args.clone());
-        let result = &response["result"];
-        match code {
-            Some(code) => {
-                assert_eq!(result["isError"], json!(true), "{tool} call {i}: {response}");
-                assert_eq!(
-                    result["structuredContent"]["error_code"], code,
-                    "{tool} call {i}: {response}"
-                );
+    // A starved machine (2 cores, other tests running) can run out the
+    // 20 ms clock before a call gets to misbehave its own way: such a
+    // TIMEOUT is counted, and may be at most 1% of a kind's calls.
+    let mut starved: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut call =
+        |server: &mut Server, tool: &'static str, args: &Value, code: Option<&str>, i: u64| {
+            id += 1;
+            let response = server.called(id, tool, args.clone());
+            let result = &response["result"];
+            let got = &result["structuredContent"]["error_code"];
+            if code.is_some_and(|c| c != "TIMEOUT") && got == "TIMEOUT" {
+                *starved.entry(tool).or_default() += 1;
+                return;
             }
-            None => assert_eq!(result["isError"], json!(false), "{tool} call {i}: {response}"),
-        }
-    };
+            match code {
+                Some(code) => {
+                    assert_eq!(result["isError"], json!(true), "{tool} call {i}: {response}");
+                    assert_eq!(got, code, "{tool} call {i}: {response}");
+                }
+                None => assert_eq!(result["isError"], json!(false), "{tool} call {i}: {response}"),
+            }
+        };
     // The warm-up: 100 calls of every kind, each kind's compiled code,
     // first instances and buffers in place.
     for (tool, args, code) in &kinds {
@@ -78,6 +86,9 @@ fn a_skill_misbehaving_a_thousand_times_a_kind_gets_its_error_each_time_and_memo
                 samples.push((format!("{tool} {}", i + 1), rss_kib(pid)));
             }
         }
+    }
+    for (tool, n) in &starved {
+        assert!(*n * 100 <= CALLS + 100, "{tool}: {n} of {} calls timed out first", CALLS + 100);
     }
     let last = samples.last().expect("samples").1;
     let peak = samples.iter().map(|s| s.1).max().unwrap();
