@@ -194,17 +194,9 @@ impl CallJournal {
 
     fn restore_all(&mut self) -> Vec<(PathBuf, String)> {
         let blobs = self.run.inner.dir.join("blobs");
-        let mut failed = Vec::new();
-        for entry in undo::restore_order(&self.entries) {
-            if entry.not_undoable {
-                failed.push((entry.path.clone(), "not journaled (over the budget)".to_owned()));
-                continue;
-            }
-            let Some(dir) = self.grants.get(&entry.grant) else { continue };
-            if let Err(err) = state::restore(dir, &entry.path, &entry.before, &blobs) {
-                failed.push((entry.path.clone(), err.to_string()));
-            }
-        }
+        let failed = undo::restore_entries(&self.entries, &blobs, |grant| {
+            self.grants.get(grant).cloned().ok_or_else(|| "its grant was not opened".to_owned())
+        });
         let end = if failed.is_empty() { CallEnd::RolledBack } else { CallEnd::RollbackFailed };
         self.finish(end);
         failed

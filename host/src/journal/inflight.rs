@@ -179,29 +179,13 @@ fn read(file: &Path) -> io::Result<Option<(Head, Vec<Entry>)>> {
 
 /// Put every entry back, in the order a rollback uses.
 fn restore(blobs: &Path, entries: &[Entry]) -> Vec<(PathBuf, String)> {
-    let mut grants = HashMap::new();
-    let mut failed = Vec::new();
-    for entry in undo::restore_order(entries) {
-        if entry.not_undoable {
-            failed.push((entry.path.clone(), "not journaled (over the budget)".to_owned()));
-            continue;
+    let mut grants: HashMap<PathBuf, std::sync::Arc<cap_std::fs::Dir>> = HashMap::new();
+    undo::restore_entries(entries, blobs, |grant| {
+        if let Some(dir) = grants.get(grant) {
+            return Ok(std::sync::Arc::clone(dir));
         }
-        let dir = match grants.get(&entry.grant) {
-            Some(dir) => std::sync::Arc::clone(dir),
-            None => match super::open_grant(&entry.grant) {
-                Ok(dir) => {
-                    grants.insert(entry.grant.clone(), std::sync::Arc::clone(&dir));
-                    dir
-                }
-                Err(err) => {
-                    failed.push((entry.path.clone(), format!("{}: {err}", entry.grant.display())));
-                    continue;
-                }
-            },
-        };
-        if let Err(err) = super::state::restore(&dir, &entry.path, &entry.before, blobs) {
-            failed.push((entry.path.clone(), err.to_string()));
-        }
-    }
-    failed
+        let dir = super::open_grant(grant).map_err(|e| format!("{}: {e}", grant.display()))?;
+        grants.insert(grant.to_owned(), std::sync::Arc::clone(&dir));
+        Ok(dir)
+    })
 }

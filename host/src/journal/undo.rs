@@ -63,6 +63,31 @@ pub struct UndoReport {
 
 /// The order to put entries back in: paths that must go, deepest first;
 /// then folders, shallowest first; then files and links.
+/// Put `entries` back from `blobs`, in [`restore_order`], each through
+/// its grant's folder as `dir_of` opens it; the paths that could not be
+/// restored, with why.
+pub(crate) fn restore_entries(
+    entries: &[Entry],
+    blobs: &std::path::Path,
+    mut dir_of: impl FnMut(&std::path::Path) -> Result<std::sync::Arc<cap_std::fs::Dir>, String>,
+) -> Vec<(PathBuf, String)> {
+    let mut failed = Vec::new();
+    for entry in restore_order(entries) {
+        if entry.not_undoable {
+            failed.push((entry.path.clone(), "not journaled (over the budget)".to_owned()));
+            continue;
+        }
+        let restored = dir_of(&entry.grant).and_then(|dir| {
+            super::state::restore(&dir, &entry.path, &entry.before, blobs)
+                .map_err(|e| e.to_string())
+        });
+        if let Err(why) = restored {
+            failed.push((entry.path.clone(), why));
+        }
+    }
+    failed
+}
+
 pub(crate) fn restore_order(entries: &[Entry]) -> Vec<&Entry> {
     let rank = |e: &Entry| match e.before {
         State::Missing => 0,
