@@ -197,6 +197,12 @@ pub async fn serve(
                 }
             },
         };
+        // An answer goes out in pieces (the headers with the first event, then the end of the
+        // stream). With Nagle's algorithm the last piece waits until the client acknowledges
+        // the first, and clients delay that acknowledgement: 40 ms added to every call.
+        if let Err(err) = stream.set_nodelay(true) {
+            tracing::debug!(%peer, error = %err, "could not set TCP_NODELAY");
+        }
         let served = Arc::clone(&served);
         tokio::spawn(async move {
             let handle =

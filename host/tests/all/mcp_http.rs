@@ -726,3 +726,54 @@ fn the_mcp_audit_log_goes_on_in_a_new_file_past_its_size() {
         &shown[..shown.len().min(2000)]
     );
 }
+
+/// One `tools/call` of `echo` on `session`, written on `stream` (kept alive); the time from
+/// sending it to the end of its answer's stream.
+fn echo_on(stream: &mut TcpStream, server: &HttpServer, session: &str) -> Duration {
+    let body = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo__echo","arguments":{"a":1}}}"#;
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\n\
+         Host: {}\r\n\
+         Authorization: {}\r\n\
+         Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\n\
+         Content-Length: {}\r\n\
+         \r\n\
+         {body}",
+        server.addr,
+        server.authorization(),
+        body.len()
+    );
+    let sent = Instant::now();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    // The answer is an event stream in chunks: it ends with the empty chunk.
+    while !answer.ends_with(b"\r\n0\r\n\r\n") {
+        let n = stream.read(&mut buffer).unwrap();
+        assert!(n > 0, "closed mid-answer: {}", String::from_utf8_lossy(&answer));
+        answer.extend_from_slice(&buffer[..n]);
+    }
+    let took = sent.elapsed();
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 200") && text.contains(r#"\"a\":1"#), "{text}");
+    took
+}
+
+#[test]
+fn calls_on_a_kept_alive_connection_are_not_held_back_by_delayed_acks() {
+    let ws = Workspace::new(crate::support::mcp::POLICY, &[guests::TEST_SKILL_ECHO]);
+    let server = ws.serve_http(&[], &[]);
+    let session = open_session(&server, &[]);
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut took: Vec<Duration> =
+        (0..15).map(|_| echo_on(&mut stream, &server, &session)).collect();
+    took.sort();
+    // Regression: with Nagle's algorithm on the server's sockets, the end of each answer
+    // waited for the client's delayed acknowledgement: 40 ms or more a call, every call,
+    // where the call itself takes about a millisecond.
+    assert!(took[7] < Duration::from_millis(30), "median {:?} of {took:?}", took[7]);
+}
