@@ -138,6 +138,24 @@ fuzz seconds="120": test-skills
     REACH_FUZZ_SECONDS={{seconds}} cargo test -q -p agent-reach --lib fuzz:: -- --test-threads 1 --nocapture
     REACH_FUZZ_SECONDS={{seconds}} cargo test -q -p agent-reach --test all mcp_fuzz -- --nocapture
 
+# Figures, not tests (none is in `just test`): the release `reach mcp --http` driven by
+# host/examples/load.rs over HTTP; the book's Reliability chapter quotes them ("Load and soak").
+# 1, 8 and 64 clients calling `echo`, then `files.read`, for SECONDS each: calls/s, p50/p99/max, errors.
+load SECONDS="60": test-skills
+    cargo build --release -p agent-reach --bin reach
+    cargo run -q --release -p agent-reach --example load -- load --seconds {{SECONDS}}
+
+# 100 calls/s for MINUTES: the server's memory, descriptors, threads and audit folder every 5 s.
+soak MINUTES="10": test-skills
+    cargo build --release -p agent-reach --bin reach
+    cargo run -q --release -p agent-reach --example load -- soak --minutes {{MINUTES}}
+
+# HAProxy (`apt-get install haproxy`) runs deploy/many-instances/haproxy.cfg as shipped, ports aside.
+# Two instances behind HAProxy under load for SECONDS: a confirmation across them, one killed midway.
+load-balanced SECONDS="60": test-skills
+    cargo build --release -p agent-reach --bin reach
+    cargo run -q --release -p agent-reach --example load -- balanced --seconds {{SECONDS}}
+
 # Benchmarks (figures in the book's Performance chapter).
 bench: test-skills
     cargo bench -p agent-reach
