@@ -4,8 +4,9 @@
 //! Storage sits behind the small [`MemoryStore`] trait; [`SqliteStore`] keeps
 //! entries in one SQLite file (`.reach/memory.db` by default, see
 //! [`MemorySettings`](crate::policy::MemorySettings)) with an FTS5 index over
-//! subject and text. A shared database serving many hosts would be another
-//! implementation of the same trait.
+//! subject and text; `PostgresStore` (feature `memory-postgres`) keeps them
+//! in a PostgreSQL database that many hosts share (`[memory] url`), searched
+//! with PostgreSQL's text search. [`open`] opens the one the table names.
 //!
 //! The rules every store follows:
 //!
@@ -57,17 +58,26 @@
 //! # Ok::<(), agent_reach::memory::MemoryError>(())
 //! ```
 
+mod columns;
 mod error;
 mod export;
+mod open;
+#[cfg(feature = "memory-postgres")]
+mod postgres;
 mod prompt;
 mod query;
 #[cfg(feature = "memory-sqlite")]
 mod sqlite;
+#[cfg(all(test, feature = "memory-sqlite", feature = "memory-postgres"))]
+mod suite;
 
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "memory-postgres")]
+pub use self::postgres::PostgresStore;
 pub use error::MemoryError;
 pub use export::{parse_export, to_export};
+pub use open::open;
 pub use prompt::{DEFAULT_BUDGET_TOKENS, estimate_tokens, relevant, render};
 pub use query::search_terms;
 #[cfg(feature = "memory-sqlite")]

@@ -101,7 +101,7 @@ pub use error::PolicyError;
 pub use folders::{FolderGrant, ProtectedPath};
 pub use hosts::{HostPattern, NetAllowlist};
 pub use level::{Level, LevelParseError};
-pub use memory::{DEFAULT_MEMORY_PATH, MemorySettings};
+pub use memory::{DEFAULT_MEMORY_PATH, MEMORY_PASSWORD_ENV, MemorySettings, check_url};
 pub use model::ModelSettings;
 pub use requests::{
     Answer, Capability, METADATA_PREFIX as REQUESTS_METADATA_PREFIX, Requests, Row as RequestRow,

@@ -71,13 +71,15 @@ pub enum MemoryError {
         #[source]
         source: std::io::Error,
     },
-    /// SQLite refused or failed (locked for longer than the busy timeout,
-    /// not a database, disk full…).
+    /// The database refused or failed: SQLite (locked for longer than the
+    /// busy timeout, not a database, disk full…) or PostgreSQL (unreachable,
+    /// login refused, a timeout…).
     #[error("memory database {path}: {message}")]
     Database {
-        /// The database file, or `:memory:`.
+        /// The database file, `:memory:`, or the PostgreSQL URL without its
+        /// password.
         path: String,
-        /// SQLite's message. Kept as text, not as a source error, so the
+        /// The database's message. Kept as text, not as a source error, so the
         /// one line says it all and a chain does not say it twice.
         message: String,
     },

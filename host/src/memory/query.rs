@@ -42,6 +42,33 @@ pub fn search_terms(query: &str) -> Vec<String> {
     terms
 }
 
+/// Entries a word may be in and still be searched for by rank: a word held
+/// by more says little about which entry is meant and makes ranking slow
+/// (both stores leave it out of the ranking).
+#[cfg(any(feature = "memory-sqlite", feature = "memory-postgres", test))]
+pub(super) const COMMON: i64 = 500;
+
+/// Matches read before the task type reorders them.
+#[cfg(any(feature = "memory-sqlite", feature = "memory-postgres", test))]
+pub(super) const CANDIDATES: usize = 50;
+
+/// Ranked matches, then those of `task_type` first (each group keeping its
+/// order), at most `limit`: the last step of both stores' search.
+#[cfg(any(feature = "memory-sqlite", feature = "memory-postgres", test))]
+pub(super) fn task_type_first(
+    mut entries: Vec<super::Entry>,
+    task_type: Option<&str>,
+    limit: usize,
+) -> Vec<super::Entry> {
+    let task_type = task_type.map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty());
+    if let Some(wanted) = task_type {
+        // A stable sort: each group keeps its rank order.
+        entries.sort_by_key(|e| e.task_type.as_deref() != Some(wanted.as_str()));
+    }
+    entries.truncate(limit);
+    entries
+}
+
 /// The FTS5 `MATCH` expression for entries holding any of `terms` (words
 /// from [`search_terms`]).
 #[cfg(any(feature = "memory-sqlite", test))]

@@ -365,19 +365,7 @@ fn insert(
     supersedes: Option<EntryId>,
     superseded_by: Option<EntryId>,
 ) -> rusqlite::Result<EntryId> {
-    // An import's claim goes where a provenance of its own would.
-    let (claim, imported_from) = match &entry.provenance {
-        Provenance::Imported { file, claimed } => (claimed.as_ref(), Some(file.as_str())),
-        own => (own, None),
-    };
-    let (source, run_id, step, tool) = match claim {
-        Provenance::Tool { run_id, step, tool } => {
-            ("tool", Some(run_id.as_str()), Some(*step), tool.as_deref())
-        }
-        Provenance::User { run_id, step } => ("user", run_id.as_deref(), *step, None),
-        // `checked` refuses an import of an import.
-        Provenance::Imported { .. } => ("user", None, None, None),
-    };
+    let columns = entry.provenance.columns();
     tx.execute(
         &format!(
             "INSERT INTO entries (id, kind, subject, subject_key, text, task_type, source, run_id, \
@@ -392,16 +380,16 @@ fn insert(
             key,
             entry.text,
             entry.task_type,
-            source,
-            run_id,
-            step,
-            tool,
+            columns.source,
+            columns.run_id,
+            columns.step,
+            columns.tool,
             stored.created,
             stored.last_used,
             stored.use_count,
             supersedes,
             superseded_by,
-            imported_from
+            columns.imported_from
         ],
     )?;
     Ok(tx.last_insert_rowid())
@@ -430,20 +418,13 @@ fn entry_from_row(row: &Row<'_>) -> rusqlite::Result<Entry> {
             format!("unknown kind {kind:?}").into(),
         )
     })?;
-    let run_id: Option<String> = row.get(6)?;
-    let step: Option<u32> = row.get(7)?;
-    let provenance = match row.get::<_, String>(5)?.as_str() {
-        "tool" => Provenance::Tool {
-            run_id: run_id.unwrap_or_default(),
-            step: step.unwrap_or(0),
-            tool: row.get(8)?,
-        },
-        _ => Provenance::User { run_id, step },
-    };
-    let provenance = match row.get::<_, Option<String>>(14)? {
-        Some(file) => Provenance::Imported { file, claimed: Box::new(provenance) },
-        None => provenance,
-    };
+    let provenance = Provenance::from_columns(
+        &row.get::<_, String>(5)?,
+        row.get(6)?,
+        row.get(7)?,
+        row.get(8)?,
+        row.get(14)?,
+    );
     Ok(Entry {
         id: row.get(0)?,
         kind,

@@ -4,6 +4,7 @@
 //! ```toml
 //! [memory]
 //! path = ".reach/memory.db"   # the default; relative to this file's folder
+//! # url = "postgres://reach@db.internal/reach"   # instead of path: a database many hosts share
 //! remember = "confirm"        # memory__remember: auto | confirm | deny (default confirm)
 //! recall = "auto"             # memory__recall (default auto)
 //! budget_tokens = 300         # notes put into the prompt at the start of a run; 0 = none
@@ -17,6 +18,11 @@
 //! must lie outside every folder any skill may read or write — a skill that
 //! could read it would read every note, one that could write it could plant
 //! notes.
+//!
+//! `url` keeps memory in PostgreSQL instead (`postgres://` or
+//! `postgresql://`, with the URL's own parameters such as `sslmode`). The
+//! password never goes in the table — tables are copied and committed — but
+//! in the environment variable [`MEMORY_PASSWORD_ENV`].
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -33,6 +39,9 @@ use crate::memory::DEFAULT_BUDGET_TOKENS;
 /// Where the database is when the table does not say.
 pub const DEFAULT_MEMORY_PATH: &str = ".reach/memory.db";
 
+/// The environment variable with the password of `[memory] url`.
+pub const MEMORY_PASSWORD_ENV: &str = "REACH_MEMORY_PASSWORD";
+
 /// Most `budget_tokens`: notes are a small part of a prompt.
 const MAX_BUDGET_TOKENS: i64 = 8_000;
 
@@ -42,6 +51,9 @@ pub struct MemorySettings {
     /// The database file: absolute when it came from a file, otherwise
     /// `.reach/memory.db` under the working directory.
     pub path: PathBuf,
+    /// A PostgreSQL database to keep memory in instead of `path`
+    /// (`postgres://user@host:port/db?…`, never with a password).
+    pub url: Option<String>,
     /// The level of `memory__remember`.
     pub remember: Level,
     /// The level of `memory__recall`.
@@ -56,6 +68,7 @@ impl MemorySettings {
     pub fn default_in(base_dir: &Path) -> MemorySettings {
         MemorySettings {
             path: base_dir.join(DEFAULT_MEMORY_PATH),
+            url: None,
             remember: Level::Confirm,
             recall: Level::Auto,
             budget_tokens: DEFAULT_BUDGET_TOKENS,
@@ -64,9 +77,13 @@ impl MemorySettings {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a table with path, remember, recall, budget_tokens")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a table with path or url, remember, recall, budget_tokens"
+)]
 pub(super) struct RawMemory {
     path: Option<Spanned<String>>,
+    url: Option<Spanned<String>>,
     remember: Option<Spanned<String>>,
     recall: Option<Spanned<String>>,
     budget_tokens: Option<Spanned<i64>>,
@@ -100,12 +117,59 @@ impl RawMemory {
             }
             settings.budget_tokens = value as usize;
         }
+        if let (Some(_), Some(url)) = (&self.path, &self.url) {
+            return Err(src.invalid(
+                &url.span(),
+                "memory.url",
+                "memory is kept either in a file (path) or in PostgreSQL (url), not both; drop one",
+            ));
+        }
         if let Some(path) = &self.path {
             settings.path = resolve_path(src, path, base_dir)?;
             check_outside_grants(src, &path.span(), &settings.path, base_dir, skills)?;
         }
+        if let Some(url) = &self.url {
+            check_url(url.get_ref())
+                .map_err(|message| src.invalid(&url.span(), "memory.url", message))?;
+            settings.url = Some(url.get_ref().clone());
+        }
         Ok(settings)
     }
+}
+
+/// What is wrong with a PostgreSQL URL for memory, if anything: the
+/// scheme, a host, and no password in it. The rest (parameters, the
+/// server's answer) is checked when the store connects.
+pub fn check_url(text: &str) -> Result<(), String> {
+    let example = "postgres://reach@db.internal:5432/reach";
+    // `user@/db?host=/run/postgresql` (a socket folder) is PostgreSQL's, not a URL parser's:
+    // read it with a stand-in host.
+    let url = url::Url::parse(&text.replacen("@/", "@socket/", 1))
+        .map_err(|e| format!("{text:?} is not a URL ({e}); write one like {example:?}"))?;
+    if !matches!(url.scheme(), "postgres" | "postgresql") {
+        return Err(format!(
+            "{:?} is not a PostgreSQL URL; write one like {example:?} (for a file, use path)",
+            url.scheme()
+        ));
+    }
+    if url.password().is_some() {
+        return Err(format!(
+            "the URL holds a password; tables are copied and committed, so remove it and put the \
+             password in the environment variable {MEMORY_PASSWORD_ENV}"
+        ));
+    }
+    if url.query_pairs().any(|(k, _)| k == "password") {
+        return Err(format!(
+            "the URL holds a password parameter; remove it and put the password in the \
+             environment variable {MEMORY_PASSWORD_ENV}"
+        ));
+    }
+    let socket = url.host_str() == Some("socket") && text.contains("@/");
+    let named = url.host_str().is_some_and(|h| !h.is_empty()) && !socket;
+    if !named && !url.query_pairs().any(|(k, _)| k == "host") {
+        return Err(format!("{text:?} names no server; write one like {example:?}"));
+    }
+    Ok(())
 }
 
 fn resolve_path(

@@ -824,6 +824,7 @@ fn the_memory_table_is_checked_and_optional() {
         policy.memory(),
         &MemorySettings {
             path: base.join("state/mem.db"),
+            url: None,
             remember: Level::Auto,
             recall: Level::Deny,
             budget_tokens: 0
@@ -831,11 +832,22 @@ fn the_memory_table_is_checked_and_optional() {
     );
     let defaults = MemorySettings {
         path: base.join(".reach/memory.db"),
+        url: None,
         remember: Level::Confirm,
         recall: Level::Auto,
         budget_tokens: 300,
     };
     assert_eq!(parse_in(&base, "").expect("empty").memory(), &defaults);
+    let shared = parse_in(
+        &base,
+        "[memory]\nurl = \"postgresql://reach@10.0.0.5:5433/mem?sslmode=require\"\n",
+    )
+    .expect("a PostgreSQL URL");
+    assert_eq!(
+        shared.memory().url.as_deref(),
+        Some("postgresql://reach@10.0.0.5:5433/mem?sslmode=require")
+    );
+    assert!(check_url("postgres://reach@/mem?host=/run/postgresql").is_ok(), "a socket folder");
     assert_eq!(parse_in(&base, "[memory]\n").expect("empty table").memory(), &defaults);
     assert_eq!(
         Policy::builtin().memory().path,
@@ -888,14 +900,38 @@ fn the_memory_table_is_checked_and_optional() {
         ),
         (
             "[memory]\nsize = 3\n",
-            "reach.toml:2:1: unknown field `size`, expected one of `path`, `remember`, `recall`, \
-             `budget_tokens`",
+            "reach.toml:2:1: unknown field `size`, expected one of `path`, `url`, `remember`, \
+             `recall`, `budget_tokens`",
         ),
         ("[memory]\nlevel = \"auto\"\n", "unknown field `level`"),
         (
             "memory = \"on\"\n",
-            "reach.toml:1:10: invalid type: string \"on\", expected a table with path, remember, \
-             recall, budget_tokens",
+            "reach.toml:1:10: invalid type: string \"on\", expected a table with path or url, \
+             remember, recall, budget_tokens",
+        ),
+        (
+            "[memory]\nurl = \"postgres://reach:hunter2@db/reach\"\n",
+            "reach.toml:2:7: memory.url: the URL holds a password; tables are copied and \
+             committed, so remove it and put the password in the environment variable \
+             REACH_MEMORY_PASSWORD",
+        ),
+        (
+            "[memory]\nurl = \"postgres://db/reach?password=hunter2\"\n",
+            "memory.url: the URL holds a password parameter",
+        ),
+        (
+            "[memory]\nurl = \"mysql://db/reach\"\n",
+            "memory.url: \"mysql\" is not a PostgreSQL URL; write one like \
+             \"postgres://reach@db.internal:5432/reach\" (for a file, use path)",
+        ),
+        (
+            "[memory]\nurl = \"postgres:///reach\"\n",
+            "memory.url: \"postgres:///reach\" names no server",
+        ),
+        (
+            "[memory]\npath = \"m.db\"\nurl = \"postgres://db/reach\"\n",
+            "reach.toml:3:7: memory.url: memory is kept either in a file (path) or in PostgreSQL \
+             (url), not both; drop one",
         ),
     ] {
         let err = error(text);

@@ -30,6 +30,8 @@ mod mcp_fuzz;
 mod mcp_stdio;
 // `reach memory …` on real database files.
 mod memory_cli;
+// Two hosts sharing memory on a real PostgreSQL server (a throwaway cluster on 127.0.0.1).
+mod memory_postgres;
 // `reach skill publish/add/sign/update` against a real OCI registry on 127.0.0.1.
 mod oci_cli;
 // Our cosign signatures against the Sigstore project's cosign client, both ways.

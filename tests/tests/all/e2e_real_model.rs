@@ -134,6 +134,7 @@ async fn a_real_model_applies_a_preference_remembered_in_an_earlier_run() {
     let store = Arc::new(SqliteStore::open(&ws.path(".reach/memory.db")).expect("memory"));
     let settings = MemorySettings {
         path: ws.path(".reach/memory.db"),
+        url: None,
         remember: Level::Auto,
         recall: Level::Auto,
         budget_tokens: 300,

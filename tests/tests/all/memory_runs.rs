@@ -59,6 +59,7 @@ impl Setup {
     fn settings(&self, remember: Level) -> MemorySettings {
         MemorySettings {
             path: self.ws.path(".reach/memory.db"),
+            url: None,
             remember,
             recall: Level::Auto,
             budget_tokens: 300,

@@ -715,8 +715,9 @@ pub enum RunsCommand {
 /// `reach memory …`
 #[derive(Debug, clap::Args)]
 pub struct MemoryArgs {
-    /// The memory database [default: [memory] path in reach.toml, else .reach/memory.db].
-    #[arg(long, global = true, value_name = "PATH")]
+    /// The memory database: a file, or a `postgres://` URL (its password in
+    /// REACH_MEMORY_PASSWORD) [default: [memory] in reach.toml, else .reach/memory.db].
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
     /// Machine-readable output: one JSON object (`export` writes JSON Lines either way).
     #[arg(long, global = true)]

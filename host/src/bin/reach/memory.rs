@@ -19,8 +19,10 @@
 use crate::args::{Cli, MemoryArgs, MemoryCommand};
 use crate::context;
 use agent_reach::memory::{
-    Entry, EntryId, MAX_FILE_CHARS, MemoryError, MemoryStore, SqliteStore, parse_export, to_export,
+    Entry, EntryId, MAX_FILE_CHARS, MemoryError, MemoryStore, PostgresStore, SqliteStore,
+    parse_export, to_export,
 };
+use agent_reach::policy::{MEMORY_PASSWORD_ENV, check_url};
 use agent_reach::text::{escape_for_terminal, shorten_chars};
 use anyhow::Context as _;
 use serde_json::json;
@@ -30,18 +32,33 @@ use std::process::ExitCode;
 
 /// Run one `reach memory` command.
 pub fn run(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<ExitCode> {
-    let path = match &args.db {
-        Some(path) => path.clone(),
-        None => context::load_policy(cli)?.memory().path.clone(),
+    let (path, url) = match &args.db {
+        Some(given) => match given.to_str().filter(|s| s.contains("://")) {
+            Some(url) => {
+                check_url(url).map_err(|e| anyhow::anyhow!("--db: {e}"))?;
+                (PathBuf::new(), Some(url.to_owned()))
+            }
+            None => (given.clone(), None),
+        },
+        None => {
+            let settings = context::load_policy(cli)?.memory().clone();
+            (settings.path, settings.url)
+        }
     };
-    // Reading a store that is not there is reading an empty one: looking
-    // must not create `.reach/memory.db` in whatever folder reach was run.
-    let store = if path.exists() || matches!(args.command, MemoryCommand::Import { .. }) {
-        SqliteStore::open(&path)?
-    } else {
-        SqliteStore::in_memory()?
+    let (store, db): (Box<dyn MemoryStore>, String) = match &url {
+        Some(url) => {
+            let password = std::env::var(MEMORY_PASSWORD_ENV).ok();
+            let store = PostgresStore::connect(url, password.as_deref())?;
+            let db = store.url().to_owned();
+            (Box::new(store), db)
+        }
+        // Reading a store that is not there is reading an empty one: looking
+        // must not create `.reach/memory.db` in whatever folder reach was run.
+        None if path.exists() || matches!(args.command, MemoryCommand::Import { .. }) => {
+            (Box::new(SqliteStore::open(&path)?), path.display().to_string())
+        }
+        None => (Box::new(SqliteStore::in_memory()?), path.display().to_string()),
     };
-    let db = path.display().to_string();
     let json = args.json;
     match &args.command {
         MemoryCommand::List { all } => {

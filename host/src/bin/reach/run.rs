@@ -9,7 +9,6 @@ use crate::args::{Cli, RunArgs};
 use crate::call::TerminalConfirmer;
 use crate::{context, model_setup};
 use agent_reach::harness::{self, Progress, RunConfig, Stop};
-use agent_reach::memory::SqliteStore;
 use agent_reach::model::Usage;
 use agent_reach::text::{escape_for_terminal, escape_keeping_lines};
 use agent_reach::{Agent, AgentBuilder, AuditSink};
@@ -171,14 +170,12 @@ pub async fn run(cli: &Cli, args: &RunArgs) -> anyhow::Result<ExitCode> {
     agent = worker_models(agent, &host, &args.model, &table)?;
     if !args.no_memory {
         let settings = host.policy().memory().clone();
-        let store = SqliteStore::open(&settings.path).map_err(|e| {
+        let store = agent_reach::memory::open(&settings).map_err(|e| {
             anyhow::anyhow!(
-                "could not open the memory at {}: {e} (fix [memory] path in the table, or pass \
-                 --no-memory)",
-                settings.path.display()
+                "could not open the memory: {e} (fix [memory] in the table, or pass --no-memory)"
             )
         })?;
-        agent = agent.memory(std::sync::Arc::new(store), settings);
+        agent = agent.memory(store, settings);
     }
     let report = agent.build()?.run(&args.task).await?;
     if args.json {

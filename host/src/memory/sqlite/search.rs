@@ -16,14 +16,8 @@
 use rusqlite::{Connection, params};
 
 use super::by_id;
-use crate::memory::query::{all_of, any_of, search_terms};
+use crate::memory::query::{CANDIDATES, COMMON, all_of, any_of, search_terms, task_type_first};
 use crate::memory::{Entry, EntryId};
-
-/// Entries a word may be in and still be searched for by rank.
-const COMMON: i64 = 500;
-
-/// Matches read before the task type reorders them.
-const CANDIDATES: usize = 50;
 
 /// See the module docs.
 pub(super) fn search(
@@ -76,13 +70,7 @@ pub(super) fn search(
             entries.push(entry);
         }
     }
-    let task_type = task_type.map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty());
-    if let Some(wanted) = task_type {
-        // A stable sort: each group keeps its rank order.
-        entries.sort_by_key(|e| e.task_type.as_deref() != Some(wanted.as_str()));
-    }
-    entries.truncate(limit);
-    Ok(entries)
+    Ok(task_type_first(entries, task_type, limit))
 }
 
 /// The best `n` matches of `expression` by bm25 (the subject counting
@@ -103,36 +91,4 @@ fn newest(conn: &Connection, expression: &str, n: usize) -> rusqlite::Result<Vec
     )?;
     let ids = stmt.query_map(params![expression, n as i64], |r| r.get(0))?;
     ids.collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::memory::{Kind, MemoryStore, NewEntry, Provenance, SqliteStore};
-
-    fn note(subject: String, text: String) -> NewEntry {
-        let provenance = Provenance::User { run_id: None, step: None };
-        NewEntry { kind: Kind::Fact, subject, text, task_type: None, provenance }
-    }
-
-    #[test]
-    fn common_words_leave_the_ranking_to_the_rare_ones() {
-        let store = SqliteStore::in_memory().unwrap();
-        for i in 0..(super::COMMON as usize + 20) {
-            store
-                .add(note(format!("service {i}"), format!("the service number {i} runs")))
-                .unwrap();
-        }
-        store.add(note("kestrel".into(), "the kestrel service deploys on fridays".into())).unwrap();
-        // "service" is in every entry: only "kestrel" and "fridays" rank.
-        let found = store.search("which service deploys kestrel on fridays", None, 5).unwrap();
-        assert_eq!(found[0].subject, "kestrel");
-        assert_eq!(found.len(), 1, "entries with only the common word are left out");
-
-        // Only common words: the newest entries holding all of them, then any.
-        let found = store.search("service runs", None, 3).unwrap();
-        let subjects: Vec<&str> = found.iter().map(|e| e.subject.as_str()).collect();
-        assert_eq!(subjects, ["service 519", "service 518", "service 517"]);
-        let found = store.search("number", None, 50).unwrap();
-        assert_eq!(found.len(), 50, "at most the candidates");
-    }
 }
