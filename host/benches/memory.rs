@@ -1,17 +1,28 @@
-//! Long-term memory with 100,000 entries in a SQLite file: full-text search
-//! (target ≤ 5 ms), choosing a run's notes within the prompt budget, and
-//! adding one entry (one transaction on disk).
+//! Long-term memory with 100,000 entries, in a SQLite file and in a
+//! PostgreSQL database, measured in the same run: full-text search (target
+//! ≤ 5 ms), choosing a run's notes within the prompt budget, and adding one
+//! entry (one transaction, on disk).
 //!
-//! The store is built once (through `import`, one transaction) and kept in
-//! `target/bench-memory/`; each run searches a copy of it.
+//! The SQLite store is built once (through `import`, one transaction) and
+//! kept in `target/bench-memory/`; each run searches a copy of it. The
+//! PostgreSQL store is a throwaway cluster on 127.0.0.1 started by the
+//! bench, durable as a production server is (every commit flushed), filled
+//! with the same entries by the same `import`; a call crosses the loopback
+//! to it as it would cross the network to a shared server.
 
+#[path = "../src/memory/postgres/cluster.rs"]
+#[expect(dead_code, reason = "the tests' cluster; the bench needs only a database on it")]
+mod cluster;
 mod common;
 
-use agent_reach::memory::{Entry, Kind, MemoryStore, NewEntry, Provenance, SqliteStore, relevant};
+use agent_reach::memory::{
+    Entry, Kind, MemoryStore, NewEntry, PostgresStore, Provenance, SqliteStore, relevant,
+};
 use common::{median, root};
 use criterion::{Criterion, criterion_group};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 const ENTRIES: usize = 100_000;
 
@@ -209,47 +220,78 @@ fn copy_of(built: &Path) -> (tempfile::TempDir, SqliteStore) {
     (dir, store)
 }
 
-fn benches(c: &mut Criterion) {
-    let db = built();
-    let (_dir, store) = copy_of(&db);
-    let mut n = 0;
-    c.bench_function("memory search, 100k entries, top 10", |b| {
-        b.iter(|| {
-            n += 1;
-            let (task, task_type) = TASKS[n % TASKS.len()];
-            black_box(store.search(task, task_type, 10).expect("search"))
-        })
-    });
-    c.bench_function("memory relevant (search + 300-token budget), 100k entries", |b| {
-        b.iter(|| {
-            n += 1;
-            let (task, task_type) = TASKS[n % TASKS.len()];
-            black_box(relevant(&store, task, task_type, 300).expect("relevant"))
-        })
-    });
-    c.bench_function("memory add, 100k entries, on disk", |b| {
-        b.iter(|| {
-            n += 1;
-            let provenance = Provenance::User { run_id: None, step: None };
-            black_box(
-                store
-                    .add(NewEntry {
-                        kind: Kind::Fact,
-                        subject: format!("bench note {n}"),
-                        text: format!("bench text {n} about staging"),
-                        task_type: None,
-                        provenance,
-                    })
-                    .expect("add"),
-            )
-        })
-    });
+/// The same 100,000 entries in a database on a new durable cluster (kept
+/// for the life of the process).
+fn postgres() -> PostgresStore {
+    static CLUSTER: std::sync::OnceLock<cluster::Cluster> = std::sync::OnceLock::new();
+    let cluster =
+        CLUSTER.get_or_init(|| cluster::Cluster::start(true).unwrap_or_else(|e| panic!("{e}")));
+    let url = cluster.database();
+    let store = PostgresStore::connect(&url, Some(cluster::PASSWORD)).expect("connect");
+    let mut rng = fastrand::Rng::with_seed(7);
+    let entries: Vec<Entry> = (0..ENTRIES).map(|i| entry(i, &mut rng)).collect();
+    let started = std::time::Instant::now();
+    assert_eq!(store.import(&entries, "bench.jsonl").expect("import").added, ENTRIES);
+    println!("built {url} ({ENTRIES} entries, one import) in {:?}", started.elapsed());
+    store
 }
 
-/// Medians, printed together at the end.
-fn summary() {
-    let db = built();
-    let (_dir, store) = copy_of(&db);
+/// Both stores: (name, store, what keeps it alive).
+fn stores() -> Vec<(&'static str, Box<dyn MemoryStore>, Option<tempfile::TempDir>)> {
+    let (dir, sqlite) = copy_of(&built());
+    vec![("SQLite", Box::new(sqlite), Some(dir)), ("PostgreSQL", Box::new(postgres()), None)]
+}
+
+fn add_one(store: &dyn MemoryStore, n: usize) {
+    let provenance = Provenance::User { run_id: None, step: None };
+    let note = NewEntry {
+        kind: Kind::Fact,
+        subject: format!("bench note {n}"),
+        text: format!("bench text {n} about staging"),
+        task_type: None,
+        provenance,
+    };
+    black_box(store.add(note).expect("add"));
+}
+
+fn benches(c: &mut Criterion) {
+    for (name, store, _keep) in stores() {
+        let store = &*store;
+        let mut n = 0;
+        c.bench_function(&format!("memory search, 100k entries, top 10, {name}"), |b| {
+            b.iter(|| {
+                n += 1;
+                let (task, task_type) = TASKS[n % TASKS.len()];
+                black_box(store.search(task, task_type, 10).expect("search"))
+            })
+        });
+        c.bench_function(
+            &format!("memory relevant (search + 300-token budget), 100k entries, {name}"),
+            |b| {
+                b.iter(|| {
+                    n += 1;
+                    let (task, task_type) = TASKS[n % TASKS.len()];
+                    black_box(relevant(store, task, task_type, 300).expect("relevant"))
+                })
+            },
+        );
+        c.bench_function(&format!("memory add, 100k entries, on disk, {name}"), |b| {
+            b.iter(|| {
+                n += 1;
+                add_one(store, n);
+            })
+        });
+    }
+}
+
+/// Medians for one store: search (every task in turn), each task, add.
+struct Figures {
+    search: Duration,
+    each: Vec<(usize, Duration)>,
+    add: Duration,
+}
+
+fn figures(store: &dyn MemoryStore) -> Figures {
     let mut n = 0;
     let mut hits = 0;
     let search = median(
@@ -261,7 +303,7 @@ fn summary() {
         401,
     );
     assert!(hits > 0, "the tasks match entries");
-    let each: Vec<(usize, std::time::Duration)> = TASKS
+    let each = TASKS
         .iter()
         .map(|(task, task_type)| {
             (
@@ -273,32 +315,43 @@ fn summary() {
     let add = median(
         || {
             n += 1;
-            let provenance = Provenance::User { run_id: None, step: None };
-            store
-                .add(NewEntry {
-                    kind: Kind::Fact,
-                    subject: format!("summary note {n}"),
-                    text: "summary text".into(),
-                    task_type: None,
-                    provenance,
-                })
-                .expect("add");
+            add_one(store, 1_000_000 + n);
         },
         101,
     );
+    Figures { search, each, add }
+}
+
+/// Medians, both stores side by side, printed together at the end.
+fn summary() {
+    let measured: Vec<(&str, Figures)> =
+        stores().into_iter().map(|(name, store, _keep)| (name, figures(&*store))).collect();
+    let [(_, sqlite), (_, pg)] = &measured[..] else { unreachable!("two stores") };
+    let ratio = |a: Duration, b: Duration| b.as_secs_f64() / a.as_secs_f64();
     println!();
-    println!("summary (medians, this run, {ENTRIES} entries in a SQLite file):");
     println!(
-        "  search, top 10, {} task descriptions in turn: {search:?} (target ≤ 5 ms)",
-        TASKS.len()
+        "summary (medians, this run, {ENTRIES} entries; SQLite file | PostgreSQL on 127.0.0.1):"
     );
-    for ((task, _), (found, time)) in TASKS.iter().zip(each) {
+    println!(
+        "  search, top 10, {} task descriptions in turn: {:?} | {:?} ({:.1}x) (target ≤ 5 ms)",
+        TASKS.len(),
+        sqlite.search,
+        pg.search,
+        ratio(sqlite.search, pg.search)
+    );
+    for (i, (task, _)) in TASKS.iter().enumerate() {
+        let ((found, a), (found_pg, b)) = (sqlite.each[i], pg.each[i]);
         println!(
-            "    {time:>10.3?}  {found:>2} found  {}",
+            "    {a:>10.3?} {found:>2} found | {b:>10.3?} {found_pg:>2} found  {}",
             agent_reach::text::shorten_chars(task, 60)
         );
     }
-    println!("  add one entry (one transaction, synced to disk): {add:?}");
+    println!(
+        "  add one entry (one transaction, flushed to disk): {:?} | {:?} ({:.1}x)",
+        sqlite.add,
+        pg.add,
+        ratio(sqlite.add, pg.add)
+    );
 }
 
 criterion_group!(group, benches);

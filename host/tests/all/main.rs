@@ -24,6 +24,8 @@ mod mcp_clients;
 mod mcp_conformance;
 // `reach mcp --http` against hand-written requests: origins, tokens, sessions.
 mod mcp_http;
+// The shipped many-instances configuration: two `reach mcp --http` behind HAProxy, memory on PostgreSQL.
+mod many_instances;
 // `reach mcp`'s messages fuzzed against the running server.
 mod mcp_fuzz;
 // `reach mcp` on stdio: cancellation, the audit log, a table that changes.

@@ -4,7 +4,7 @@
 //! throwaway cluster on 127.0.0.1.
 
 #[path = "../../src/memory/postgres/cluster.rs"]
-mod cluster;
+pub(crate) mod cluster;
 
 use crate::support::{Server, answer, call, isolated};
 use cluster::{Cluster, PASSWORD};

@@ -41,14 +41,15 @@ impl Cluster {
     pub fn shared() -> &'static Cluster {
         // The outcome is kept, a failure too: every test then fails at once with its reason.
         static CLUSTER: std::sync::OnceLock<Result<Cluster, String>> = std::sync::OnceLock::new();
-        match CLUSTER.get_or_init(Cluster::start) {
+        match CLUSTER.get_or_init(|| Cluster::start(false)) {
             Ok(cluster) => cluster,
             Err(e) => panic!("{e}"),
         }
     }
 
-    /// `initdb` and start a new cluster.
-    pub fn start() -> Result<Cluster, String> {
+    /// `initdb` and start a new cluster; `durable` as a production server
+    /// is (every commit flushed), or not, as tests want it (faster).
+    pub fn start(durable: bool) -> Result<Cluster, String> {
         let bin = server_bin()?;
         // Kept: the watchdog removes it, after the server has stopped.
         let dir = tempfile::Builder::new()
@@ -94,9 +95,12 @@ impl Cluster {
                 // Absolute: the server works in its data folder.
                 .arg(&dir)
                 .args(["-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"])
-                // A test's database is thrown away: durability buys nothing here.
-                .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
-                .args(["-c", "full_page_writes=off"])
+                // A test's database is thrown away: durability buys nothing there.
+                .args(if durable {
+                    &[][..]
+                } else {
+                    &["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+                })
                 .current_dir(&dir)
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().map_err(|e| e.to_string())?)
