@@ -100,6 +100,7 @@ impl Connection {
     /// timeout the client is dropped, closing its socket.
     fn run<T>(
         &mut self,
+        limit: Duration,
         f: impl AsyncFnOnce(&mut Client, &str) -> Result<T, MemoryError>,
     ) -> Result<T, MemoryError> {
         let Connection { runtime, config, tls, client, name } = self;
@@ -114,10 +115,10 @@ impl Connection {
                 }
             }
             let Some(connected) = client.as_mut() else { unreachable!("connected above") };
-            let outcome = tokio::time::timeout(CALL_TIMEOUT, f(connected, name)).await;
+            let outcome = tokio::time::timeout(limit, f(connected, name)).await;
             outcome.unwrap_or_else(|_| {
                 *client = None;
-                Err(timed_out(name, "a call", CALL_TIMEOUT))
+                Err(timed_out(name, "a call", limit))
             })
         })
     }
@@ -235,9 +236,18 @@ impl PostgresStore {
         &self,
         f: impl AsyncFnOnce(&mut Client, &str) -> Result<T, MemoryError> + Send + 'static,
     ) -> Result<T, MemoryError> {
+        self.call_within(CALL_TIMEOUT, f)
+    }
+
+    /// [`call`](Self::call) with `limit` instead of [`CALL_TIMEOUT`].
+    fn call_within<T: Send + 'static>(
+        &self,
+        limit: Duration,
+        f: impl AsyncFnOnce(&mut Client, &str) -> Result<T, MemoryError> + Send + 'static,
+    ) -> Result<T, MemoryError> {
         let (reply, answer) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |connection: &mut Connection| {
-            let _ = reply.send(connection.run(f));
+            let _ = reply.send(connection.run(limit, f));
         });
         let gone = || MemoryError::Database {
             path: self.name.to_string(),
@@ -252,8 +262,17 @@ impl PostgresStore {
         &self,
         f: impl AsyncFnOnce(&Transaction<'_>, Limits) -> Result<T, Failure> + Send + 'static,
     ) -> Result<T, MemoryError> {
+        self.write_within(CALL_TIMEOUT, f)
+    }
+
+    /// [`write`](Self::write) with `limit` instead of [`CALL_TIMEOUT`].
+    fn write_within<T: Send + 'static>(
+        &self,
+        limit: Duration,
+        f: impl AsyncFnOnce(&Transaction<'_>, Limits) -> Result<T, Failure> + Send + 'static,
+    ) -> Result<T, MemoryError> {
         let limits = Limits { max_entries: self.max_entries };
-        self.call(async move |client, name| {
+        self.call_within(limit, async move |client, name| {
             let tx = client.transaction().await.map_err(|e| database(name, &e))?;
             let value = f(&tx, limits).await.map_err(|e| e.into_error(name))?;
             tx.commit().await.map_err(|e| database(name, &e))?;

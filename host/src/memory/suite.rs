@@ -41,6 +41,7 @@ macro_rules! store_suite {
             each_version_is_created_after_the_one_it_supersedes_even_in_one_millisecond,
             export_then_import_gives_the_same_store,
             an_imported_newer_version_supersedes_the_stores,
+            imported_ids_are_kept_when_never_given_and_never_collide,
             a_bad_import_changes_nothing,
             an_imported_users_claim_is_kept_as_the_files_claim_never_as_the_users_word,
             hosts_adding_to_one_subject_at_once_take_turns,
@@ -407,6 +408,29 @@ pub(crate) fn an_imported_newer_version_supersedes_the_stores(open: &Open) {
     assert_eq!(texts(&history.versions), ["build-0", "build-1", "build-9"]);
     assert_eq!(texts(&store.search("host", None, 5).unwrap()), ["build-9"]);
     assert_eq!(store.list(false).unwrap().len(), 1);
+}
+
+pub(crate) fn imported_ids_are_kept_when_never_given_and_never_collide(open: &Open) {
+    let Opened { store, _keep, .. } = fresh(open);
+    let template = {
+        let Opened { store: source, _keep, .. } = fresh(open);
+        source.add(fact("template", "t")).unwrap();
+        source.export().unwrap().remove(0)
+    };
+    let entries: Vec<Entry> = [5, 1, 2, 3, 4, 6]
+        .into_iter()
+        .map(|id| Entry {
+            id,
+            subject: format!("subject {id}"),
+            text: format!("text {id}"),
+            ..template.clone()
+        })
+        .collect();
+    assert_eq!(store.import(&entries, "f.jsonl").unwrap().added, 6);
+    // 5 was never given: kept. 1 to 4 and 6 were (the sequence passed 5): new ones.
+    let ids: Vec<EntryId> = store.export().unwrap().iter().map(|e| e.id).collect();
+    assert_eq!(ids, [5, 6, 7, 8, 9, 10]);
+    assert_eq!(added(&*store, fact("next", "one")).id, 11);
 }
 
 pub(crate) fn a_bad_import_changes_nothing(open: &Open) {
