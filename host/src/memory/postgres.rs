@@ -420,7 +420,13 @@ impl MemoryStore for PostgresStore {
     }
 
     fn import(&self, entries: &[Entry], file: &str) -> Result<Imported, MemoryError> {
-        import::import(self, entries.to_vec(), file.to_owned())
+        let report = import::import(self, entries.to_vec(), file.to_owned())?;
+        if report.added >= 1_000 {
+            // The planner's statistics (and bm25's N) see the new entries now, not at the next
+            // autovacuum. A failure only leaves them for later.
+            let _ = self.read(async |client| client.batch_execute("ANALYZE reach_memory").await);
+        }
+        Ok(report)
     }
 }
 

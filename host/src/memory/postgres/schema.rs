@@ -46,7 +46,8 @@ CREATE TABLE reach_memory (
 CREATE UNIQUE INDEX reach_memory_active ON reach_memory (kind, subject_key)
     WHERE superseded_by IS NULL;
 CREATE INDEX reach_memory_subject ON reach_memory (kind, subject_key, created);
-CREATE INDEX reach_memory_search ON reach_memory USING GIN (search);
+-- No pending list: a search after a large import reads the index, not a backlog of its updates.
+CREATE INDEX reach_memory_search ON reach_memory USING GIN (search) WITH (fastupdate = off);
 ";
 
 /// Create the tables when the database has none; refuse a schema newer

@@ -31,16 +31,33 @@ pub(super) async fn search(
     if terms.is_empty() || limit == 0 {
         return Ok(Vec::new());
     }
-    let count = client
-        .prepare(
-            "SELECT count(*) FROM (SELECT 1 FROM reach_memory \
-         WHERE search @@ plainto_tsquery('english', $1) LIMIT $2) held",
-        )
-        .await?;
+    // One round trip: how many entries hold each word (counted up to COMMON + 1), and how many
+    // entries there are (bm25's N; the planner's estimate once the table is large, where a
+    // count would cost more than the search and an estimate ranks the same).
+    let held = (1..=terms.len())
+        .map(|i| {
+            format!(
+                "(SELECT count(*) FROM (SELECT 1 FROM reach_memory WHERE search @@ \
+                 plainto_tsquery('english', ${i}) LIMIT ${limit}) held)",
+                limit = terms.len() + 1
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "SELECT {held}, (SELECT CASE WHEN c.reltuples >= 10000 THEN c.reltuples::bigint ELSE \
+         (SELECT count(*) FROM reach_memory WHERE superseded_by IS NULL) END FROM pg_class c \
+         WHERE c.oid = 'reach_memory'::regclass)"
+    );
+    let most = COMMON + 1;
+    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
+        terms.iter().map(|t| t as &(dyn tokio_postgres::types::ToSql + Sync)).collect();
+    params.push(&most);
+    let row = client.query_one(&sql, &params).await?;
+    let total: i64 = row.get(terms.len());
     let (mut rare, mut common) = (Vec::new(), Vec::new());
-    for term in terms {
-        let held: i64 = client.query_one(&count, &[&term, &(COMMON + 1)]).await?.get(0);
-        match held {
+    for (i, term) in terms.into_iter().enumerate() {
+        match row.get::<_, i64>(i) {
             0 => {}
             n if n <= COMMON => rare.push((term, n)),
             _ => common.push(term),
@@ -48,7 +65,7 @@ pub(super) async fn search(
     }
     let want = CANDIDATES.max(limit);
     let ids = if !rare.is_empty() {
-        ranked(client, &rare, want).await?
+        ranked(client, &rare, total, want).await?
     } else if !common.is_empty() {
         let mut ids = newest(client, &common, "&&", want).await?;
         if ids.len() < want {
@@ -85,22 +102,14 @@ fn queries(first: usize, n: usize, op: &str) -> String {
 }
 
 /// The best `n` matches of any of `rare` (each with the number of entries
-/// holding it), newer first among equals.
+/// holding it) among `total` entries, newer first among equals.
 async fn ranked(
     client: &Client,
     rare: &[(String, i64)],
+    total: i64,
     n: usize,
 ) -> Result<Vec<EntryId>, tokio_postgres::Error> {
-    // bm25's inverse document frequency; with one word it orders nothing, so no count.
-    let total: f64 = if rare.len() > 1 {
-        let total: i64 = client
-            .query_one("SELECT count(*) FROM reach_memory WHERE superseded_by IS NULL", &[])
-            .await?
-            .get(0);
-        total as f64
-    } else {
-        1.0
-    };
+    let total = total.max(1) as f64;
     let weights: Vec<f64> = rare
         .iter()
         .map(|&(_, held)| {
