@@ -49,8 +49,9 @@ fn a_skill_misbehaving_a_thousand_times_a_kind_gets_its_error_each_time_and_memo
     ];
     let mut id = 10;
     // A starved machine (2 cores, other tests running) can run out the
-    // 20 ms clock before a call gets to misbehave its own way: such a
-    // TIMEOUT is counted, and may be at most 1% of a kind's calls.
+    // 20 ms clock before a call gets to misbehave its own way (or, for the
+    // flood, to finish): such a TIMEOUT is counted, and may be at most 1% of
+    // a kind's calls.
     let mut starved: BTreeMap<&str, u64> = BTreeMap::new();
     let mut call =
         |server: &mut Server, tool: &'static str, args: &Value, code: Option<&str>, i: u64| {
@@ -58,7 +59,9 @@ fn a_skill_misbehaving_a_thousand_times_a_kind_gets_its_error_each_time_and_memo
             let response = server.called(id, tool, args.clone());
             let result = &response["result"];
             let got = &result["structuredContent"]["error_code"];
-            if code.is_some_and(|c| c != "TIMEOUT") && got == "TIMEOUT" {
+            // The loop's own error is TIMEOUT; any other kind, the flood that should succeed
+            // included, timed out only because the machine was busy.
+            if code != Some("TIMEOUT") && got == "TIMEOUT" {
                 *starved.entry(tool).or_default() += 1;
                 return;
             }
