@@ -67,16 +67,23 @@ pub async fn run(args: BalancedArgs) -> Result<(), Error> {
     );
     both_serve(&balancer.url, &token).await?;
 
+    // Half on sessions (what clients speak today), half stateless (what balancing is for).
+    // The sessions are opened one after the other before the load, so that round robin puts
+    // half of them at each instance (the killed one's are lost with it).
+    let mut clients = Vec::with_capacity(args.clients);
+    for i in 0..args.clients {
+        let protocol = if i % 2 == 0 { Protocol::Session } else { Protocol::Stateless };
+        let mut client = Client::new(&balancer.url, &token, protocol, &format!("balanced-{i}"));
+        client.open().await.map_err(|e| format!("client {i}: {} {}", e.kind, e.detail))?;
+        clients.push(client);
+    }
     let counters = Arc::new(Counters::default());
     let ticker = tally::progress("balanced".into(), Arc::clone(&counters), Duration::from_secs(5));
     let started = Instant::now();
     let deadline = started + args.duration;
     let mut tasks = tokio::task::JoinSet::new();
-    for i in 0..args.clients {
-        // Half on sessions (what clients speak today), half stateless (what balancing is for).
-        let protocol = if i % 2 == 0 { Protocol::Session } else { Protocol::Stateless };
-        let client = Client::new(&balancer.url, &token, protocol, &format!("balanced-{i}"));
-        tasks.spawn(calls(client, i, started, deadline, Arc::clone(&counters)));
+    for client in clients {
+        tasks.spawn(calls(client, started, deadline, Arc::clone(&counters)));
     }
 
     tokio::time::sleep_until((started + args.duration / 4).into()).await;
@@ -87,7 +94,7 @@ pub async fn run(args: BalancedArgs) -> Result<(), Error> {
     eprintln!("balanced: confirmation asked at a, answered at b: {confirmation:?}");
 
     tokio::time::sleep_until((started + args.duration / 2).into()).await;
-    // Taken before the signal: a call that fails once it is sent is after the kill.
+    // Read before the signal, so that no call the kill fails counts as answered before it.
     let kill = started.elapsed();
     a.kill();
     eprintln!("balanced: killed a (SIGKILL) at {:.1} s", kill.as_secs_f64());
@@ -133,17 +140,16 @@ async fn both_serve(url: &str, token: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Client `i` calling until `deadline`, `echo` and `files.read` in turn; every call kept.
+/// `client` calling until `deadline`, `echo` and `files.read` in turn; every call kept.
 async fn calls(
     mut client: Client,
-    i: usize,
     started: Instant,
     deadline: Instant,
     counters: Arc<Counters>,
 ) -> Vec<Call> {
     let mut calls = Vec::new();
     let tools = [ECHO, FILES_READ];
-    let mut n = i;
+    let mut n = 0;
     while Instant::now() < deadline {
         let sent = started.elapsed();
         let outcome = client.call(tools[n % 2]).await.map(|answer| answer.served_by);
@@ -152,7 +158,7 @@ async fn calls(
         if let Err(err) = &outcome
             && !err.retriable()
         {
-            eprintln!("  client {i}: not retriable: {} {}", err.kind, err.detail);
+            eprintln!("  {}: not retriable: {} {}", client.name(), err.kind, err.detail);
         }
         calls.push(Call {
             protocol: client.protocol(),

@@ -104,10 +104,11 @@ impl CallError {
         CallError::new(kind, detail)
     }
 
-    /// Whether sending the same call again is safe and may succeed: nothing reached a server
-    /// (`connect`, a balancer's 503), or the server that held the call or the session is gone
-    /// (`disconnected`, a balancer's 502 or 504, `session_lost`: initialize again). A tool's
-    /// own error, or a wrong answer, is not retried.
+    /// Whether a client may send the call again and expect an answer: nothing reached a
+    /// server (`connect`, a balancer's 503), or the server that held the call or the session is
+    /// gone (`disconnected`, a balancer's 502 or 504, `session_lost`: initialize again). Whether
+    /// that is safe is the tool's business: a call whose connection was lost may have run. A
+    /// tool's own error, or a wrong answer, is not retriable.
     pub fn retriable(&self) -> bool {
         matches!(
             self.kind.as_str(),
@@ -154,6 +155,11 @@ impl Client {
             session: None,
             next_id: 1,
         }
+    }
+
+    /// The name it gives the server.
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
     /// The protocol this client speaks.

@@ -8,6 +8,7 @@ use crate::report::{self, LoadReport, LoadRun, Machine};
 use crate::server::{self, Workspace};
 use crate::tally::{self, Counters, Summary, Tally};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Run `load`.
@@ -29,9 +30,16 @@ pub async fn run(args: LoadArgs) -> Result<(), Error> {
     for tool in &tools {
         for &clients in &args.clients {
             eprintln!("load: {} with {clients} client(s) for {:?}", tool.label, args.duration);
+            let rss = PeakRss::watch(server.pid());
             let summary = closed_loop(&server.url, &token, *tool, clients, args.duration).await?;
             summary.explain(tool.label);
-            runs.push(LoadRun { tool: tool.label.to_owned(), clients, summary });
+            let server_rss_kib_max = rss.peak();
+            runs.push(LoadRun {
+                tool: tool.label.to_owned(),
+                clients,
+                summary,
+                server_rss_kib_max,
+            });
         }
     }
     let after = server.sample().map_err(|e| format!("the server is gone after the load: {e}"))?;
@@ -45,7 +53,17 @@ pub async fn run(args: LoadArgs) -> Result<(), Error> {
     };
     report::emit(&report, &report.machine, args.common.json, || {
         let table = report::markdown(
-            &["tool", "clients", "calls/s", "p50 ms", "p99 ms", "max ms", "calls", "errors"],
+            &[
+                "tool",
+                "clients",
+                "calls/s",
+                "p50 ms",
+                "p99 ms",
+                "max ms",
+                "calls",
+                "errors",
+                "RSS max MiB",
+            ],
             report.runs.iter().map(|run| {
                 let s = &run.summary;
                 vec![
@@ -57,6 +75,7 @@ pub async fn run(args: LoadArgs) -> Result<(), Error> {
                     report::ms(s.latency_ms.max),
                     report::thousands(s.calls),
                     s.errors_text(),
+                    format!("{:.0}", run.server_rss_kib_max as f64 / 1024.0),
                 ]
             }),
         );
@@ -136,4 +155,38 @@ async fn closed_loop(
     ticker.abort();
     // Until the last call was answered: the calls still out at the deadline are counted.
     Ok(total.summary(last - started))
+}
+
+/// The largest resident memory of a process, sampled every 250 ms until dropped.
+struct PeakRss {
+    peak: Arc<AtomicU64>,
+    sampler: tokio::task::JoinHandle<()>,
+}
+
+impl PeakRss {
+    fn watch(pid: u32) -> PeakRss {
+        let peak = Arc::new(AtomicU64::new(0));
+        let seen = Arc::clone(&peak);
+        let sampler = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                tick.tick().await;
+                if let Ok(kib) = server::status_field(pid, "VmRSS:") {
+                    seen.fetch_max(kib, Ordering::Relaxed);
+                }
+            }
+        });
+        PeakRss { peak, sampler }
+    }
+
+    /// The largest seen so far, KiB.
+    fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for PeakRss {
+    fn drop(&mut self) {
+        self.sampler.abort();
+    }
 }

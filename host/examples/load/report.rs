@@ -57,6 +57,8 @@ pub struct LoadRun {
     /// What the calls came to.
     #[serde(flatten)]
     pub summary: Summary,
+    /// The server's largest resident memory during the run (sampled every 250 ms), KiB.
+    pub server_rss_kib_max: u64,
 }
 
 /// `soak --json`.

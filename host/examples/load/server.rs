@@ -167,25 +167,32 @@ impl Server {
         names
     }
 
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// What `/proc` says of it now, and the size of its audit folder.
     pub fn sample(&self) -> Result<Usage, Error> {
-        let pid = self.child.id();
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-        let field = |name: &str| -> u64 {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|rest| rest.split_whitespace().next())
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(0)
-        };
+        let pid = self.pid();
         Ok(Usage {
-            rss_kib: field("VmRSS:"),
-            threads: field("Threads:"),
+            rss_kib: status_field(pid, "VmRSS:")?,
+            threads: status_field(pid, "Threads:")?,
             fds: std::fs::read_dir(format!("/proc/{pid}/fd"))?.count() as u64,
             audit_bytes: size_of(&self.runs),
         })
     }
+}
+
+/// The number after `name` in `/proc/PID/status` (0 if it is not there).
+pub fn status_field(pid: u32, name: &str) -> Result<u64, Error> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    Ok(status
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0))
 }
 
 impl Drop for Server {
