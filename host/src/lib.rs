@@ -144,6 +144,7 @@ pub mod runtime;
 /// Recordings of runs' host I/O, for replay.
 pub mod tape;
 pub mod text;
+mod tls;
 
 pub use agent::{Agent, AgentBuilder, DEFAULT_EVENT_CAPACITY, Run, RunError};
 pub use error::{ErrorCode, ToolFailure};

@@ -185,7 +185,7 @@ impl PostgresStore {
                     message: format!("cannot start its runtime: {e}"),
                 }
             })?;
-        let tls = tokio_postgres_rustls::MakeRustlsConnect::new(tls_config());
+        let tls = tokio_postgres_rustls::MakeRustlsConnect::new(crate::tls::client_config().as_ref().clone());
         let mut connection =
             Connection { runtime, config, tls, client: None, name: Arc::clone(&name) };
         let (jobs, queue) = mpsc::channel::<Job>();
@@ -662,17 +662,6 @@ fn database(name: &str, e: &tokio_postgres::Error) -> MemoryError {
         }
     };
     MemoryError::Database { path: name.to_owned(), message }
-}
-
-/// rustls with the ring provider and the bundled webpki roots, as the
-/// model clients use: `sslmode=require` in the URL makes it required.
-fn tls_config() -> rustls::ClientConfig {
-    let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
-    rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .expect("ring supports the default TLS versions")
-        .with_root_certificates(roots)
-        .with_no_client_auth()
 }
 
 #[cfg(test)]

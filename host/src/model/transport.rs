@@ -8,7 +8,6 @@ use super::tokens::estimate_usage;
 use super::{ChatResponse, Message, ModelError, Usage};
 use bytes::Bytes;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
 /// How much of an error body goes into a [`ModelError`]: enough for the
@@ -114,7 +113,8 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 /// `timeout`.
 fn http_client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
     reqwest::Client::builder()
-        .tls_backend_preconfigured(tls_config())
+        // The same TLS as the skills' outgoing HTTP (ring, webpki roots).
+        .tls_backend_preconfigured(crate::tls::client_config().as_ref().clone())
         .timeout(timeout)
         .connect_timeout(CONNECT_TIMEOUT.min(timeout))
         .user_agent(concat!("agent-reach/", env!("CARGO_PKG_VERSION")))
@@ -122,25 +122,6 @@ fn http_client(timeout: Duration) -> Result<reqwest::Client, ModelError> {
         .map_err(|e| {
             ModelError::Config(format!("cannot build the HTTP client for the model: {}", chain(&e)))
         })
-}
-
-/// rustls with the ring provider and the bundled webpki roots, the same
-/// trust as the skills' outgoing HTTP: no OpenSSL or aws-lc to build, and
-/// the same answer on every machine whatever its certificate store.
-fn tls_config() -> rustls::ClientConfig {
-    static CONFIG: OnceLock<rustls::ClientConfig> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
-            rustls::ClientConfig::builder_with_provider(Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ))
-            .with_safe_default_protocol_versions()
-            .expect("ring supports the default TLS versions")
-            .with_root_certificates(roots)
-            .with_no_client_auth()
-        })
-        .clone()
 }
 
 /// A header value that reqwest and our logs must never print: API keys.

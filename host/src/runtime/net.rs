@@ -30,7 +30,7 @@ use http_body::{Body, Frame};
 use http_body_util::BodyExt;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
@@ -524,22 +524,6 @@ async fn resolve(host: &str, port: u16, deadline: Instant) -> Result<SocketAddr,
     addrs.next().ok_or(Error::DestinationNotFound)
 }
 
-fn tls_config() -> Arc<rustls::ClientConfig> {
-    static CONFIG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            let roots = rustls::RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.into() };
-            let provider = Arc::new(rustls::crypto::ring::default_provider());
-            let config = rustls::ClientConfig::builder_with_provider(provider)
-                .with_safe_default_protocol_versions()
-                .expect("ring supports the default TLS versions")
-                .with_root_certificates(roots)
-                .with_no_client_auth();
-            Arc::new(config)
-        })
-        .clone()
-}
-
 trait Stream: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static> Stream for T {}
 
@@ -555,7 +539,7 @@ async fn connect(addr: SocketAddr, https: bool, host: &str) -> Result<(Sender, C
     let stream: Box<dyn Stream> = if https {
         let name = rustls::pki_types::ServerName::try_from(host.to_owned())
             .map_err(|_| Error::HttpRequestUriInvalid)?;
-        let tls = tokio_rustls::TlsConnector::from(tls_config())
+        let tls = tokio_rustls::TlsConnector::from(crate::tls::client_config())
             .connect(name, tcp)
             .await
             .map_err(Error::Tls)?;
