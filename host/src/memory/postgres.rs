@@ -35,16 +35,13 @@
 //! PostgreSQL keeps beyond that — the write-ahead log until it is recycled,
 //! base backups, replicas — is the database operator's to manage.
 
-use std::str::FromStr as _;
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use tokio_postgres::{Client, GenericClient, Row, Transaction};
+use tokio_postgres::{Client, Transaction};
 
 use super::{
     Added, Entry, EntryId, History, Imported, Kind, MAX_ENTRIES, MemoryError, MemoryStore,
-    NewEntry, Provenance, checked, subject_key,
+    NewEntry, checked, subject_key,
 };
 
 /// How long connecting (TCP, TLS and login) may take when the URL does not say.
@@ -54,103 +51,15 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// `statement_timeout` (60 s) and `lock_timeout` (10 s), and some margin.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(90);
 
-/// Every column of an entry, in the order [`entry_from_row`] reads them.
-const COLUMNS: &str = "id, kind, subject, text, task_type, source, run_id, step, tool, created, \
-                       last_used, use_count, supersedes, superseded_by, imported_from";
-
-/// Now, on the database's clock (one clock for every host), as every time
-/// in the store is written: `2026-12-02T11:36:25.123Z`.
-const NOW: &str =
-    "to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')";
-
-/// Stands in `superseded_by` while a row is being relinked, so the
-/// one-active-entry index holds at every statement. Never an id.
-const RELINKING: EntryId = 0;
-
-/// A piece of work for the connection's thread.
-type Job = Box<dyn FnOnce(&mut Connection) + Send>;
-
 /// Long-term memory in a PostgreSQL database.
 pub struct PostgresStore {
-    jobs: Mutex<mpsc::Sender<Job>>,
-    /// The URL without its password, for messages.
-    name: Arc<str>,
+    worker: Worker,
     max_entries: u64,
 }
 
 impl std::fmt::Debug for PostgresStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PostgresStore").field("url", &self.name).finish_non_exhaustive()
-    }
-}
-
-/// The connection's thread's state: its runtime, the client while
-/// connected, and what it takes to connect again.
-struct Connection {
-    runtime: tokio::runtime::Runtime,
-    config: tokio_postgres::Config,
-    tls: tokio_postgres_rustls::MakeRustlsConnect,
-    client: Option<Client>,
-    name: Arc<str>,
-}
-
-impl Connection {
-    /// Run `f` with a connected client (connecting again when there is none
-    /// or it dropped), within the connect timeout and [`CALL_TIMEOUT`]. On a
-    /// timeout the client is dropped, closing its socket.
-    fn run<T>(
-        &mut self,
-        limit: Duration,
-        f: impl AsyncFnOnce(&mut Client, &str) -> Result<T, MemoryError>,
-    ) -> Result<T, MemoryError> {
-        let Connection { runtime, config, tls, client, name } = self;
-        let connect_limit = config.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT);
-        runtime.block_on(async {
-            if client.as_ref().is_none_or(Client::is_closed) {
-                *client = None;
-                let connecting = connect(config, tls.clone(), name);
-                match tokio::time::timeout(connect_limit, connecting).await {
-                    Ok(connected) => *client = Some(connected?),
-                    Err(_) => return Err(timed_out(name, "connecting", connect_limit)),
-                }
-            }
-            let Some(connected) = client.as_mut() else { unreachable!("connected above") };
-            let outcome = tokio::time::timeout(limit, f(connected, name)).await;
-            outcome.unwrap_or_else(|_| {
-                *client = None;
-                Err(timed_out(name, "a call", limit))
-            })
-        })
-    }
-}
-
-/// A new connection, its socket served by a task on this thread's runtime.
-async fn connect(
-    config: &tokio_postgres::Config,
-    tls: tokio_postgres_rustls::MakeRustlsConnect,
-    name: &str,
-) -> Result<Client, MemoryError> {
-    let (client, connection) = config.connect(tls).await.map_err(|e| database(name, &e))?;
-    // Ends with an error when the socket does; the client then reports itself closed.
-    tokio::spawn(connection);
-    // Bounded waits; the stop-word notices of the text search are noise.
-    client
-        .batch_execute(
-            "SET lock_timeout = '10s'; SET statement_timeout = '60s'; \
-             SET client_min_messages = warning",
-        )
-        .await
-        .map_err(|e| database(name, &e))?;
-    Ok(client)
-}
-
-fn timed_out(name: &str, what: &str, limit: Duration) -> MemoryError {
-    MemoryError::Database {
-        path: name.to_owned(),
-        message: format!(
-            "{what} took longer than {} s; the server is slow or not answering",
-            limit.as_secs()
-        ),
+        f.debug_struct("PostgresStore").field("url", &self.worker.name()).finish_non_exhaustive()
     }
 }
 
@@ -161,47 +70,8 @@ impl PostgresStore {
     /// Refuses a URL with a password in it, and a database whose schema a
     /// newer version of Agent Reach wrote.
     pub fn connect(url: &str, password: Option<&str>) -> Result<PostgresStore, MemoryError> {
-        let name: Arc<str> = display_url(url).into();
-        let invalid = |reason: String| MemoryError::Invalid { field: "database URL", reason };
-        crate::policy::check_url(url).map_err(invalid)?;
-        let mut config = tokio_postgres::Config::from_str(url)
-            .map_err(|e| invalid(format!("{name:?} is not one PostgreSQL reads: {e}")))?;
-        if let Some(password) = password {
-            config.password(password);
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
-        config.application_name("agent-reach");
-        // A dead peer is found in about a minute, not the system's two hours.
-        config.keepalives_idle(Duration::from_secs(30));
-        config.keepalives_interval(Duration::from_secs(10));
-        config.keepalives_retries(3);
-        config.tcp_user_timeout(Duration::from_secs(60));
-        let runtime =
-            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| {
-                MemoryError::Database {
-                    path: name.to_string(),
-                    message: format!("cannot start its runtime: {e}"),
-                }
-            })?;
-        let tls = tokio_postgres_rustls::MakeRustlsConnect::new(crate::tls::client_config().as_ref().clone());
-        let mut connection =
-            Connection { runtime, config, tls, client: None, name: Arc::clone(&name) };
-        let (jobs, queue) = mpsc::channel::<Job>();
-        std::thread::Builder::new()
-            .name("reach-memory-postgres".into())
-            .spawn(move || {
-                // Ends when the store (the only sender) is dropped.
-                for job in queue {
-                    job(&mut connection);
-                }
-            })
-            .map_err(|e| MemoryError::Database {
-                path: name.to_string(),
-                message: format!("cannot start its thread: {e}"),
-            })?;
-        let store = PostgresStore { jobs: Mutex::new(jobs), name, max_entries: MAX_ENTRIES };
+        let worker = Worker::start(url, password)?;
+        let store = PostgresStore { worker, max_entries: MAX_ENTRIES };
         // Connecting runs the client's own runtime: on the store's thread, never the caller's.
         match store.call(async |client, name| schema::setup(client, name).await) {
             Err(MemoryError::Database { path, mut message })
@@ -221,7 +91,7 @@ impl PostgresStore {
     /// The database's URL as given to [`PostgresStore::connect`], without
     /// a password.
     pub fn url(&self) -> &str {
-        &self.name
+        self.worker.name()
     }
 
     /// A lower entry limit than [`MAX_ENTRIES`], for tests.
@@ -245,16 +115,7 @@ impl PostgresStore {
         limit: Duration,
         f: impl AsyncFnOnce(&mut Client, &str) -> Result<T, MemoryError> + Send + 'static,
     ) -> Result<T, MemoryError> {
-        let (reply, answer) = mpsc::sync_channel(1);
-        let job: Job = Box::new(move |connection: &mut Connection| {
-            let _ = reply.send(connection.run(limit, f));
-        });
-        let gone = || MemoryError::Database {
-            path: self.name.to_string(),
-            message: "its connection thread has stopped".into(),
-        };
-        self.jobs.lock().unwrap_or_else(PoisonError::into_inner).send(job).map_err(|_| gone())?;
-        answer.recv().map_err(|_| gone())?
+        self.worker.call_within(limit, f)
     }
 
     /// Run `f` in one transaction; it commits only when `f` succeeds.
@@ -510,164 +371,15 @@ async fn check_room(tx: &Transaction<'_>, limits: Limits) -> Result<(), Failure>
     }
 }
 
-/// What an entry keeps from elsewhere when imported.
-struct Stored {
-    created: Option<String>,
-    last_used: Option<String>,
-    use_count: i64,
-    id: Option<EntryId>,
-}
-
-async fn insert(
-    tx: &Transaction<'_>,
-    entry: &NewEntry,
-    key: &str,
-    stored: &Stored,
-    supersedes: Option<EntryId>,
-    superseded_by: Option<EntryId>,
-) -> Result<EntryId, tokio_postgres::Error> {
-    let columns = entry.provenance.columns();
-    let step = columns.step.map(i64::from);
-    let (id_column, id_value) = if stored.id.is_some() { ("id, ", "$16, ") } else { ("", "") };
-    let sql = format!(
-        "INSERT INTO reach_memory ({id_column}kind, subject, subject_key, text, task_type, source, \
-         run_id, step, tool, created, last_used, use_count, supersedes, superseded_by, \
-         imported_from) VALUES ({id_value}$1, $2, $3, $4, $5, $6, $7, $8, $9, COALESCE($10, {NOW}), \
-         $11, $12, $13, $14, $15) RETURNING id"
-    );
-    let kind = entry.kind.name();
-    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
-        &kind,
-        &entry.subject,
-        &key,
-        &entry.text,
-        &entry.task_type,
-        &columns.source,
-        &columns.run_id,
-        &step,
-        &columns.tool,
-        &stored.created,
-        &stored.last_used,
-        &stored.use_count,
-        &supersedes,
-        &superseded_by,
-        &columns.imported_from,
-    ];
-    if let Some(id) = &stored.id {
-        params.push(id);
-    }
-    Ok(tx.query_one(&sql, &params).await?.get(0))
-}
-
-/// The active entry of a kind and subject key.
-async fn active(
-    client: &impl GenericClient,
-    kind: Kind,
-    key: &str,
-) -> Result<Option<Entry>, tokio_postgres::Error> {
-    let sql = format!(
-        "SELECT {COLUMNS} FROM reach_memory WHERE kind = $1 AND subject_key = $2 AND \
-         superseded_by IS NULL"
-    );
-    client.query_opt(&sql, &[&kind.name(), &key]).await?.as_ref().map(entry_from_row).transpose()
-}
-
-async fn by_id(
-    client: &impl GenericClient,
-    id: EntryId,
-) -> Result<Option<Entry>, tokio_postgres::Error> {
-    let sql = format!("SELECT {COLUMNS} FROM reach_memory WHERE id = $1");
-    client.query_opt(&sql, &[&id]).await?.as_ref().map(entry_from_row).transpose()
-}
-
-/// An entry read back right after it was written is there; if not, the
-/// database is not behaving, and the transaction rolls back.
-fn missing(id: EntryId) -> Failure {
-    Failure::Memory(MemoryError::Invalid {
-        field: "database",
-        reason: format!("lost entry {id} inside its own transaction; nothing was written"),
-    })
-}
-
-fn entry_from_row(row: &Row) -> Result<Entry, tokio_postgres::Error> {
-    let kind: String = row.try_get(1)?;
-    // The table's CHECK allows the three kinds only.
-    let kind = Kind::from_name(&kind).unwrap_or(Kind::Fact);
-    let step: Option<i64> = row.try_get(7)?;
-    let provenance = Provenance::from_columns(
-        row.try_get(5)?,
-        row.try_get(6)?,
-        step.map(|s| u32::try_from(s).unwrap_or(0)),
-        row.try_get(8)?,
-        row.try_get(14)?,
-    );
-    Ok(Entry {
-        id: row.try_get(0)?,
-        kind,
-        subject: row.try_get(2)?,
-        text: row.try_get(3)?,
-        task_type: row.try_get(4)?,
-        provenance,
-        created: row.try_get(9)?,
-        last_used: row.try_get(10)?,
-        use_count: row.try_get::<_, i64>(11)?.max(0) as u64,
-        supersedes: row.try_get(12)?,
-        superseded_by: row.try_get(13)?,
-    })
-}
-
-/// The URL without a password (and without the `password` parameter), so
-/// it can go into messages and logs.
-pub(crate) fn display_url(url: &str) -> String {
-    match url::Url::parse(url) {
-        Ok(mut parsed) => {
-            let _ = parsed.set_password(None);
-            let kept: Vec<(String, String)> = parsed
-                .query_pairs()
-                .filter(|(k, _)| k != "password")
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect();
-            if kept.is_empty() {
-                parsed.set_query(None);
-            } else {
-                parsed.query_pairs_mut().clear().extend_pairs(kept);
-            }
-            parsed.to_string()
-        }
-        Err(_) => "a PostgreSQL database".to_owned(),
-    }
-}
-
-/// What PostgreSQL or the connection said, on one line, with the server's
-/// own words (message, detail, hint) when it answered.
-fn database(name: &str, e: &tokio_postgres::Error) -> MemoryError {
-    let message = match e.as_db_error() {
-        Some(db) => {
-            let mut text = db.message().to_owned();
-            for extra in [db.detail(), db.hint()].into_iter().flatten() {
-                text.push_str(" — ");
-                text.push_str(extra);
-            }
-            text
-        }
-        None => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(cause) = source {
-                text.push_str(": ");
-                text.push_str(&cause.to_string());
-                source = cause.source();
-            }
-            text
-        }
-    };
-    MemoryError::Database { path: name.to_owned(), message }
-}
-
 #[cfg(test)]
 mod cluster;
+mod connection;
 mod import;
+mod rows;
 mod schema;
 mod search;
+
+use connection::{Worker, database};
+use rows::{COLUMNS, NOW, RELINKING, Stored, active, by_id, entry_from_row, insert, missing};
 #[cfg(test)]
 mod tests;

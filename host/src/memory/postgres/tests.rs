@@ -7,6 +7,7 @@ use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use super::cluster::{Cluster, PASSWORD};
+use super::connection::display_url;
 use super::*;
 use crate::memory::suite::{Opened, fact, store_suite};
 
