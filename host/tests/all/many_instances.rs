@@ -7,10 +7,11 @@
 //! other instance and runs once; what one machine remembers the other
 //! recalls; with one instance killed, the balancer keeps serving.
 
+use crate::mcp_http::stateless_write_at;
 use crate::memory_postgres::cluster::{Cluster, PASSWORD};
-use crate::support::mcp::{HttpServer, Response, Workspace, post};
+use crate::support::mcp::{HttpServer, Response, Workspace};
 use agent_reach_tests::guests;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -65,40 +66,12 @@ impl Balancer {
     }
 }
 
-/// A stateless `tools/call` (protocol 2026-07-28) of `files__write` sent to
-/// `addr`, with `answer` to a confirmation; the response and its result.
+/// A stateless `files__write` through `addr` with the instances' token,
+/// answering a confirmation with `answer` (a request state).
 fn write_via(addr: SocketAddr, path: &str, answer: Option<&str>) -> (Response, Value) {
-    let mut params = json!({
-        "name": "files__write",
-        "arguments": {"path": path, "content": "written through the balancer"},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-            "io.modelcontextprotocol/clientInfo": {"name": "operator", "version": "1"}
-        }
-    });
-    if let Some(state) = answer {
-        params["inputResponses"] = json!({"confirm": {"action": "accept", "content": {}}});
-        params["requestState"] = json!(state);
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
     let authorization = format!("Bearer {TOKEN}");
-    let response = post(
-        addr,
-        &[
-            ("Authorization", &authorization),
-            ("MCP-Protocol-Version", "2026-07-28"),
-            ("Mcp-Method", "tools/call"),
-            ("Mcp-Name", "files__write"),
-        ],
-        &body.to_string(),
-    );
-    assert_eq!(response.status, 200, "{response:?}");
-    let data =
-        response.body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&response.body);
-    let message: Value = serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {response:?}"));
-    let result = message["result"].clone();
-    (response, result)
+    let answer = answer.map(|state| ("accept", state));
+    stateless_write_at(addr, Some(&authorization), "operator", path, answer)
 }
 
 /// Which instance answered (`a` or `b`), from the header the configuration sets.

@@ -219,6 +219,21 @@ fn stateless_write_as(
     path: &str,
     answer: Option<(&str, &str)>,
 ) -> serde_json::Value {
+    let authorization = server.token.as_ref().map(|_| server.authorization());
+    stateless_write_at(server.addr, authorization.as_deref(), client, path, answer).1
+}
+
+/// A stateless `tools/call` of `files__write` (protocol 2026-07-28) sent to
+/// `addr` — an instance or a balancer in front of several — with
+/// `authorization`, from `client`, with `answer` (action, request state)
+/// to a confirmation; the response and the call's result.
+pub(crate) fn stateless_write_at(
+    addr: std::net::SocketAddr,
+    authorization: Option<&str>,
+    client: &str,
+    path: &str,
+    answer: Option<(&str, &str)>,
+) -> (Response, serde_json::Value) {
     let mut params = serde_json::json!({
         "name": "files__write",
         "arguments": {"path": path, "content": "written after the person said yes"},
@@ -236,18 +251,20 @@ fn stateless_write_as(
     let body =
         serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params})
             .to_string();
-    let headers = [
+    let mut headers = vec![
         ("MCP-Protocol-Version", "2026-07-28"),
         ("Mcp-Method", "tools/call"),
         ("Mcp-Name", "files__write"),
     ];
-    let response = server.post(&headers, &body);
+    headers.extend(authorization.map(|value| ("Authorization", value)));
+    let response = post(addr, &headers, &body);
     assert_eq!(response.status, 200, "{response:?}");
     let data =
         response.body.lines().find_map(|l| l.strip_prefix("data: ")).unwrap_or(&response.body);
     let message: serde_json::Value =
         serde_json::from_str(data).unwrap_or_else(|e| panic!("{e}: {response:?}"));
-    message["result"].clone()
+    let result = message["result"].clone();
+    (response, result)
 }
 
 #[test]
